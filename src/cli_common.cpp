@@ -1,0 +1,104 @@
+#include "src/cli_common.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <stdexcept>
+
+#include "src/direct_cpu.hpp"
+#include "tree/tree_cpu.hpp"
+#ifdef GROVE_HAVE_CUDA
+#include "gpu/device_info.h"
+#endif
+
+namespace grove {
+
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc, char** argv)
+{
+    options.add_options("help")("h,help", "Show this help");
+    cxxopts::ParseResult result;
+    try {
+        result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw std::runtime_error(std::string(e.what()) + " (see --help)");
+    }
+    if (result.count("help")) {
+        std::cout << options.help() << std::endl;
+        return std::nullopt;
+    }
+    return result;
+}
+
+void record_options(const cxxopts::ParseResult& result, const std::string& command, ParticleSet& particles)
+{
+    for (const auto& kv : result.defaults()) particles.run_parameters[command + "." + kv.key()] = kv.value();
+    for (const auto& kv : result.arguments()) particles.run_parameters[command + "." + kv.key()] = kv.value();
+}
+
+void add_engine_options(cxxopts::Options& options)
+{
+    options.add_options("engine")
+        ("engine", "Force engine: direct, tree (GPU when present, else CPU), direct-cpu, tree-cpu, direct-gpu, tree-gpu",
+         cxxopts::value<std::string>()->default_value("direct"))
+        ("precision", "direct-gpu arithmetic: float, mixed or double", cxxopts::value<std::string>()->default_value("double"))
+        ("theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))
+        ("nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))
+        ("ncrit", "Tree: most particles in a group that walks the tree together", cxxopts::value<int>()->default_value("64"))
+        ("eps", "Plummer softening length (length units; 0 allowed)", cxxopts::value<double>()->default_value("0"))
+        ("G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
+}
+
+EngineOptions engine_options(const cxxopts::ParseResult& result, const ParticleSet& particles)
+{
+    EngineOptions o;
+    o.engine = result["engine"].as<std::string>();
+    o.precision = result["precision"].as<std::string>();
+    o.theta = result["theta"].as<double>();
+    o.nleaf = result["nleaf"].as<int>();
+    o.ncrit = result["ncrit"].as<int>();
+    o.gravity.eps = result["eps"].as<double>();
+    o.gravity.G = result.count("G") ? result["G"].as<double>() : particles.units.G;
+    if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps)) throw std::runtime_error("--eps must be a finite number >= 0");
+    if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
+    if (!(o.theta > 0) || !std::isfinite(o.theta)) throw std::runtime_error("--theta must be a finite number > 0");
+    if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
+    if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
+    return o;
+}
+
+bool gpu_available()
+{
+#ifdef GROVE_HAVE_CUDA
+    return cuda_device_count() > 0;
+#else
+    return false;
+#endif
+}
+
+std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
+{
+    std::string name = opts.engine;
+    if (name == "direct" || name == "tree") {
+        const bool gpu = gpu_available();
+        name += gpu ? "-gpu" : "-cpu";
+        std::cerr << "grove: engine " << opts.engine << " -> " << name
+                  << (gpu ? " (GPU found)" : " (no GPU found; running on the CPU)") << std::endl;
+    }
+    if (name == "direct-cpu") return std::make_unique<DirectCpuEngine>(opts.gravity);
+    if (name == "tree-cpu") return std::make_unique<TreeCpuEngine>(TreeParams{opts.theta, opts.nleaf, opts.ncrit}, opts.gravity);
+    if (name == "direct-gpu" || name == "tree-gpu") {
+        if (!gpu_available())
+            throw std::runtime_error("engine " + name + " needs a CUDA GPU and " +
+#ifdef GROVE_HAVE_CUDA
+                                     std::string("none is visible")
+#else
+                                     std::string("this build has no GPU engines (built without nvcc)")
+#endif
+                                     + "; use " + name.substr(0, name.find('-')) + "-cpu");
+#ifdef GROVE_HAVE_CUDA
+        return make_gpu_engine(name, opts);
+#endif
+    }
+    throw std::runtime_error("unknown engine '" + opts.engine + "' (use direct, tree, direct-cpu, tree-cpu, direct-gpu, tree-gpu)");
+}
+
+} // namespace grove

@@ -1,0 +1,10 @@
+// One function per `grove` subcommand; each parses its own options (argv[0] is the command name)
+// and returns the process exit status. Errors are thrown as exceptions and reported by main.
+#pragma once
+
+namespace grove {
+
+int command_info(int argc, char** argv);
+int command_forces(int argc, char** argv);
+
+} // namespace grove

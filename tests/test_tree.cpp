@@ -1,0 +1,265 @@
+// Host octree: Morton keys, sort, build invariants, moments, walk coverage and accuracy.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "src/direct_cpu.hpp"
+#include "tests/test_support.hpp"
+#include "tree/morton.hpp"
+#include "tree/radix_sort.hpp"
+#include "tree/tree_cpu.hpp"
+#include "tree/walk.hpp"
+
+using namespace grove;
+
+TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
+{
+    CHECK(morton_key(0, 0, 0) == 0);
+    CHECK(morton_key(1, 0, 0) == 0b001);
+    CHECK(morton_key(0, 1, 0) == 0b010);
+    CHECK(morton_key(0, 0, 1) == 0b100);
+    CHECK(morton_key(3, 0, 0) == 0b001001);
+    CHECK(morton_key(5, 6, 7) == 0b111110101); // x=101 y=110 z=111; triple k holds (z_k y_k x_k)
+    CHECK(morton_key(0x1fffff, 0, 0) == 0x1249249249249249ull);
+    CHECK(morton_key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull); // 63 bits
+    CHECK(morton_key(1u << 20, 0, 0) == 1ull << 60);
+    for (std::uint32_t v : {0u, 1u, 12345u, 0x1fffffu, 0x155555u}) CHECK(compact_bits_21(spread_bits_21(v)) == v);
+    CHECK(morton_octant(morton_key(1u << 20, 0, 1u << 20), 0) == 5); // x and z in the upper half
+    CHECK(morton_cell_coordinate(-1.0, 0.0, 1.0) == 0);
+    CHECK(morton_cell_coordinate(1.0, 0.0, 1.0) == kMortonAxisCells - 1);
+    CHECK(morton_cell_coordinate(0.5, 0.0, 1.0) == kMortonAxisCells / 2);
+}
+
+TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
+{
+    const std::size_t n = GENERATE(0, 1, 31, 32, 33, 100000);
+    std::mt19937_64 rng(n);
+    std::vector<std::uint64_t> keys(n);
+    std::vector<std::uint32_t> values(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = rng() >> 1 & (i % 4 == 0 ? 0xffffull : ~0ull); // some duplicates and shared digits
+        values[i] = static_cast<std::uint32_t>(i);
+    }
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> expected(n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], values[i]};
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    radix_sort_pairs(keys, values);
+    for (std::size_t i = 0; i < n; ++i) {
+        REQUIRE(keys[i] == expected[i].first);
+        REQUIRE(values[i] == expected[i].second);
+    }
+}
+
+namespace {
+
+// Checks pre-order layout, leaf coverage and moments of every node against brute-force sums.
+void check_tree_invariants(const Octree& tree, const ParticleSet& p, int nleaf)
+{
+    const std::int32_t n = static_cast<std::int32_t>(p.size());
+    REQUIRE(tree.particles.size() == p.size());
+    std::vector<int> leaf_hits(p.size(), 0);
+    for (std::int32_t i = 0; i < tree.num_nodes(); ++i) {
+        REQUIRE(tree.next[i] > i);
+        REQUIRE(tree.next[i] <= tree.num_nodes());
+        REQUIRE((tree.is_leaf[i] == 1) == (tree.next[i] == i + 1));
+        const auto r = tree.range[i];
+        REQUIRE(r.begin < r.end);
+        if (tree.is_leaf[i]) {
+            for (std::int32_t k = r.begin; k < r.end; ++k) ++leaf_hits[k];
+            if (r.end - r.begin > nleaf) { // only coincident keys may overfill a leaf
+                CHECK(tree.level[i] <= kMaxTreeLevel);
+            }
+        } else { // children tile the parent's range in order
+            std::int32_t expect = r.begin;
+            for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
+                REQUIRE(tree.range[c].begin == expect);
+                expect = tree.range[c].end;
+            }
+            REQUIRE(expect == r.end);
+        }
+        // Brute-force moments.
+        double m = 0;
+        Eigen::Vector3d com = Eigen::Vector3d::Zero();
+        for (std::int32_t k = r.begin; k < r.end; ++k) {
+            const auto& q = tree.particles[k];
+            m += q.w;
+            com += q.w * Eigen::Vector3d(q.x, q.y, q.z);
+        }
+        com /= m;
+        Eigen::Matrix3d Q = Eigen::Matrix3d::Zero();
+        for (std::int32_t k = r.begin; k < r.end; ++k) {
+            const auto& q = tree.particles[k];
+            const Eigen::Vector3d d = Eigen::Vector3d(q.x, q.y, q.z) - com;
+            Q += q.w * (3 * d * d.transpose() - d.squaredNorm() * Eigen::Matrix3d::Identity());
+        }
+        const auto& cm = tree.com_mass[i];
+        const double scale = m * tree.size[i] * tree.size[i] + 1e-300;
+        CHECK(cm.w == Approx(m).epsilon(1e-12));
+        CHECK((Eigen::Vector3d(cm.x, cm.y, cm.z) - com).norm() <= 1e-12 * (tree.size[0] + 1));
+        const auto& qq = tree.quad[i];
+        Eigen::Matrix3d Qt;
+        Qt << qq.xx, qq.xy, qq.xz, qq.xy, qq.yy, qq.yz, qq.xz, qq.yz, qq.zz;
+        CHECK((Qt - Q).norm() <= 1e-10 * scale);
+    }
+    for (std::int32_t k = 0; k < n; ++k) REQUIRE(leaf_hits[k] == 1);
+    // The permutation is a bijection back to the caller's particles.
+    std::vector<std::uint32_t> sorted_order(tree.order);
+    std::sort(sorted_order.begin(), sorted_order.end());
+    for (std::int32_t k = 0; k < n; ++k) REQUIRE(sorted_order[k] == static_cast<std::uint32_t>(k));
+    for (std::int32_t k = 0; k < n; ++k) REQUIRE(tree.particles[k].x == p.pos(0, tree.order[k]));
+    // Root: total mass and centre of mass.
+    CHECK(tree.com_mass[0].w == Approx(p.mass.sum()).epsilon(1e-12));
+}
+
+// Every particle must see every other particle exactly once through its group's lists: the node
+// and leaf ranges of a group tile [0, N) without overlap.
+void check_coverage(const Octree& tree, const InteractionLists& lists)
+{
+    const auto n = static_cast<std::int32_t>(tree.particles.size());
+    for (std::size_t g = 0; g < tree.groups.size(); ++g) {
+        std::vector<ParticleRange> ranges;
+        for (auto k = lists.node_offset[g]; k < lists.node_offset[g + 1]; ++k) ranges.push_back(tree.range[lists.node_list[k]]);
+        for (auto k = lists.leaf_offset[g]; k < lists.leaf_offset[g + 1]; ++k) ranges.push_back(tree.range[lists.leaf_list[k]]);
+        std::sort(ranges.begin(), ranges.end(), [](auto a, auto b) { return a.begin < b.begin; });
+        std::int32_t expect = 0;
+        for (const auto& r : ranges) {
+            REQUIRE(r.begin == expect);
+            expect = r.end;
+        }
+        REQUIRE(expect == n);
+        // The group's own particles come through leaves only (never through a multipole).
+        for (auto k = lists.node_offset[g]; k < lists.node_offset[g + 1]; ++k) {
+            const auto r = tree.range[lists.node_list[k]];
+            REQUIRE((r.end <= tree.groups[g].range.begin || r.begin >= tree.groups[g].range.end));
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("tree invariants and moments on random and clustered sets", "[tree]")
+{
+    const std::size_t n = GENERATE(1, 2, 31, 32, 33, 1000, 20000);
+    const bool clustered = GENERATE(false, true);
+    const ParticleSet p = clustered ? test::clustered_particles(n, 3) : test::random_particles(n, 3);
+    const int nleaf = 16;
+    const Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, nleaf, 32});
+    check_tree_invariants(tree, p, nleaf);
+    // Groups tile the particles in order, each at most ncrit, with boxes containing their particles.
+    std::int32_t expect = 0;
+    for (const auto& g : tree.groups) {
+        REQUIRE(g.range.begin == expect);
+        REQUIRE(g.range.end - g.range.begin <= 32);
+        for (std::int32_t k = g.range.begin; k < g.range.end; ++k)
+            REQUIRE(box_distance2(g, tree.particles[k].x, tree.particles[k].y, tree.particles[k].z) == 0);
+        expect = g.range.end;
+    }
+    REQUIRE(expect == static_cast<std::int32_t>(n));
+}
+
+TEST_CASE("every particle sees N-1 sources for any theta", "[tree][walk]")
+{
+    const double theta = GENERATE(0.01, 0.3, 0.5, 0.75, 1.0, 1.5, 4.0);
+    const ParticleSet p = test::clustered_particles(3000, 9);
+    Octree tree = build_octree(p.pos, p.mass, TreeParams{theta, 8, 16});
+    check_coverage(tree, build_interaction_lists(tree));
+}
+
+TEST_CASE("theta -> 0 reproduces direct summation to rounding", "[tree][walk]")
+{
+    const ParticleSet p = test::random_particles(700, 4);
+    Forces tree_f, direct_f;
+    TreeCpuEngine(TreeParams{1e-4, 8, 8}, GravityParams{1.0, 0.0}).compute(p.pos, p.mass, tree_f);
+    DirectCpuEngine(GravityParams{1.0, 0.0}).compute(p.pos, p.mass, direct_f);
+    CHECK((tree_f.acc - direct_f.acc).norm() <= 1e-13 * direct_f.acc.norm());
+    CHECK((tree_f.pot - direct_f.pot).norm() <= 1e-13 * direct_f.pot.norm());
+}
+
+TEST_CASE("quadrupole error falls as (size/distance)^3", "[tree][gravity]")
+{
+    // A random clump of size ~1 seen from distances D: the monopole+quadrupole error must scale as
+    // D^-3 relative to the force (the octupole is the first neglected term).
+    const ParticleSet clump = test::random_particles(200, 11);
+    const Octree tree = build_octree(clump.pos, clump.mass, TreeParams{0.5, 1000, 1000});
+    REQUIRE(tree.num_nodes() == 1);
+    const auto c = tree.com_mass[0];
+    std::vector<double> errors;
+    for (double D : {8.0, 16.0, 32.0}) {
+        const Eigen::Vector3d x(D * 0.6, D * 0.48, D * 0.64); // |x| = D, off-axis
+        Accum<double> exact, approx;
+        for (std::size_t k = 0; k < tree.particles.size(); ++k) {
+            const auto& q = tree.particles[k];
+            exact = p2p(exact, q.x - x.x(), q.y - x.y(), q.z - x.z(), q.w, 0.0);
+        }
+        approx = m2p(approx, c.x - x.x(), c.y - x.y(), c.z - x.z(), c.w, tree.quad[0], 0.0);
+        const double err = std::hypot(approx.ax - exact.ax, approx.ay - exact.ay, approx.az - exact.az) /
+                           std::hypot(exact.ax, exact.ay, exact.az);
+        errors.push_back(err);
+        // The quadrupole term itself is needed: the monopole alone is worse by about 1/D.
+        Accum<double> mono = p2p(Accum<double>{}, c.x - x.x(), c.y - x.y(), c.z - x.z(), c.w, 0.0);
+        CHECK(err < std::hypot(mono.ax - exact.ax, mono.ay - exact.ay, mono.az - exact.az) /
+                        std::hypot(exact.ax, exact.ay, exact.az));
+    }
+    CHECK(errors[0] / errors[1] == Approx(8).epsilon(0.25));
+    CHECK(errors[1] / errors[2] == Approx(8).epsilon(0.25));
+}
+
+TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
+{
+    GravityParams gravity{1.0, 0.0};
+    Forces f, ref;
+    SECTION("N = 0")
+    {
+        Eigen::Matrix3Xd pos(3, 0);
+        Eigen::VectorXd mass(0);
+        const Octree tree = build_octree(pos, mass, TreeParams{});
+        CHECK(tree.num_nodes() == 0);
+        CHECK(tree.groups.empty());
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos, mass, f);
+        CHECK(f.acc.cols() == 0);
+    }
+    SECTION("all particles at one point")
+    {
+        Eigen::Matrix3Xd pos = Eigen::Matrix3Xd::Constant(3, 500, 0.25);
+        Eigen::VectorXd mass = Eigen::VectorXd::Ones(500);
+        Octree tree = build_octree(pos, mass, TreeParams{0.5, 16, 16});
+        CHECK(tree.num_nodes() == 1);
+        check_coverage(tree, build_interaction_lists(tree));
+        TreeCpuEngine(TreeParams{0.5, 16, 16}, gravity).compute(pos, mass, f);
+        CHECK(f.acc.allFinite());
+        CHECK(f.acc.norm() == 0);
+        // With softening, each feels the potential of the other 499.
+        TreeCpuEngine(TreeParams{0.5, 16, 16}, GravityParams{1.0, 0.5}).compute(pos, mass, f);
+        CHECK(f.pot[0] == Approx(-499 / 0.5));
+    }
+    SECTION("two far clusters and a 1e6 dynamic range in separations")
+    {
+        ParticleSet p = test::random_particles(2000, 21);
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i) {
+            if (i % 2) p.pos.col(i) = p.pos.col(i) * 1e-6 + Eigen::Vector3d(1e3, 0, 0);
+            else p.pos.col(i) *= 1e-3;
+        }
+        Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, 8, 16});
+        check_tree_invariants(tree, p, 8);
+        check_coverage(tree, build_interaction_lists(tree));
+        TreeCpuEngine(TreeParams{0.3, 8, 16}, gravity).compute(p.pos, p.mass, f);
+        DirectCpuEngine(gravity).compute(p.pos, p.mass, ref);
+        std::vector<double> err;
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i) err.push_back((f.acc.col(i) - ref.acc.col(i)).norm() / ref.acc.col(i).norm());
+        std::sort(err.begin(), err.end());
+        CHECK(err[err.size() / 2] < 1e-3);
+    }
+    SECTION("N = 1 and N = 2")
+    {
+        Eigen::Matrix3Xd pos(3, 2);
+        pos << 0, 1, 0, 0, 0, 0;
+        Eigen::VectorXd mass = Eigen::VectorXd::Ones(2);
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos, mass, f);
+        CHECK(f.acc(0, 0) == Approx(1.0));
+        CHECK(f.acc(0, 1) == Approx(-1.0));
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos.leftCols(1), mass.head(1), f);
+        CHECK(f.acc.norm() == 0);
+        CHECK(f.pot[0] == 0);
+    }
+}

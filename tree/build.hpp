@@ -1,0 +1,29 @@
+// Host octree construction, after Octgrav (Gaburov, Bedorf & Portegies Zwart 2010, section 2.1):
+// bounding cube -> Morton keys -> parallel radix sort -> top-down split over key ranges in
+// pre-order -> bottom-up multipole moments -> groups of at most ncrit particles.
+#pragma once
+
+#include <Eigen/Core>
+
+#include "tree/octree.hpp"
+
+namespace grove {
+
+struct TreeParams {
+    double theta = 0.5; // opening angle
+    int nleaf = 64;     // a cell splits while it holds more particles than this (and keys differ)
+    int ncrit = 64;     // most particles per group
+};
+
+// Seconds spent in each build phase.
+struct BuildTimes {
+    double keys = 0, sort = 0, build = 0, moments = 0, groups = 0;
+    double total() const { return keys + sort + build + moments + groups; }
+};
+
+// Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws
+// std::invalid_argument for non-finite input, N >= 2^31 or nleaf, ncrit < 1.
+Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+                    BuildTimes* times = nullptr);
+
+} // namespace grove

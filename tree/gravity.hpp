@@ -1,0 +1,96 @@
+// Interaction formulas shared by every engine: the CPU references, the GPU direct kernels and the
+// tree evaluation kernels all call these, so a CPU test of them tests the GPU physics too.
+//
+// Conventions: d = x_source - x_target (so the acceleration points along +d), Plummer softening
+// r^2 -> r^2 + eps^2, and the potential accumulates -m/r without G; engines multiply by G once.
+// A pair at zero softened distance (the self pair, or coincident particles with eps = 0)
+// contributes nothing: callers rely on this to keep eps = 0 free of NaN.
+// Quadrupole expansion after Hernquist (1987): with r = x - R (R the source centre of mass),
+//   phi = -[ M/r + 1/2 r^T Q r / r^5 ],  a = -M r/r^3 + Q r/r^5 - 5/2 (r^T Q r) r / r^7,
+// Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) the traceless quadrupole about R.
+#pragma once
+
+#include "tree/annotation.hpp"
+
+namespace grove {
+
+// Accumulated acceleration (without G) and potential (without G) of one target.
+template <class T>
+struct Accum {
+    T ax = 0, ay = 0, az = 0, pot = 0;
+};
+
+// Traceless quadrupole, upper triangle: xx, xy, xz, yy, yz, zz (zz = -xx - yy, kept for speed).
+template <class T>
+struct Quadrupole {
+    T xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, zz = 0;
+};
+
+// Particle-particle: source of mass m at offset (dx,dy,dz) from the target.
+template <class T>
+HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
+{
+    const T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T m_inv_r = m * inv_r;
+    const T m_inv_r3 = m_inv_r * inv_r * inv_r;
+    acc.ax += m_inv_r3 * dx;
+    acc.ay += m_inv_r3 * dy;
+    acc.az += m_inv_r3 * dz;
+    acc.pot -= m_inv_r;
+    return acc;
+}
+
+// Particle-multipole: source cell of mass m and quadrupole q whose centre of mass lies at offset
+// (dx,dy,dz) from the target. Monopole plus quadrupole; the dipole vanishes about the centre of mass.
+template <class T>
+HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
+{
+    // r = x - R = -d.
+    const T rx = -dx, ry = -dy, rz = -dz;
+    const T r2 = rx * rx + ry * ry + rz * rz + eps2;
+    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T inv_r2 = inv_r * inv_r;
+    const T inv_r3 = inv_r * inv_r2;
+    const T inv_r5 = inv_r3 * inv_r2;
+    const T qrx = q.xx * rx + q.xy * ry + q.xz * rz;
+    const T qry = q.xy * rx + q.yy * ry + q.yz * rz;
+    const T qrz = q.xz * rx + q.yz * ry + q.zz * rz;
+    const T rqr = rx * qrx + ry * qry + rz * qrz;
+    const T mono = m * inv_r3;
+    const T quad_radial = T(2.5) * rqr * inv_r5 * inv_r2;
+    acc.ax += -mono * rx + qrx * inv_r5 - quad_radial * rx;
+    acc.ay += -mono * ry + qry * inv_r5 - quad_radial * ry;
+    acc.az += -mono * rz + qrz * inv_r5 - quad_radial * rz;
+    acc.pot -= m * inv_r + T(0.5) * rqr * inv_r5;
+    return acc;
+}
+
+// Acceleration, jerk and potential of a softened pair for the Hermite scheme (kirin, Sapporo).
+// dv = v_source - v_target. Jerk: m [dv/r^3 - 3 (d.dv) d / r^5].
+template <class T>
+struct AccumJerk {
+    T ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, pot = 0;
+};
+
+template <class T>
+HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m,
+                                         T eps2)
+{
+    const T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T inv_r2 = inv_r * inv_r;
+    const T m_inv_r = m * inv_r;
+    const T m_inv_r3 = m_inv_r * inv_r2;
+    const T rv3 = T(3) * (dx * dvx + dy * dvy + dz * dvz) * inv_r2;
+    acc.ax += m_inv_r3 * dx;
+    acc.ay += m_inv_r3 * dy;
+    acc.az += m_inv_r3 * dz;
+    acc.jx += m_inv_r3 * (dvx - rv3 * dx);
+    acc.jy += m_inv_r3 * (dvy - rv3 * dy);
+    acc.jz += m_inv_r3 * (dvz - rv3 * dz);
+    acc.pot -= m_inv_r;
+    return acc;
+}
+
+} // namespace grove

@@ -1,0 +1,62 @@
+// 63-bit Morton (Z-order) keys: 21 bits per axis, interleaved as ...z1y1x1 z0y0x0, so that the
+// top three bits select the octant of the root cell and each further triple one level deeper.
+// Sorting particles by key lays every octree cell out as one contiguous range.
+#pragma once
+
+#include <cstdint>
+
+#include "tree/annotation.hpp"
+
+namespace grove {
+
+constexpr int kMortonBitsPerAxis = 21;
+constexpr int kMaxTreeLevel = kMortonBitsPerAxis; // level 21 cells hold one key each
+constexpr std::uint32_t kMortonAxisCells = 1u << kMortonBitsPerAxis;
+
+// Spreads the low 21 bits of v so that bit k moves to bit 3k.
+HOST_DEVICE inline std::uint64_t spread_bits_21(std::uint32_t v)
+{
+    std::uint64_t x = v & 0x1fffffu;
+    x = (x | x << 32) & 0x001f00000000ffffull;
+    x = (x | x << 16) & 0x001f0000ff0000ffull;
+    x = (x | x << 8) & 0x100f00f00f00f00full;
+    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+    x = (x | x << 2) & 0x1249249249249249ull;
+    return x;
+}
+
+// Inverse of spread_bits_21: gathers bits 0, 3, 6, ... into the low 21 bits.
+HOST_DEVICE inline std::uint32_t compact_bits_21(std::uint64_t x)
+{
+    x &= 0x1249249249249249ull;
+    x = (x ^ (x >> 2)) & 0x10c30c30c30c30c3ull;
+    x = (x ^ (x >> 4)) & 0x100f00f00f00f00full;
+    x = (x ^ (x >> 8)) & 0x001f0000ff0000ffull;
+    x = (x ^ (x >> 16)) & 0x001f00000000ffffull;
+    x = (x ^ (x >> 32)) & 0x1fffffull;
+    return static_cast<std::uint32_t>(x);
+}
+
+// Key of integer cell coordinates (each < 2^21): x in bit 0, y in bit 1, z in bit 2 of each triple.
+HOST_DEVICE inline std::uint64_t morton_key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
+{
+    return spread_bits_21(ix) | spread_bits_21(iy) << 1 | spread_bits_21(iz) << 2;
+}
+
+// Integer coordinate of x along one axis of a cube starting at `lo` with side `side`, clamped to
+// [0, 2^21 - 1] so that points on the upper faces stay inside.
+HOST_DEVICE inline std::uint32_t morton_cell_coordinate(double x, double lo, double side)
+{
+    const double scaled = (x - lo) / side * static_cast<double>(kMortonAxisCells);
+    if (!(scaled > 0)) return 0;
+    if (scaled >= static_cast<double>(kMortonAxisCells - 1)) return kMortonAxisCells - 1;
+    return static_cast<std::uint32_t>(scaled);
+}
+
+// The octant (0..7) that `key` occupies below a cell of level `level` (0 = root).
+HOST_DEVICE inline int morton_octant(std::uint64_t key, int level)
+{
+    return static_cast<int>((key >> (3 * (kMaxTreeLevel - 1 - level))) & 7u);
+}
+
+} // namespace grove
