@@ -8,6 +8,7 @@
 #include "tree/tree_cpu.hpp"
 #ifdef GROVE_HAVE_CUDA
 #include "gpu/device_info.h"
+#include "gpu/direct_gpu.h"
 #endif
 
 namespace grove {
@@ -78,10 +79,12 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
 {
     std::string name = opts.engine;
     if (name == "direct" || name == "tree") {
-        const bool gpu = gpu_available();
+        // tree-gpu is not built yet: "tree" runs on the CPU everywhere for now.
+        const bool gpu = name == "direct" && gpu_available();
         name += gpu ? "-gpu" : "-cpu";
         std::cerr << "grove: engine " << opts.engine << " -> " << name
-                  << (gpu ? " (GPU found)" : " (no GPU found; running on the CPU)") << std::endl;
+                  << (gpu ? " (GPU found)" : opts.engine == "tree" ? " (the GPU tree engine is not built yet)" : " (no GPU found; running on the CPU)")
+                  << std::endl;
     }
     if (name == "direct-cpu") return std::make_unique<DirectCpuEngine>(opts.gravity);
     if (name == "tree-cpu") return std::make_unique<TreeCpuEngine>(TreeParams{opts.theta, opts.nleaf, opts.ncrit}, opts.gravity);
@@ -95,7 +98,8 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
 #endif
                                      + "; use " + name.substr(0, name.find('-')) + "-cpu");
 #ifdef GROVE_HAVE_CUDA
-        return make_gpu_engine(name, opts);
+        if (name == "direct-gpu") return std::make_unique<DirectGpuEngine>(opts.gravity, precision_by_name(opts.precision));
+        throw std::runtime_error("engine tree-gpu is not available in this build yet; use tree-cpu");
 #endif
     }
     throw std::runtime_error("unknown engine '" + opts.engine + "' (use direct, tree, direct-cpu, tree-cpu, direct-gpu, tree-gpu)");

@@ -14,8 +14,10 @@ struct Command {
 };
 
 const Command kCommands[] = {
+    {"ic", grove::command_ic, "make initial conditions: plummer, hernquist, uniform"},
     {"info", grove::command_info, "describe a snapshot: counts, units, mass, energy, run parameters"},
     {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
+    {"bench", grove::command_bench, "timing of the force engines (direct: interactions/s against the FP32 limit)"},
 };
 
 void print_usage()

@@ -1,0 +1,77 @@
+// Owning device and pinned host buffers that grow only when a call needs more, so that repeated
+// force evaluations allocate nothing. An allocation failure becomes an error that names what the
+// memory was for and how much was asked, never a crash.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "gpu/cuda_check.cuh"
+
+namespace grove::gpu {
+
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() { cudaFree(data_); }
+
+    // Ensures room for n elements; old contents are not kept. `what` names the buffer in errors.
+    void reserve(std::size_t n, const char* what)
+    {
+        if (n <= capacity_) return;
+        cudaFree(data_);
+        data_ = nullptr;
+        capacity_ = 0;
+        const cudaError_t status = cudaMalloc(&data_, n * sizeof(T));
+        if (status != cudaSuccess) {
+            cudaGetLastError(); // clear the sticky-free error state
+            std::size_t free_bytes = 0, total_bytes = 0;
+            cudaMemGetInfo(&free_bytes, &total_bytes);
+            throw std::runtime_error(std::string("out of GPU memory: ") + what + " needs " +
+                                     std::to_string(n * sizeof(T) >> 20) + " MiB (" + std::to_string(n) +
+                                     " elements); the device has " + std::to_string(free_bytes >> 20) + " MiB free of " +
+                                     std::to_string(total_bytes >> 20) + " MiB");
+        }
+        capacity_ = n;
+    }
+    T* data() const { return data_; }
+    std::size_t capacity() const { return capacity_; }
+
+private:
+    T* data_ = nullptr;
+    std::size_t capacity_ = 0;
+};
+
+template <class T>
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+    ~PinnedBuffer() { cudaFreeHost(data_); }
+
+    void reserve(std::size_t n, const char* what)
+    {
+        if (n <= capacity_) return;
+        cudaFreeHost(data_);
+        data_ = nullptr;
+        capacity_ = 0;
+        if (cudaMallocHost(&data_, n * sizeof(T)) != cudaSuccess) {
+            cudaGetLastError();
+            throw std::runtime_error(std::string("cannot allocate ") + std::to_string(n * sizeof(T) >> 20) +
+                                     " MiB of pinned host memory for " + what);
+        }
+        capacity_ = n;
+    }
+    T* data() const { return data_; }
+    T& operator[](std::size_t i) const { return data_[i]; }
+
+private:
+    T* data_ = nullptr;
+    std::size_t capacity_ = 0;
+};
+
+} // namespace grove::gpu

@@ -1,0 +1,33 @@
+#include "gpu/device_info.h"
+
+#include "gpu/cuda_check.cuh"
+
+namespace grove {
+
+int cuda_device_count()
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+DeviceSummary describe_device(int device)
+{
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    int clock_khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    DeviceSummary s;
+    s.name = prop.name;
+    s.sm_count = prop.multiProcessorCount;
+    s.clock_ghz = clock_khz * 1e-6;
+    s.memory_gib = static_cast<double>(prop.totalGlobalMem) / (1u << 30);
+    // FP32 lanes per SM by architecture (CUDA C++ Programming Guide, arithmetic throughput table).
+    s.fp32_lanes_per_sm = (prop.major == 8 && prop.minor == 0) ? 64 : 128;
+    return s;
+}
+
+} // namespace grove

@@ -1,0 +1,378 @@
+// Direct-summation kernels and their launcher. See direct_gpu.h for the scheme.
+//
+// Inner loop cost (float, eps > 0): 3 FADD for d, 3 FFMA for r^2, MUFU.RSQ, 3 FMUL, 3 FFMA for
+// a, 1 FADD for phi: about 13 FP32 instructions and one rsqrt per pair, the figure DESIGN.md
+// section 4 counts. Four i-particles per thread share each shared-memory load of a j-particle.
+// With eps > 0 the r^2 > 0 guard is compiled out. The self pair is excluded by index: only the
+// few tiles that hold one of the block's own targets (found with __syncthreads_or) run a loop
+// that masks the pair's mass, so no -m/eps ever enters a sum (subtracting it afterwards would
+// cost float digits when m/eps dominates the potential).
+// Sums are flushed from the precision's type into double after every tile, so accuracy does not
+// decay with N (a tile holds 128 sources).
+#include "gpu/direct_gpu.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/device_info.h"
+#include "tree/gravity.hpp"
+#include "tree/octree.hpp"
+
+namespace grove {
+
+namespace {
+
+using gpu::ceil_div;
+using Double4 = Vec4<double>; // 32-byte aligned (CUDA 13 deprecates the unaligned Double4)
+
+struct DirectConfig {
+    static constexpr int threads = 128; // j-particles per tile, threads per block
+    static constexpr int blocks_per_sm = 8;
+    static_assert(threads % 32 == 0, "whole warps");
+};
+
+struct MixedShared {
+    double x, y, z;
+    float m, pad;
+};
+static_assert(sizeof(MixedShared) == 32, "two 16-byte shared loads per source");
+
+struct FloatPolicy {
+    using Global = float4;
+    using Shared = float4;
+    using Real = float;
+    struct Target {
+        float x, y, z;
+    };
+    static constexpr int targets_per_thread = 4;
+    __device__ static Shared to_shared(Global g) { return g; }
+    __device__ static Shared zero_shared() { return make_float4(0.f, 0.f, 0.f, 0.f); }
+    __device__ static Shared massless(Shared s) { return make_float4(s.x, s.y, s.z, 0.f); }
+    __device__ static Target target(Global g) { return {g.x, g.y, g.z}; }
+    template <bool kGuard>
+    __device__ static Accum<float> interact(Accum<float> a, const Target& t, const Shared& s, float eps2)
+    {
+        return p2p<kGuard>(a, s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2);
+    }
+};
+
+struct MixedPolicy {
+    using Global = Double4;
+    using Shared = MixedShared;
+    using Real = float;
+    struct Target {
+        double x, y, z;
+    };
+    static constexpr int targets_per_thread = 4;
+    __device__ static Shared to_shared(Global g) { return {g.x, g.y, g.z, static_cast<float>(g.w), 0.f}; }
+    __device__ static Shared zero_shared() { return {0.0, 0.0, 0.0, 0.f, 0.f}; }
+    __device__ static Shared massless(Shared s) { return {s.x, s.y, s.z, 0.f, 0.f}; }
+    __device__ static Target target(Global g) { return {g.x, g.y, g.z}; }
+    template <bool kGuard>
+    __device__ static Accum<float> interact(Accum<float> a, const Target& t, const Shared& s, float eps2)
+    {
+        return p2p<kGuard>(a, static_cast<float>(s.x - t.x), static_cast<float>(s.y - t.y),
+                           static_cast<float>(s.z - t.z), s.m, eps2);
+    }
+};
+
+struct DoublePolicy {
+    using Global = Double4;
+    using Shared = Double4;
+    using Real = double;
+    struct Target {
+        double x, y, z;
+    };
+    static constexpr int targets_per_thread = 2;
+    __device__ static Shared to_shared(Global g) { return g; }
+    __device__ static Shared zero_shared() { return Double4{0.0, 0.0, 0.0, 0.0}; }
+    __device__ static Shared massless(Shared s) { return Double4{s.x, s.y, s.z, 0.0}; }
+    __device__ static Target target(Global g) { return {g.x, g.y, g.z}; }
+    template <bool kGuard>
+    __device__ static Accum<double> interact(Accum<double> a, const Target& t, const Shared& s, double eps2)
+    {
+        return p2p<kGuard>(a, s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2);
+    }
+};
+
+// Block (x, split): targets_per_thread * threads consecutive targets against the sources
+// [split * j_chunk, min(num_sources, (split + 1) * j_chunk)). Writes unscaled sums to
+// partial[split * num_targets + i]. Tails are padded with zero-mass sources, so every thread
+// reaches every barrier. targets == nullptr means target i is source i.
+template <class P, bool kGuard>
+__global__ void __launch_bounds__(DirectConfig::threads)
+    direct_acc_pot_kernel(const typename P::Global* __restrict__ sources, int num_sources,
+                          const std::int32_t* __restrict__ targets, int num_targets, typename P::Real eps2, int j_chunk,
+                          Double4* __restrict__ partial)
+{
+    constexpr int kThreads = DirectConfig::threads;
+    constexpr int kPer = P::targets_per_thread;
+    __shared__ typename P::Shared tile[kThreads];
+
+    typename P::Target xi[kPer];
+    int self[kPer]; // source index of each target (-1 past the end)
+    double sum[kPer][4];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        const int i = (blockIdx.x * kPer + k) * kThreads + threadIdx.x;
+        self[k] = i < num_targets ? (targets ? targets[i] : i) : -1;
+        xi[k] = P::target(sources[self[k] < 0 ? 0 : self[k]]);
+        sum[k][0] = sum[k][1] = sum[k][2] = sum[k][3] = 0.0;
+    }
+    const int j_begin = blockIdx.y * j_chunk;
+    const int j_end = min(num_sources, j_begin + j_chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int j = base + threadIdx.x;
+        tile[threadIdx.x] = j < j_end ? P::to_shared(sources[j]) : P::zero_shared();
+        bool mine = false;
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) mine |= static_cast<unsigned>(self[k] - base) < static_cast<unsigned>(kThreads);
+        const bool tile_has_self = __syncthreads_or(mine); // also the barrier after the tile load
+        Accum<typename P::Real> acc[kPer];
+        if (tile_has_self) {
+            for (int s = 0; s < kThreads; ++s) {
+                const typename P::Shared source = tile[s];
+#pragma unroll
+                for (int k = 0; k < kPer; ++k)
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], base + s == self[k] ? P::massless(source) : source, eps2);
+            }
+        } else {
+#pragma unroll 8
+            for (int s = 0; s < kThreads; ++s) {
+                const typename P::Shared source = tile[s];
+#pragma unroll
+                for (int k = 0; k < kPer; ++k) acc[k] = P::template interact<kGuard>(acc[k], xi[k], source, eps2);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) {
+            sum[k][0] += acc[k].ax;
+            sum[k][1] += acc[k].ay;
+            sum[k][2] += acc[k].az;
+            sum[k][3] += acc[k].pot;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        const int i = (blockIdx.x * kPer + k) * kThreads + threadIdx.x;
+        if (i < num_targets)
+            partial[static_cast<std::size_t>(blockIdx.y) * num_targets + i] =
+                Double4{sum[k][0], sum[k][1], sum[k][2], sum[k][3]};
+    }
+}
+
+// Sums the splits in a fixed order (deterministic) and applies G.
+// out_acc is 3 x num_targets (x, y, z per target), out_pot num_targets.
+__global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int num_splits, int num_targets,
+                                     double G, double* __restrict__ out_acc, double* __restrict__ out_pot)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= num_targets) return; // no barrier in this kernel
+    Double4 total = Double4{0.0, 0.0, 0.0, 0.0};
+    for (int s = 0; s < num_splits; ++s) {
+        const Double4 p = partial[static_cast<std::size_t>(s) * num_targets + i];
+        total.x += p.x;
+        total.y += p.y;
+        total.z += p.z;
+        total.w += p.w;
+    }
+    out_acc[3 * static_cast<std::size_t>(i) + 0] = G * total.x;
+    out_acc[3 * static_cast<std::size_t>(i) + 1] = G * total.y;
+    out_acc[3 * static_cast<std::size_t>(i) + 2] = G * total.z;
+    out_pot[i] = G * total.w;
+}
+
+} // namespace
+
+Precision precision_by_name(const std::string& name)
+{
+    if (name == "float") return Precision::Float;
+    if (name == "mixed") return Precision::Mixed;
+    if (name == "double") return Precision::Double;
+    throw std::runtime_error("unknown precision '" + name + "' (use float, mixed or double)");
+}
+
+const char* precision_name(Precision p)
+{
+    switch (p) {
+    case Precision::Float: return "float";
+    case Precision::Mixed: return "mixed";
+    default: return "double";
+    }
+}
+
+struct DirectGpuEngine::Impl {
+    GravityParams gravity;
+    Precision precision;
+    int forced_splits = 0;
+    int splits = 1;
+    int sm_count = 0;
+    double kernel_seconds = 0;
+    PhaseTimes times;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    gpu::DeviceBuffer<float4> d_sources_f;
+    gpu::DeviceBuffer<Double4> d_sources_d;
+    gpu::DeviceBuffer<std::int32_t> d_targets;
+    gpu::DeviceBuffer<Double4> d_partial;
+    gpu::DeviceBuffer<double> d_acc, d_pot;
+    gpu::PinnedBuffer<float4> h_sources_f;
+    gpu::PinnedBuffer<Double4> h_sources_d;
+    gpu::PinnedBuffer<std::int32_t> h_targets;
+    gpu::PinnedBuffer<double> h_acc, h_pot;
+
+    Impl(GravityParams g, Precision p) : gravity(g), precision(p)
+    {
+        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        sm_count = describe_device().sm_count;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaEventCreate(&start));
+        CUDA_CHECK(cudaEventCreate(&stop));
+    }
+    ~Impl()
+    {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+        cudaStreamDestroy(stream);
+    }
+
+    template <class P>
+    void launch(const typename P::Global* d_sources, int num_sources, const std::int32_t* d_target_index, int num_targets)
+    {
+        constexpr int kThreads = DirectConfig::threads;
+        const std::size_t per_block = static_cast<std::size_t>(kThreads) * P::targets_per_thread;
+        const std::size_t i_blocks = ceil_div(static_cast<std::size_t>(num_targets), per_block);
+        const std::size_t max_splits = ceil_div(static_cast<std::size_t>(num_sources), kThreads);
+        std::size_t want = forced_splits > 0
+                               ? static_cast<std::size_t>(forced_splits)
+                               : ceil_div(static_cast<std::size_t>(sm_count) * DirectConfig::blocks_per_sm, i_blocks);
+        want = std::clamp<std::size_t>(want, 1, std::min<std::size_t>(max_splits, 65535));
+        const std::size_t j_chunk = ceil_div(ceil_div(static_cast<std::size_t>(num_sources), want), kThreads) * kThreads;
+        splits = static_cast<int>(ceil_div(static_cast<std::size_t>(num_sources), j_chunk));
+        d_partial.reserve(static_cast<std::size_t>(splits) * num_targets, "direct-gpu partial sums");
+
+        const double eps2 = gravity.eps * gravity.eps;
+        const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
+        using Real = typename P::Real;
+        if (eps2 > 0)
+            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(
+                d_sources, num_sources, d_target_index, num_targets, static_cast<Real>(eps2), static_cast<int>(j_chunk),
+                d_partial.data());
+        else
+            direct_acc_pot_kernel<P, true><<<grid, kThreads, 0, stream>>>(
+                d_sources, num_sources, d_target_index, num_targets, Real(0), static_cast<int>(j_chunk), d_partial.data());
+        gpu::check_launch("direct_acc_pot_kernel", stream);
+        reduce_splits_kernel<<<static_cast<unsigned>(ceil_div(num_targets, 256)), 256, 0, stream>>>(
+            d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
+        gpu::check_launch("reduce_splits_kernel", stream);
+    }
+
+    void run(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const std::vector<std::int32_t>* targets,
+             Forces& out)
+    {
+        const auto wall_start = std::chrono::steady_clock::now();
+        const auto n = static_cast<std::size_t>(pos.cols());
+        const std::size_t m = targets ? targets->size() : n;
+        if (n >= static_cast<std::size_t>(INT32_MAX)) throw std::runtime_error("direct-gpu: at most 2^31 - 1 particles");
+        out.acc.resize(3, static_cast<Eigen::Index>(m));
+        out.pot.resize(static_cast<Eigen::Index>(m));
+        if (m == 0 || n == 0) {
+            out.acc.setZero();
+            out.pot.setZero();
+            return;
+        }
+        if (targets)
+            for (auto t : *targets)
+                if (t < 0 || static_cast<std::size_t>(t) >= n) throw std::out_of_range("direct-gpu: target index out of range");
+
+        d_acc.reserve(3 * m, "direct-gpu accelerations");
+        d_pot.reserve(m, "direct-gpu potentials");
+        h_acc.reserve(3 * m, "direct-gpu accelerations");
+        h_pot.reserve(m, "direct-gpu potentials");
+        const std::int32_t* d_target_index = nullptr;
+        if (targets) {
+            d_targets.reserve(m, "direct-gpu target indices");
+            h_targets.reserve(m, "direct-gpu target indices");
+            std::copy(targets->begin(), targets->end(), h_targets.data());
+            CUDA_CHECK(cudaMemcpyAsync(d_targets.data(), h_targets.data(), m * sizeof(std::int32_t),
+                                       cudaMemcpyHostToDevice, stream));
+            d_target_index = d_targets.data();
+        }
+        const auto upload_start = std::chrono::steady_clock::now();
+        if (precision == Precision::Float) {
+            d_sources_f.reserve(n, "direct-gpu sources");
+            h_sources_f.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                h_sources_f[j] = make_float4(static_cast<float>(pos(0, c)), static_cast<float>(pos(1, c)),
+                                             static_cast<float>(pos(2, c)), static_cast<float>(mass[c]));
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_f.data(), h_sources_f.data(), n * sizeof(float4),
+                                       cudaMemcpyHostToDevice, stream));
+        } else {
+            d_sources_d.reserve(n, "direct-gpu sources");
+            h_sources_d.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                h_sources_d[j] = Double4{pos(0, c), pos(1, c), pos(2, c), mass[c]};
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_d.data(), h_sources_d.data(), n * sizeof(Double4),
+                                       cudaMemcpyHostToDevice, stream));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const double upload_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
+
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        const int ni = static_cast<int>(m), nj = static_cast<int>(n);
+        switch (precision) {
+        case Precision::Float: launch<FloatPolicy>(d_sources_f.data(), nj, d_target_index, ni); break;
+        case Precision::Mixed: launch<MixedPolicy>(d_sources_d.data(), nj, d_target_index, ni); break;
+        case Precision::Double: launch<DoublePolicy>(d_sources_d.data(), nj, d_target_index, ni); break;
+        }
+        CUDA_CHECK(cudaEventRecord(stop, stream));
+        CUDA_CHECK(cudaMemcpyAsync(h_acc.data(), d_acc.data(), 3 * m * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaMemcpyAsync(h_pot.data(), d_pot.data(), m * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        kernel_seconds = ms * 1e-3;
+        std::copy(h_acc.data(), h_acc.data() + 3 * m, out.acc.data());
+        std::copy(h_pot.data(), h_pot.data() + m, out.pot.data());
+        const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        times = {{"upload", upload_seconds}, {"kernels", kernel_seconds},
+                 {"other", std::max(0.0, total - upload_seconds - kernel_seconds)}};
+    }
+};
+
+DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision)
+    : impl_(std::make_unique<Impl>(gravity, precision))
+{
+}
+
+DirectGpuEngine::~DirectGpuEngine() = default;
+
+std::string DirectGpuEngine::name() const { return std::string("direct-gpu/") + precision_name(impl_->precision); }
+
+void DirectGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+{
+    impl_->run(pos, mass, nullptr, out);
+}
+
+void DirectGpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                                     const std::vector<std::int32_t>& targets, Forces& out)
+{
+    impl_->run(pos, mass, &targets, out);
+}
+
+PhaseTimes DirectGpuEngine::last_phase_times() const { return impl_->times; }
+void DirectGpuEngine::set_splits(int splits) { impl_->forced_splits = std::max(0, splits); }
+int DirectGpuEngine::last_splits() const { return impl_->splits; }
+double DirectGpuEngine::last_kernel_seconds() const { return impl_->kernel_seconds; }
+
+} // namespace grove

@@ -1,0 +1,46 @@
+// Direct summation on the GPU (kirin, Sapporo, Sapporo2 lineage): i-particles in registers,
+// j-particles staged through shared memory in tiles, the shared p2p formula per pair. Three
+// precisions: float; mixed (positions stored and differenced in double, the rest in float);
+// double (the reference). When there are too few i-particles to fill the GPU, the j-particles are
+// split over blocks and the partial sums reduced on the device.
+// Host-only header: includes no CUDA, so .cpp callers compile with the host compiler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/force_engine.hpp"
+
+namespace grove {
+
+enum class Precision { Float, Mixed, Double };
+
+Precision precision_by_name(const std::string& name); // float | mixed | double, else throws
+const char* precision_name(Precision p);
+
+class DirectGpuEngine final : public ForceEngine {
+public:
+    DirectGpuEngine(GravityParams gravity, Precision precision);
+    ~DirectGpuEngine() override;
+    std::string name() const override;
+    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    PhaseTimes last_phase_times() const override;
+
+    // Forces on the particles `targets` (indices into pos) from all particles; out has
+    // targets.size() columns.
+    void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                        const std::vector<std::int32_t>& targets, Forces& out);
+
+    // Number of j-splits: 0 chooses from the device size (the default); tests force values.
+    void set_splits(int splits);
+    int last_splits() const;
+    double last_kernel_seconds() const; // force kernels and the reduction, timed with events
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace grove
