@@ -33,7 +33,7 @@ struct Quadrupole {
 template <bool kZeroGuard = true, class T>
 HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
 {
-    const T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
     const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
     const T m_inv_r = m * inv_r;
     const T m_inv_r3 = m_inv_r * inv_r * inv_r;
@@ -51,7 +51,7 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
 {
     // r = x - R = -d.
     const T rx = -dx, ry = -dy, rz = -dz;
-    const T r2 = rx * rx + ry * ry + rz * rz + eps2;
+    const T r2 = eps2 + rx * rx + ry * ry + rz * rz;
     const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r * inv_r2;
@@ -80,7 +80,7 @@ template <class T>
 HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m,
                                          T eps2)
 {
-    const T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
     const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
     const T m_inv_r = m * inv_r;
