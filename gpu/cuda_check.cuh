@@ -17,10 +17,10 @@ namespace grove::gpu {
                              ") in " + expr + " at " + file + ":" + std::to_string(line));
 }
 
-#define CUDA_CHECK(expr)                                                                                     \
-    do {                                                                                                     \
-        const cudaError_t grove_status_ = (expr);                                                            \
-        if (grove_status_ != cudaSuccess) ::grove::gpu::throw_cuda_error(grove_status_, #expr, __FILE__, __LINE__); \
+#define CUDA_CHECK(expr)                                                                                               \
+    do {                                                                                                               \
+        const cudaError_t grove_status_ = (expr);                                                                      \
+        if (grove_status_ != cudaSuccess) ::grove::gpu::throw_cuda_error(grove_status_, #expr, __FILE__, __LINE__);    \
     } while (0)
 
 inline void check_launch(const char* kernel, cudaStream_t stream)
@@ -34,6 +34,9 @@ inline void check_launch(const char* kernel, cudaStream_t stream)
 #endif
 }
 
-constexpr inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+constexpr inline std::size_t ceil_div(std::size_t a, std::size_t b)
+{
+    return (a + b - 1) / b;
+}
 
 } // namespace grove::gpu

@@ -10,9 +10,8 @@
 
 namespace grove::gpu {
 
-template <class T>
-class DeviceBuffer {
-public:
+template <class T> class DeviceBuffer {
+  public:
     DeviceBuffer() = default;
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -32,22 +31,21 @@ public:
             cudaMemGetInfo(&free_bytes, &total_bytes);
             throw std::runtime_error(std::string("out of GPU memory: ") + what + " needs " +
                                      std::to_string(n * sizeof(T) >> 20) + " MiB (" + std::to_string(n) +
-                                     " elements); the device has " + std::to_string(free_bytes >> 20) + " MiB free of " +
-                                     std::to_string(total_bytes >> 20) + " MiB");
+                                     " elements); the device has " + std::to_string(free_bytes >> 20) +
+                                     " MiB free of " + std::to_string(total_bytes >> 20) + " MiB");
         }
         capacity_ = n;
     }
     T* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }
 
-private:
+  private:
     T* data_ = nullptr;
     std::size_t capacity_ = 0;
 };
 
-template <class T>
-class PinnedBuffer {
-public:
+template <class T> class PinnedBuffer {
+  public:
     PinnedBuffer() = default;
     PinnedBuffer(const PinnedBuffer&) = delete;
     PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -69,7 +67,7 @@ public:
     T* data() const { return data_; }
     T& operator[](std::size_t i) const { return data_[i]; }
 
-private:
+  private:
     T* data_ = nullptr;
     std::size_t capacity_ = 0;
 };

@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(DirectConfig::threads)
                 const typename P::Shared source = tile[s];
 #pragma unroll
                 for (int k = 0; k < kPer; ++k)
-                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], base + s == self[k] ? P::massless(source) : source, eps2);
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k],
+                                                          base + s == self[k] ? P::massless(source) : source, eps2);
             }
         } else {
 #pragma unroll 8
@@ -168,8 +169,8 @@ __global__ void __launch_bounds__(DirectConfig::threads)
 
 // Sums the splits in a fixed order (deterministic) and applies G.
 // out_acc is 3 x num_targets (x, y, z per target), out_pot num_targets.
-__global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int num_splits, int num_targets,
-                                     double G, double* __restrict__ out_acc, double* __restrict__ out_pot)
+__global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int num_splits, int num_targets, double G,
+                                     double* __restrict__ out_acc, double* __restrict__ out_pot)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= num_targets) return; // no barrier in this kernel
@@ -200,9 +201,12 @@ Precision precision_by_name(const std::string& name)
 const char* precision_name(Precision p)
 {
     switch (p) {
-    case Precision::Float: return "float";
-    case Precision::Mixed: return "mixed";
-    default: return "double";
+    case Precision::Float:
+        return "float";
+    case Precision::Mixed:
+        return "mixed";
+    default:
+        return "double";
     }
 }
 
@@ -242,7 +246,8 @@ struct DirectGpuEngine::Impl {
     }
 
     template <class P>
-    void launch(const typename P::Global* d_sources, int num_sources, const std::int32_t* d_target_index, int num_targets)
+    void launch(const typename P::Global* d_sources, int num_sources, const std::int32_t* d_target_index,
+                int num_targets)
     {
         constexpr int kThreads = DirectConfig::threads;
         const std::size_t per_block = static_cast<std::size_t>(kThreads) * P::targets_per_thread;
@@ -252,7 +257,8 @@ struct DirectGpuEngine::Impl {
                                ? static_cast<std::size_t>(forced_splits)
                                : ceil_div(static_cast<std::size_t>(sm_count) * DirectConfig::blocks_per_sm, i_blocks);
         want = std::clamp<std::size_t>(want, 1, std::min<std::size_t>(max_splits, 65535));
-        const std::size_t j_chunk = ceil_div(ceil_div(static_cast<std::size_t>(num_sources), want), kThreads) * kThreads;
+        const std::size_t j_chunk =
+            ceil_div(ceil_div(static_cast<std::size_t>(num_sources), want), kThreads) * kThreads;
         splits = static_cast<int>(ceil_div(static_cast<std::size_t>(num_sources), j_chunk));
         d_partial.reserve(static_cast<std::size_t>(splits) * num_targets, "direct-gpu partial sums");
 
@@ -260,12 +266,13 @@ struct DirectGpuEngine::Impl {
         const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
         using Real = typename P::Real;
         if (eps2 > 0)
-            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(
-                d_sources, num_sources, d_target_index, num_targets, static_cast<Real>(eps2), static_cast<int>(j_chunk),
-                d_partial.data());
+            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index,
+                                                                           num_targets, static_cast<Real>(eps2),
+                                                                           static_cast<int>(j_chunk), d_partial.data());
         else
-            direct_acc_pot_kernel<P, true><<<grid, kThreads, 0, stream>>>(
-                d_sources, num_sources, d_target_index, num_targets, Real(0), static_cast<int>(j_chunk), d_partial.data());
+            direct_acc_pot_kernel<P, true><<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index,
+                                                                          num_targets, Real(0),
+                                                                          static_cast<int>(j_chunk), d_partial.data());
         gpu::check_launch("direct_acc_pot_kernel", stream);
         reduce_splits_kernel<<<static_cast<unsigned>(ceil_div(num_targets, 256)), 256, 0, stream>>>(
             d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
@@ -278,7 +285,8 @@ struct DirectGpuEngine::Impl {
         const auto wall_start = std::chrono::steady_clock::now();
         const auto n = static_cast<std::size_t>(pos.cols());
         const std::size_t m = targets ? targets->size() : n;
-        if (n >= static_cast<std::size_t>(INT32_MAX)) throw std::runtime_error("direct-gpu: at most 2^31 - 1 particles");
+        if (n >= static_cast<std::size_t>(INT32_MAX))
+            throw std::runtime_error("direct-gpu: at most 2^31 - 1 particles");
         out.acc.resize(3, static_cast<Eigen::Index>(m));
         out.pot.resize(static_cast<Eigen::Index>(m));
         if (m == 0 || n == 0) {
@@ -288,7 +296,8 @@ struct DirectGpuEngine::Impl {
         }
         if (targets)
             for (auto t : *targets)
-                if (t < 0 || static_cast<std::size_t>(t) >= n) throw std::out_of_range("direct-gpu: target index out of range");
+                if (t < 0 || static_cast<std::size_t>(t) >= n)
+                    throw std::out_of_range("direct-gpu: target index out of range");
 
         d_acc.reserve(3 * m, "direct-gpu accelerations");
         d_pot.reserve(m, "direct-gpu potentials");
@@ -331,9 +340,15 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaEventRecord(start, stream));
         const int ni = static_cast<int>(m), nj = static_cast<int>(n);
         switch (precision) {
-        case Precision::Float: launch<FloatPolicy>(d_sources_f.data(), nj, d_target_index, ni); break;
-        case Precision::Mixed: launch<MixedPolicy>(d_sources_d.data(), nj, d_target_index, ni); break;
-        case Precision::Double: launch<DoublePolicy>(d_sources_d.data(), nj, d_target_index, ni); break;
+        case Precision::Float:
+            launch<FloatPolicy>(d_sources_f.data(), nj, d_target_index, ni);
+            break;
+        case Precision::Mixed:
+            launch<MixedPolicy>(d_sources_d.data(), nj, d_target_index, ni);
+            break;
+        case Precision::Double:
+            launch<DoublePolicy>(d_sources_d.data(), nj, d_target_index, ni);
+            break;
         }
         CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_acc.data(), d_acc.data(), 3 * m * sizeof(double), cudaMemcpyDeviceToHost, stream));
@@ -345,7 +360,8 @@ struct DirectGpuEngine::Impl {
         std::copy(h_acc.data(), h_acc.data() + 3 * m, out.acc.data());
         std::copy(h_pot.data(), h_pot.data() + m, out.pot.data());
         const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-        times = {{"upload", upload_seconds}, {"kernels", kernel_seconds},
+        times = {{"upload", upload_seconds},
+                 {"kernels", kernel_seconds},
                  {"other", std::max(0.0, total - upload_seconds - kernel_seconds)}};
     }
 };
@@ -357,7 +373,10 @@ DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision)
 
 DirectGpuEngine::~DirectGpuEngine() = default;
 
-std::string DirectGpuEngine::name() const { return std::string("direct-gpu/") + precision_name(impl_->precision); }
+std::string DirectGpuEngine::name() const
+{
+    return std::string("direct-gpu/") + precision_name(impl_->precision);
+}
 
 void DirectGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
 {
@@ -370,9 +389,21 @@ void DirectGpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::V
     impl_->run(pos, mass, &targets, out);
 }
 
-PhaseTimes DirectGpuEngine::last_phase_times() const { return impl_->times; }
-void DirectGpuEngine::set_splits(int splits) { impl_->forced_splits = std::max(0, splits); }
-int DirectGpuEngine::last_splits() const { return impl_->splits; }
-double DirectGpuEngine::last_kernel_seconds() const { return impl_->kernel_seconds; }
+PhaseTimes DirectGpuEngine::last_phase_times() const
+{
+    return impl_->times;
+}
+void DirectGpuEngine::set_splits(int splits)
+{
+    impl_->forced_splits = std::max(0, splits);
+}
+int DirectGpuEngine::last_splits() const
+{
+    return impl_->splits;
+}
+double DirectGpuEngine::last_kernel_seconds() const
+{
+    return impl_->kernel_seconds;
+}
 
 } // namespace grove

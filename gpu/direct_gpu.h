@@ -21,7 +21,7 @@ Precision precision_by_name(const std::string& name); // float | mixed | double,
 const char* precision_name(Precision p);
 
 class DirectGpuEngine final : public ForceEngine {
-public:
+  public:
     DirectGpuEngine(GravityParams gravity, Precision precision);
     ~DirectGpuEngine() override;
     std::string name() const override;
@@ -38,7 +38,7 @@ public:
     int last_splits() const;
     double last_kernel_seconds() const; // force kernels and the reduction, timed with events
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -31,21 +31,24 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int
 
 void record_options(const cxxopts::ParseResult& result, const std::string& command, ParticleSet& particles)
 {
-    for (const auto& kv : result.defaults()) particles.run_parameters[command + "." + kv.key()] = kv.value();
-    for (const auto& kv : result.arguments()) particles.run_parameters[command + "." + kv.key()] = kv.value();
+    for (const auto* list : {&result.defaults(), &result.arguments()})
+        for (const auto& kv : *list)
+            if (kv.key() != "help") particles.run_parameters[command + "." + kv.key()] = kv.value();
 }
 
 void add_engine_options(cxxopts::Options& options)
 {
-    options.add_options("engine")
-        ("engine", "Force engine: direct, tree (GPU when present, else CPU), direct-cpu, tree-cpu, direct-gpu, tree-gpu",
-         cxxopts::value<std::string>()->default_value("direct"))
-        ("precision", "direct-gpu arithmetic: float, mixed or double", cxxopts::value<std::string>()->default_value("double"))
-        ("theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))
-        ("nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))
-        ("ncrit", "Tree: most particles in a group that walks the tree together", cxxopts::value<int>()->default_value("64"))
-        ("eps", "Plummer softening length (length units; 0 allowed)", cxxopts::value<double>()->default_value("0"))
-        ("G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
+    options.add_options("engine")(
+        "engine", "Force engine: direct, tree (GPU when present, else CPU), direct-cpu, tree-cpu, direct-gpu, tree-gpu",
+        cxxopts::value<std::string>()->default_value("direct"))("precision",
+                                                                "direct-gpu arithmetic: float, mixed or double",
+                                                                cxxopts::value<std::string>()->default_value("double"))(
+        "theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))(
+        "nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))(
+        "ncrit", "Tree: most particles in a group that walks the tree together",
+        cxxopts::value<int>()->default_value("64"))("eps", "Plummer softening length (length units; 0 allowed)",
+                                                    cxxopts::value<double>()->default_value("0"))(
+        "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
 }
 
 EngineOptions engine_options(const cxxopts::ParseResult& result, const ParticleSet& particles)
@@ -58,7 +61,8 @@ EngineOptions engine_options(const cxxopts::ParseResult& result, const ParticleS
     o.ncrit = result["ncrit"].as<int>();
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : particles.units.G;
-    if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps)) throw std::runtime_error("--eps must be a finite number >= 0");
+    if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))
+        throw std::runtime_error("--eps must be a finite number >= 0");
     if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
     if (!(o.theta > 0) || !std::isfinite(o.theta)) throw std::runtime_error("--theta must be a finite number > 0");
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
@@ -83,11 +87,14 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
         const bool gpu = name == "direct" && gpu_available();
         name += gpu ? "-gpu" : "-cpu";
         std::cerr << "grove: engine " << opts.engine << " -> " << name
-                  << (gpu ? " (GPU found)" : opts.engine == "tree" ? " (the GPU tree engine is not built yet)" : " (no GPU found; running on the CPU)")
+                  << (gpu                     ? " (GPU found)"
+                      : opts.engine == "tree" ? " (the GPU tree engine is not built yet)"
+                                              : " (no GPU found; running on the CPU)")
                   << std::endl;
     }
     if (name == "direct-cpu") return std::make_unique<DirectCpuEngine>(opts.gravity);
-    if (name == "tree-cpu") return std::make_unique<TreeCpuEngine>(TreeParams{opts.theta, opts.nleaf, opts.ncrit}, opts.gravity);
+    if (name == "tree-cpu")
+        return std::make_unique<TreeCpuEngine>(TreeParams{opts.theta, opts.nleaf, opts.ncrit}, opts.gravity);
     if (name == "direct-gpu" || name == "tree-gpu") {
         if (!gpu_available())
             throw std::runtime_error("engine " + name + " needs a CUDA GPU and " +
@@ -98,11 +105,13 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
 #endif
                                      + "; use " + name.substr(0, name.find('-')) + "-cpu");
 #ifdef GROVE_HAVE_CUDA
-        if (name == "direct-gpu") return std::make_unique<DirectGpuEngine>(opts.gravity, precision_by_name(opts.precision));
+        if (name == "direct-gpu")
+            return std::make_unique<DirectGpuEngine>(opts.gravity, precision_by_name(opts.precision));
         throw std::runtime_error("engine tree-gpu is not available in this build yet; use tree-cpu");
 #endif
     }
-    throw std::runtime_error("unknown engine '" + opts.engine + "' (use direct, tree, direct-cpu, tree-cpu, direct-gpu, tree-gpu)");
+    throw std::runtime_error("unknown engine '" + opts.engine +
+                             "' (use direct, tree, direct-cpu, tree-cpu, direct-gpu, tree-gpu)");
 }
 
 } // namespace grove

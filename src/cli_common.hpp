@@ -22,7 +22,7 @@ void record_options(const cxxopts::ParseResult& result, const std::string& comma
 
 // Engine selection shared by forces, run, accuracy and bench.
 struct EngineOptions {
-    std::string engine = "direct";   // direct | tree (GPU if present) or an explicit *-cpu / *-gpu
+    std::string engine = "direct";    // direct | tree (GPU if present) or an explicit *-cpu / *-gpu
     std::string precision = "double"; // direct-gpu: float | mixed | double
     double theta = 0.5;
     int nleaf = 64;

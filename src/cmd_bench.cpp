@@ -32,8 +32,8 @@ std::vector<int> parse_exponent_range(const std::string& text, const char* optio
         for (int e = lo; e <= hi; ++e) out.push_back(e);
         return out;
     } catch (const std::exception&) {
-        throw std::runtime_error(std::string("--") + option + " takes LO:HI with 0 <= LO <= HI <= 30 (powers of two), got '" +
-                                 text + "'");
+        throw std::runtime_error(std::string("--") + option +
+                                 " takes LO:HI with 0 <= LO <= HI <= 30 (powers of two), got '" + text + "'");
     }
 }
 
@@ -68,11 +68,13 @@ int bench_direct(const cxxopts::ParseResult& r)
     const int repeat = std::max(1, r["repeat"].as<int>());
     std::printf("device %s: %d SMs, %.3f GHz, %d FP32 lanes/SM\n", dev.name.c_str(), dev.sm_count, dev.clock_ghz,
                 dev.fp32_lanes_per_sm);
-    std::printf("FP32 instruction limit = SMs x lanes x clock / 13 instructions per interaction = %.3e interactions/s\n",
-                limit);
-    std::printf("sources: uniform cube, random masses, eps = %g; median of %d timed runs after one warm-up; kernel time "
-                "from CUDA events (force kernel + on-device reduction)\n\n",
-                eps, repeat);
+    std::printf(
+        "FP32 instruction limit = SMs x lanes x clock / 13 instructions per interaction = %.3e interactions/s\n",
+        limit);
+    std::printf(
+        "sources: uniform cube, random masses, eps = %g; median of %d timed runs after one warm-up; kernel time "
+        "from CUDA events (force kernel + on-device reduction)\n\n",
+        eps, repeat);
     std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s | of FP32 limit |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     auto run = [&](DirectGpuEngine& engine, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
@@ -80,8 +82,10 @@ int bench_direct(const cxxopts::ParseResult& r)
         Forces f;
         std::vector<double> times;
         for (int k = 0; k <= repeat; ++k) {
-            if (active) engine.compute_subset(pos, mass, *active, f);
-            else engine.compute(pos, mass, f);
+            if (active)
+                engine.compute_subset(pos, mass, *active, f);
+            else
+                engine.compute(pos, mass, f);
             if (k > 0) times.push_back(engine.last_kernel_seconds());
         }
         std::sort(times.begin(), times.end());
@@ -131,7 +135,8 @@ int bench_tree_build(const cxxopts::ParseResult& r)
     std::printf("host tree build, Plummer sphere, nleaf %d, ncrit %d, %d OpenMP threads, median of %d builds after one "
                 "warm-up (ms)\n\n",
                 params.nleaf, params.ncrit, omp_get_max_threads(), repeat);
-    std::printf("| N | keys | sort | build | moments | groups | total | Mparticles/s |\n|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "| N | keys | sort | build | moments | groups | total | Mparticles/s |\n|---|---|---|---|---|---|---|---|\n");
     std::vector<std::pair<long, Octree>> trees;
     for (const auto& text : split_list(r["build-sizes"].as<std::string>())) {
         const long n = static_cast<long>(std::stod(text));
@@ -144,23 +149,25 @@ int bench_tree_build(const cxxopts::ParseResult& r)
             tree = build_octree(p.pos, p.mass, params, &t);
             if (k > 0) runs.push_back(t);
         }
-        std::sort(runs.begin(), runs.end(), [](const BuildTimes& a, const BuildTimes& b) { return a.total() < b.total(); });
+        std::sort(runs.begin(), runs.end(),
+                  [](const BuildTimes& a, const BuildTimes& b) { return a.total() < b.total(); });
         const BuildTimes& t = runs[runs.size() / 2];
-        std::printf("| %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, 1e3 * t.keys, 1e3 * t.sort, 1e3 * t.build,
-                    1e3 * t.moments, 1e3 * t.groups, 1e3 * t.total(), n / t.total() * 1e-6);
+        std::printf("| %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, 1e3 * t.keys, 1e3 * t.sort,
+                    1e3 * t.build, 1e3 * t.moments, 1e3 * t.groups, 1e3 * t.total(), n / t.total() * 1e-6);
         std::fflush(stdout);
         trees.emplace_back(n, std::move(tree));
     }
-    std::printf("\ninteraction lists (mean per group: nodes, leaves; per particle: particle-node and particle-particle "
-                "interactions)\n\n| N | theta | groups | nodes/group | leaves/group | p-node/particle | p-p/particle |\n"
-                "|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "\ninteraction lists (mean per group: nodes, leaves; per particle: particle-node and particle-particle "
+        "interactions)\n\n| N | theta | groups | nodes/group | leaves/group | p-node/particle | p-p/particle |\n"
+        "|---|---|---|---|---|---|---|\n");
     for (auto& [n, tree] : trees) {
         for (double theta : {0.5, 0.75}) {
             set_opening_radii(tree, theta);
             const TreeStats s = list_statistics(tree, build_interaction_lists(tree));
-            std::printf("| %ld | %.2f | %lld | %.1f | %.1f | %.1f | %.1f |\n", n, theta, static_cast<long long>(s.num_groups),
-                        s.nodes_per_group, s.leaves_per_group, s.node_interactions_per_particle,
-                        s.leaf_interactions_per_particle);
+            std::printf("| %ld | %.2f | %lld | %.1f | %.1f | %.1f | %.1f |\n", n, theta,
+                        static_cast<long long>(s.num_groups), s.nodes_per_group, s.leaves_per_group,
+                        s.node_interactions_per_particle, s.leaf_interactions_per_particle);
         }
     }
     return 0;
@@ -170,19 +177,21 @@ int bench_tree_build(const cxxopts::ParseResult& r)
 
 int command_bench(int argc, char** argv)
 {
-    cxxopts::Options options("grove bench", "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
-                                            "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
-    options.add_options()
-        ("what", "What to benchmark: direct (GPU) or tree-build (host octree)", cxxopts::value<std::string>())
-        ("build-sizes", "tree-build: comma-separated particle counts", cxxopts::value<std::string>()->default_value("1e5,1e6"))
-        ("nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))
-        ("ncrit", "tree-build: ncrit", cxxopts::value<int>()->default_value("64"))
-        ("sizes", "log2 N range for all-on-all runs, LO:HI", cxxopts::value<std::string>()->default_value("14:20"))
-        ("active", "log2 range of active targets, LO:HI", cxxopts::value<std::string>()->default_value("6:14"))
-        ("sources", "log2 of the sources for the active runs", cxxopts::value<int>()->default_value("20"))
-        ("precision", "Comma-separated precisions: float,mixed,double", cxxopts::value<std::string>()->default_value("float,mixed,double"))
-        ("eps", "Plummer softening", cxxopts::value<double>()->default_value("0.01"))
-        ("repeat", "Timed runs per point (median reported)", cxxopts::value<int>()->default_value("3"));
+    cxxopts::Options options("grove bench",
+                             "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
+                             "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
+    options.add_options()("what", "What to benchmark: direct (GPU) or tree-build (host octree)",
+                          cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
+                                                         cxxopts::value<std::string>()->default_value("1e5,1e6"))(
+        "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
+        "ncrit", "tree-build: ncrit", cxxopts::value<int>()->default_value("64"))(
+        "sizes", "log2 N range for all-on-all runs, LO:HI", cxxopts::value<std::string>()->default_value("14:20"))(
+        "active", "log2 range of active targets, LO:HI", cxxopts::value<std::string>()->default_value("6:14"))(
+        "sources", "log2 of the sources for the active runs",
+        cxxopts::value<int>()->default_value("20"))("precision", "Comma-separated precisions: float,mixed,double",
+                                                    cxxopts::value<std::string>()->default_value("float,mixed,double"))(
+        "eps", "Plummer softening", cxxopts::value<double>()->default_value("0.01"))(
+        "repeat", "Timed runs per point (median reported)", cxxopts::value<int>()->default_value("3"));
     options.parse_positional({"what"});
     options.positional_help("direct|tree-build");
     const auto parsed = parse_command(options, argc, argv);

@@ -13,9 +13,8 @@ int command_forces(int argc, char** argv)
 {
     cxxopts::Options options("grove forces", "Compute accelerations and potentials of every particle and write them\n"
                                              "(Acceleration, Potential) with the particles to a new snapshot.");
-    options.add_options()
-        ("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())
-        ("o,output", "Output snapshot (required)", cxxopts::value<std::string>());
+    options.add_options()("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())(
+        "o,output", "Output snapshot (required)", cxxopts::value<std::string>());
     add_engine_options(options);
     options.parse_positional({"file"});
     options.positional_help("FILE -o OUT");

@@ -40,7 +40,8 @@ int command_info(int argc, char** argv)
     std::printf("total mass  %.10g\n", p.mass.sum());
     if (p.has_forces()) {
         const Diagnostics d = compute_diagnostics(p, p.pot);
-        std::printf("energy      T %.10g  W %.10g  E %.10g  2T/|W| %.6f\n", d.kinetic, d.potential, d.total, d.virial_ratio);
+        std::printf("energy      T %.10g  W %.10g  E %.10g  2T/|W| %.6f\n", d.kinetic, d.potential, d.total,
+                    d.virial_ratio);
         std::printf("lagrangian  r10 %.6g  r50 %.6g  r90 %.6g\n", d.lagrangian_radii[0], d.lagrangian_radii[1],
                     d.lagrangian_radii[2]);
     } else {

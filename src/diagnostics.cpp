@@ -7,7 +7,8 @@
 
 namespace grove {
 
-Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& potential, const std::vector<double>& fractions)
+Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& potential,
+                                const std::vector<double>& fractions)
 {
     if (potential.size() != p.mass.size())
         throw std::invalid_argument("compute_diagnostics: potential has " + std::to_string(potential.size()) +
@@ -19,8 +20,7 @@ Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& pot
     d.total = d.kinetic + d.potential;
     d.virial_ratio = d.potential != 0 ? 2 * d.kinetic / std::abs(d.potential) : 0;
     d.momentum = p.vel * p.mass;
-    for (Eigen::Index i = 0; i < p.pos.cols(); ++i)
-        d.angular_momentum += p.mass[i] * p.pos.col(i).cross(p.vel.col(i));
+    for (Eigen::Index i = 0; i < p.pos.cols(); ++i) d.angular_momentum += p.mass[i] * p.pos.col(i).cross(p.vel.col(i));
     if (d.mass > 0) {
         d.centre_of_mass = p.pos * p.mass / d.mass;
         d.centre_of_mass_velocity = d.momentum / d.mass;

@@ -13,10 +13,10 @@ namespace grove {
 
 struct Diagnostics {
     double mass = 0;
-    double kinetic = 0;        // T = 1/2 sum m v^2
-    double potential = 0;      // W = 1/2 sum m phi
-    double total = 0;          // T + W
-    double virial_ratio = 0;   // 2T/|W| (1 in equilibrium)
+    double kinetic = 0;      // T = 1/2 sum m v^2
+    double potential = 0;    // W = 1/2 sum m phi
+    double total = 0;        // T + W
+    double virial_ratio = 0; // 2T/|W| (1 in equilibrium)
     Eigen::Vector3d momentum = Eigen::Vector3d::Zero();
     Eigen::Vector3d angular_momentum = Eigen::Vector3d::Zero(); // about the origin
     Eigen::Vector3d centre_of_mass = Eigen::Vector3d::Zero();

@@ -7,7 +7,7 @@
 namespace grove {
 
 class DirectCpuEngine final : public ForceEngine {
-public:
+  public:
     explicit DirectCpuEngine(GravityParams params);
     std::string name() const override { return "direct-cpu"; }
     void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
@@ -17,7 +17,7 @@ public:
     void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
                         const std::vector<std::size_t>& targets, Forces& out) const;
 
-private:
+  private:
     GravityParams params_;
     PhaseTimes times_;
 };

@@ -24,7 +24,7 @@ struct Forces {
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
 
 class ForceEngine {
-public:
+  public:
     virtual ~ForceEngine() = default;
     virtual std::string name() const = 0;
     // Every particle feels every other; `out` is resized to N.

@@ -47,8 +47,7 @@ void write_attribute_raw(hid_t object, const std::string& name, hid_t file_type,
     checked(H5Awrite(attr.id(), mem_type, data), "cannot write attribute " + name, 0);
 }
 
-template <class T>
-std::vector<T> read_attribute_numeric(hid_t object, const std::string& name, hid_t mem_type)
+template <class T> std::vector<T> read_attribute_numeric(hid_t object, const std::string& name, hid_t mem_type)
 {
     Handle attr(checked(H5Aopen(object, name.c_str(), H5P_DEFAULT),
                         "attribute " + name + " is missing on " + object_name(object)),
@@ -63,8 +62,7 @@ std::vector<T> read_attribute_numeric(hid_t object, const std::string& name, hid
     return values;
 }
 
-template <class T>
-std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type)
+template <class T> std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type)
 {
     Handle set(checked(H5Dopen2(parent, name.c_str(), H5P_DEFAULT),
                        "dataset " + name + " is missing in " + object_name(parent)),
@@ -116,9 +114,9 @@ void Handle::reset()
 Handle create_file(const std::string& path)
 {
     silence();
-    return Handle(checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                          "cannot create HDF5 file " + path),
-                  H5Fclose);
+    return Handle(
+        checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "cannot create HDF5 file " + path),
+        H5Fclose);
 }
 
 Handle open_file_read(const std::string& path)
@@ -126,15 +124,14 @@ Handle open_file_read(const std::string& path)
     silence();
     if (!std::ifstream(path).good()) throw Error("no such file, or not readable");
     if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("not an HDF5 file");
-    return Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open the HDF5 file"),
-                  H5Fclose);
+    return Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open the HDF5 file"), H5Fclose);
 }
 
 Handle create_group(hid_t parent, const std::string& name)
 {
-    return Handle(checked(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                          "cannot create group " + name),
-                  H5Gclose);
+    return Handle(
+        checked(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create group " + name),
+        H5Gclose);
 }
 
 Handle open_group(hid_t parent, const std::string& name)

@@ -18,7 +18,7 @@ struct Error : std::runtime_error {
 
 // Owns one hid_t and closes it with the matching H5?close function.
 class Handle {
-public:
+  public:
     using Closer = herr_t (*)(hid_t);
     Handle() = default;
     Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
@@ -31,7 +31,7 @@ public:
     hid_t id() const { return id_; }
     void reset();
 
-private:
+  private:
     hid_t id_ = H5I_INVALID_HID;
     Closer closer_ = nullptr;
 };

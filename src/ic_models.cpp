@@ -27,7 +27,8 @@ struct Rng {
 
 void require_positive(double value, const char* name)
 {
-    if (!(value > 0) || !std::isfinite(value)) throw std::invalid_argument(std::string(name) + " must be a finite number > 0");
+    if (!(value > 0) || !std::isfinite(value))
+        throw std::invalid_argument(std::string(name) + " must be a finite number > 0");
 }
 
 // Zero total momentum, and (when `positions`) the centre of mass at the origin.
@@ -55,7 +56,8 @@ ParticleSet make_plummer(std::size_t n, std::uint64_t seed, double cutoff)
     Rng rng(seed);
     for (std::size_t i = 0; i < n; ++i) {
         double x;
-        do x = rng.uniform() * x_max; while (x <= 0);
+        do x = rng.uniform() * x_max;
+        while (x <= 0);
         const double r = a / std::sqrt(std::pow(x, -2.0 / 3.0) - 1);
         // Speed: q = v / v_esc with density g(q) = q^2 (1 - q^2)^(7/2), max < 0.1.
         double q, y;
@@ -87,18 +89,20 @@ ParticleSet make_hernquist(std::size_t n, std::uint64_t seed, double mass, doubl
         const double q2 = q * q;
         if (q <= 0) return 0.0;
         if (q >= 1) return 0.0;
-        return std::pow(1 - q2, -2.5) * (3 * std::asin(q) + q * std::sqrt(1 - q2) * (1 - 2 * q2) * (8 * q2 * q2 - 8 * q2 - 3));
+        return std::pow(1 - q2, -2.5) *
+               (3 * std::asin(q) + q * std::sqrt(1 - q2) * (1 - 2 * q2) * (8 * q2 * q2 - 8 * q2 - 3));
     };
     ParticleSet p;
     p.resize(n, Component::Halo);
     Rng rng(seed);
     for (std::size_t i = 0; i < n; ++i) {
         double x;
-        do x = rng.uniform() * x_max; while (x <= 0);
+        do x = rng.uniform() * x_max;
+        while (x <= 0);
         const double s = std::sqrt(x);
-        const double r = scale * s / (1 - s); // inverts M(r) = M r^2 / (r + a)^2
-        const double psi = 1 / (1 + r / scale); // -Phi in units of G M / a
-        const double v_max = std::sqrt(2 * psi);  // escape speed in units of v_g
+        const double r = scale * s / (1 - s);    // inverts M(r) = M r^2 / (r + a)^2
+        const double psi = 1 / (1 + r / scale);  // -Phi in units of G M / a
+        const double v_max = std::sqrt(2 * psi); // escape speed in units of v_g
         // Rejection from p(v) ∝ v^2 f(psi - v^2/2) with its maximum found on a grid.
         double peak = 0;
         for (int k = 1; k < 200; ++k) {

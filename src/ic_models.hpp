@@ -18,12 +18,16 @@ ParticleSet make_plummer(std::size_t n, std::uint64_t seed, double cutoff = 0);
 // Hernquist (1990) sphere of mass M and scale a with G given; speeds by rejection from the
 // analytic isotropic DF. truncation > 0 cuts the sphere at that radius (total mass stays M) and
 // recentres it; untruncated, only the momentum is removed (see ic_models.cpp).
-ParticleSet make_hernquist(std::size_t n, std::uint64_t seed, double mass, double scale, double G, double truncation = 0);
+ParticleSet make_hernquist(std::size_t n, std::uint64_t seed, double mass, double scale, double G,
+                           double truncation = 0);
 
 // Uniform in the cube [-1, 1]^3 at rest; masses 1/N, or uniform in [0.5, 1.5]/N if random_masses.
 ParticleSet make_uniform_cube(std::size_t n, std::uint64_t seed, bool random_masses);
 
 // Uniform deviate in [0, 1) from 53 random bits.
-inline double uniform01(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+inline double uniform01(std::uint64_t bits)
+{
+    return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
 
 } // namespace grove

@@ -22,8 +22,10 @@ const Command kCommands[] = {
 
 void print_usage()
 {
-    std::cout << "grove: GPU Barnes-Hut treecode for galactic dynamics\n\nusage: grove <command> [options]\n\ncommands:\n";
-    for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+    std::cout
+        << "grove: GPU Barnes-Hut treecode for galactic dynamics\n\nusage: grove <command> [options]\n\ncommands:\n";
+    for (const auto& c : kCommands)
+        std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
     std::cout << "\n`grove <command> --help` lists each command's options.\n";
 }
 

@@ -48,8 +48,8 @@ void ParticleSet::validate(const std::string& what) const
             throw std::runtime_error(what + ": particle " + std::to_string(i) + " (ID " + std::to_string(id[i]) +
                                      ") has a negative mass");
         if (type[i] >= kNumParticleTypes)
-            throw std::runtime_error(what + ": particle " + std::to_string(i) + " has type " +
-                                     std::to_string(type[i]) + " (must be 0..5)");
+            throw std::runtime_error(what + ": particle " + std::to_string(i) + " has type " + std::to_string(type[i]) +
+                                     " (must be 0..5)");
     }
     std::vector<std::uint64_t> sorted(id);
     std::sort(sorted.begin(), sorted.end());

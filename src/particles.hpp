@@ -21,13 +21,13 @@ constexpr int kNumParticleTypes = 6;
 const char* component_name(int type); // "gas", "halo", "disk", "bulge", "stars", "boundary"
 
 struct ParticleSet {
-    Eigen::Matrix3Xd pos;                 // 3 x N positions
-    Eigen::Matrix3Xd vel;                 // 3 x N velocities
-    Eigen::VectorXd mass;                 // N masses
-    std::vector<std::uint64_t> id;        // N unique IDs >= 1
-    std::vector<std::uint8_t> type;       // N GADGET particle types (0..5)
-    Eigen::Matrix3Xd acc;                 // 3 x N accelerations, or empty when not computed
-    Eigen::VectorXd pot;                  // N potentials, or empty when not computed
+    Eigen::Matrix3Xd pos;           // 3 x N positions
+    Eigen::Matrix3Xd vel;           // 3 x N velocities
+    Eigen::VectorXd mass;           // N masses
+    std::vector<std::uint64_t> id;  // N unique IDs >= 1
+    std::vector<std::uint8_t> type; // N GADGET particle types (0..5)
+    Eigen::Matrix3Xd acc;           // 3 x N accelerations, or empty when not computed
+    Eigen::VectorXd pot;            // N potentials, or empty when not computed
     double time = 0.0;
     Units units = nbody_units();
     // Every option that made this set, written to /RunParameters; insertion order irrelevant.

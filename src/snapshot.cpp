@@ -13,16 +13,22 @@ namespace {
 
 // One row per per-particle dataset: this table alone drives both the writer and the reader.
 struct SnapshotField {
-    const char* name;   // dataset name inside /PartTypeN
-    int components;     // 3 for vectors, 1 for scalars
-    bool required;      // a reader error if absent (Masses may come from MassTable instead)
-    bool integer_ids;   // ParticleIDs: uint64 instead of double
+    const char* name;                // dataset name inside /PartTypeN
+    int components;                  // 3 for vectors, 1 for scalars
+    bool required;                   // a reader error if absent (Masses may come from MassTable instead)
+    bool integer_ids;                // ParticleIDs: uint64 instead of double
     double* (*column)(ParticleSet&); // first element of the 3xN or N storage (nullptr for IDs)
     bool (*present)(const ParticleSet&);
 };
 
-bool always(const ParticleSet&) { return true; }
-bool with_forces(const ParticleSet& p) { return p.has_forces(); }
+bool always(const ParticleSet&)
+{
+    return true;
+}
+bool with_forces(const ParticleSet& p)
+{
+    return p.has_forces();
+}
 
 const std::array<SnapshotField, 6> kFields = {{
     {"Coordinates", 3, true, false, [](ParticleSet& p) { return p.pos.data(); }, always},
@@ -33,7 +39,10 @@ const std::array<SnapshotField, 6> kFields = {{
     {"Acceleration", 3, false, false, [](ParticleSet& p) { return p.acc.data(); }, with_forces},
 }};
 
-std::string part_type_group(int type) { return "PartType" + std::to_string(type); }
+std::string part_type_group(int type)
+{
+    return "PartType" + std::to_string(type);
+}
 
 std::array<std::vector<std::size_t>, kNumParticleTypes> indices_by_type(const ParticleSet& p)
 {
@@ -42,7 +51,8 @@ std::array<std::vector<std::size_t>, kNumParticleTypes> indices_by_type(const Pa
     return out;
 }
 
-void write_header(hid_t file, const ParticleSet& p, const std::array<std::vector<std::size_t>, kNumParticleTypes>& by_type)
+void write_header(hid_t file, const ParticleSet& p,
+                  const std::array<std::vector<std::size_t>, kNumParticleTypes>& by_type)
 {
     auto header = h5::create_group(file, "Header");
     std::vector<std::uint64_t> counts(kNumParticleTypes);
@@ -116,8 +126,10 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
         units.velocity_cm_s = read_or("UnitVelocity_in_cm_per_s", units.velocity_cm_s);
         if (system == params.end()) {
             units.system = "gadget";
-            units.G = gadget_units().G * (units.mass_g / gadget_units().mass_g) * (gadget_units().length_cm / units.length_cm) *
-                      std::pow(gadget_units().velocity_cm_s / units.velocity_cm_s, 2) / (units.length_cm * units.velocity_cm_s * units.velocity_cm_s);
+            units.G = gadget_units().G * (units.mass_g / gadget_units().mass_g) *
+                      (gadget_units().length_cm / units.length_cm) *
+                      std::pow(gadget_units().velocity_cm_s / units.velocity_cm_s, 2) /
+                      (units.length_cm * units.velocity_cm_s * units.velocity_cm_s);
         }
     }
     const auto g = params.find("GravitationalConstant");
@@ -126,7 +138,8 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
 }
 
 // Reads the particles of one /PartTypeN group, checking every dataset's shape.
-ParticleSet read_particles(hid_t file, int type, double mass_table_entry, const std::vector<std::uint64_t>& header_counts)
+ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
+                           const std::vector<std::uint64_t>& header_counts)
 {
     auto group = h5::open_group(file, part_type_group(type));
     const std::string where = "/" + part_type_group(type);
@@ -136,8 +149,8 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry, const 
         throw std::runtime_error(where + "/Coordinates must have shape (N, 3)");
     const std::size_t n = coord_shape[0];
     if (!header_counts.empty() && header_counts[type] != n)
-        throw std::runtime_error(where + "/Coordinates has " + std::to_string(n) + " rows but Header/NumPart_ThisFile says " +
-                                 std::to_string(header_counts[type]));
+        throw std::runtime_error(where + "/Coordinates has " + std::to_string(n) +
+                                 " rows but Header/NumPart_ThisFile says " + std::to_string(header_counts[type]));
 
     ParticleSet part;
     part.resize(n, static_cast<Component>(type));
@@ -170,8 +183,10 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry, const 
             continue;
         }
         if (!field.required) { // optional force fields: allocate before filling
-            if (field.components == 3) part.acc.resize(3, static_cast<Eigen::Index>(n));
-            else part.pot.resize(static_cast<Eigen::Index>(n));
+            if (field.components == 3)
+                part.acc.resize(3, static_cast<Eigen::Index>(n));
+            else
+                part.pot.resize(static_cast<Eigen::Index>(n));
         }
         const auto values = h5::read_dataset_doubles(group.id(), field.name);
         std::copy(values.begin(), values.end(), field.column(part));
@@ -218,9 +233,12 @@ ParticleSet read_snapshot(const std::string& path)
                 header_counts = h5::read_attribute_u64(header.id(), "NumPart_ThisFile");
             if (!header_counts.empty() && header_counts.size() != kNumParticleTypes)
                 throw std::runtime_error("Header/NumPart_ThisFile must have 6 entries");
-            if (h5::has_attribute(header.id(), "MassTable")) mass_table = h5::read_attribute_doubles(header.id(), "MassTable");
-            if (mass_table.size() != kNumParticleTypes) throw std::runtime_error("Header/MassTable must have 6 entries");
-            if (h5::has_attribute(header.id(), "Time")) out.time = h5::read_attribute_doubles(header.id(), "Time").at(0);
+            if (h5::has_attribute(header.id(), "MassTable"))
+                mass_table = h5::read_attribute_doubles(header.id(), "MassTable");
+            if (mass_table.size() != kNumParticleTypes)
+                throw std::runtime_error("Header/MassTable must have 6 entries");
+            if (h5::has_attribute(header.id(), "Time"))
+                out.time = h5::read_attribute_doubles(header.id(), "Time").at(0);
         }
         if (h5::has_link(file.id(), "RunParameters")) {
             auto params = h5::open_group(file.id(), "RunParameters");

@@ -7,7 +7,7 @@ namespace grove {
 namespace {
 // GADGET-2's constants (allvars.h), so that G = 43007.1 in galaxy units exactly as in GADGET and
 // in the models made for it.
-constexpr double kGravityCgs = 6.672e-8;     // cm^3 g^-1 s^-2
+constexpr double kGravityCgs = 6.672e-8;      // cm^3 g^-1 s^-2
 constexpr double kKiloparsecCm = 3.085678e21; // cm
 constexpr double kSolarMassG = 1.989e33;      // g
 } // namespace

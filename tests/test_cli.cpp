@@ -30,7 +30,10 @@ CommandResult run_command(const std::string& command)
     return r;
 }
 
-CommandResult run_grove(const std::string& args) { return run_command(std::string(GROVE_EXE) + " " + args); }
+CommandResult run_grove(const std::string& args)
+{
+    return run_command(std::string(GROVE_EXE) + " " + args);
+}
 
 } // namespace
 
@@ -64,6 +67,17 @@ TEST_CASE("grove info and grove forces on a small file", "[cli]")
     const auto tree = run_grove("forces " + in + " --engine tree-cpu --theta 0.4 -o " + out);
     INFO(tree.output);
     CHECK(tree.status == 0);
+}
+
+TEST_CASE("the sample model in data/ reads and is a Plummer sphere in equilibrium", "[cli]")
+{
+    const ParticleSet p = read_snapshot(std::string(GROVE_SOURCE_DIR) + "/data/plummer_4096.hdf5");
+    REQUIRE(p.size() == 4096);
+    CHECK(p.units.system == "nbody");
+    CHECK(p.run_parameters.at("ic.model") == "plummer");
+    Forces f;
+    DirectCpuEngine(GravityParams{}).compute(p.pos, p.mass, f);
+    CHECK(std::abs(f.pot.dot(p.mass) / 2 + 0.5) < 0.03); // W = -1/2 in Henon units
 }
 
 TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")

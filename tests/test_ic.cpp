@@ -14,8 +14,7 @@ using namespace grove;
 namespace {
 
 // KS distance between the sampled radii and the analytic cumulative mass fraction.
-template <class Cdf>
-double ks_distance(const ParticleSet& p, Cdf cdf)
+template <class Cdf> double ks_distance(const ParticleSet& p, Cdf cdf)
 {
     std::vector<double> r(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) r[i] = p.pos.col(static_cast<Eigen::Index>(i)).norm();
@@ -28,7 +27,10 @@ double ks_distance(const ParticleSet& p, Cdf cdf)
 }
 
 // 1% critical value of the one-sample KS statistic: 1.63 / sqrt(N).
-double ks_critical(std::size_t n) { return 1.63 / std::sqrt(static_cast<double>(n)); }
+double ks_critical(std::size_t n)
+{
+    return 1.63 / std::sqrt(static_cast<double>(n));
+}
 
 } // namespace
 

@@ -16,8 +16,8 @@ namespace {
 // Writes a minimal GADGET-style file by hand: one PartType group with the given arrays.
 // `coords_cols` lets tests write wrongly shaped coordinates; empty `masses` omits the dataset.
 void write_raw(const std::string& path, int type, const std::vector<double>& coords, std::size_t coords_cols,
-               const std::vector<double>& vels, const std::vector<double>& masses, const std::vector<std::uint64_t>& ids,
-               double mass_table_entry = 0)
+               const std::vector<double>& vels, const std::vector<double>& masses,
+               const std::vector<std::uint64_t>& ids, double mass_table_entry = 0)
 {
     auto file = h5::create_file(path);
     auto header = h5::create_group(file.id(), "Header");
@@ -58,7 +58,8 @@ TEST_CASE("snapshot round trip is bit-exact for every field", "[snapshot]")
     // Three components in type order (the order the reader returns), with large, sparse IDs.
     ParticleSet sorted;
     for (int t = 1; t <= 3; ++t) {
-        ParticleSet part = test::random_particles(80 + 9 * static_cast<std::size_t>(t), 7 + static_cast<std::uint64_t>(t));
+        ParticleSet part =
+            test::random_particles(80 + 9 * static_cast<std::size_t>(t), 7 + static_cast<std::uint64_t>(t));
         for (std::size_t i = 0; i < part.size(); ++i) {
             part.type[i] = static_cast<std::uint8_t>(t);
             part.id[i] = 1000003u * static_cast<std::uint64_t>(t) + 17 * i;
@@ -130,11 +131,17 @@ TEST_CASE("GADGET single-precision files with MassTable masses are read", "[snap
         const hsize_t dims2[2] = {3, 3}, dims1[1] = {3};
         h5::Handle s2(H5Screate_simple(2, dims2, nullptr), H5Sclose);
         h5::Handle s1(H5Screate_simple(1, dims1, nullptr), H5Sclose);
-        h5::Handle c(H5Dcreate2(group.id(), "Coordinates", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        h5::Handle c(
+            H5Dcreate2(group.id(), "Coordinates", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
         H5Dwrite(c.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, coords);
-        h5::Handle v(H5Dcreate2(group.id(), "Velocities", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        h5::Handle v(
+            H5Dcreate2(group.id(), "Velocities", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
         H5Dwrite(v.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vels);
-        h5::Handle i(H5Dcreate2(group.id(), "ParticleIDs", H5T_STD_U32LE, s1.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+        h5::Handle i(
+            H5Dcreate2(group.id(), "ParticleIDs", H5T_STD_U32LE, s1.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
         H5Dwrite(i.id(), H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids);
     }
     const ParticleSet p = read_snapshot(path);

@@ -119,8 +119,10 @@ void check_coverage(const Octree& tree, const InteractionLists& lists)
     const auto n = static_cast<std::int32_t>(tree.particles.size());
     for (std::size_t g = 0; g < tree.groups.size(); ++g) {
         std::vector<ParticleRange> ranges;
-        for (auto k = lists.node_offset[g]; k < lists.node_offset[g + 1]; ++k) ranges.push_back(tree.range[lists.node_list[k]]);
-        for (auto k = lists.leaf_offset[g]; k < lists.leaf_offset[g + 1]; ++k) ranges.push_back(tree.range[lists.leaf_list[k]]);
+        for (auto k = lists.node_offset[g]; k < lists.node_offset[g + 1]; ++k)
+            ranges.push_back(tree.range[lists.node_list[k]]);
+        for (auto k = lists.leaf_offset[g]; k < lists.leaf_offset[g + 1]; ++k)
+            ranges.push_back(tree.range[lists.leaf_list[k]]);
         std::sort(ranges.begin(), ranges.end(), [](auto a, auto b) { return a.begin < b.begin; });
         std::int32_t expect = 0;
         for (const auto& r : ranges) {
@@ -237,8 +239,10 @@ TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
     {
         ParticleSet p = test::random_particles(2000, 21);
         for (Eigen::Index i = 0; i < p.pos.cols(); ++i) {
-            if (i % 2) p.pos.col(i) = p.pos.col(i) * 1e-6 + Eigen::Vector3d(1e3, 0, 0);
-            else p.pos.col(i) *= 1e-3;
+            if (i % 2)
+                p.pos.col(i) = p.pos.col(i) * 1e-6 + Eigen::Vector3d(1e3, 0, 0);
+            else
+                p.pos.col(i) *= 1e-3;
         }
         Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, 8, 16});
         check_tree_invariants(tree, p, 8);
@@ -246,7 +250,8 @@ TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
         TreeCpuEngine(TreeParams{0.3, 8, 16}, gravity).compute(p.pos, p.mass, f);
         DirectCpuEngine(gravity).compute(p.pos, p.mass, ref);
         std::vector<double> err;
-        for (Eigen::Index i = 0; i < p.pos.cols(); ++i) err.push_back((f.acc.col(i) - ref.acc.col(i)).norm() / ref.acc.col(i).norm());
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i)
+            err.push_back((f.acc.col(i) - ref.acc.col(i)).norm() / ref.acc.col(i).norm());
         std::sort(err.begin(), err.end());
         CHECK(err[err.size() / 2] < 1e-3);
     }

@@ -42,8 +42,11 @@ void bounding_cube(const Eigen::Matrix3Xd& pos, double lo[3], double& side)
 }
 
 class TopDownBuilder {
-public:
-    TopDownBuilder(Octree& tree, const std::vector<std::uint64_t>& keys, int nleaf) : tree_(tree), keys_(keys), nleaf_(nleaf) {}
+  public:
+    TopDownBuilder(Octree& tree, const std::vector<std::uint64_t>& keys, int nleaf)
+        : tree_(tree), keys_(keys), nleaf_(nleaf)
+    {
+    }
 
     // Appends the node for particles [begin, end) at `level` with integer corner `corner` (in
     // units of level-21 cells), then its children, in pre-order.
@@ -86,7 +89,7 @@ public:
 
     std::vector<Vec4<double>> centres; // geometric cell centres, for delta
 
-private:
+  private:
     Octree& tree_;
     const std::vector<std::uint64_t>& keys_;
     int nleaf_;
@@ -115,13 +118,17 @@ void compute_moments(Octree& tree, const std::vector<Vec4<double>>& centres)
     std::vector<std::vector<std::int32_t>> internal_by_level(static_cast<std::size_t>(max_level + 1));
     std::vector<std::int32_t> leaves;
     for (std::int32_t i = 0; i < num_nodes; ++i) {
-        if (tree.is_leaf[i]) leaves.push_back(i);
-        else internal_by_level[static_cast<std::size_t>(tree.level[i])].push_back(i);
+        if (tree.is_leaf[i])
+            leaves.push_back(i);
+        else
+            internal_by_level[static_cast<std::size_t>(tree.level[i])].push_back(i);
     }
     auto finish_com = [&](std::int32_t i, double mx, double my, double mz, double m) {
         auto& cm = tree.com_mass[i];
-        if (m > 0) cm = {mx / m, my / m, mz / m, m};
-        else cm = {centres[i].x, centres[i].y, centres[i].z, 0};
+        if (m > 0)
+            cm = {mx / m, my / m, mz / m, m};
+        else
+            cm = {centres[i].x, centres[i].y, centres[i].z, 0};
     };
 #pragma omp parallel for schedule(dynamic, 64)
     for (std::size_t k = 0; k < leaves.size(); ++k) {
@@ -173,9 +180,9 @@ void compute_moments(Octree& tree, const std::vector<Vec4<double>>& centres)
     tree.com_offset.resize(static_cast<std::size_t>(num_nodes));
     for (std::int32_t i = 0; i < num_nodes; ++i) {
         const auto& cm = tree.com_mass[i];
-        tree.com_offset[i] = std::sqrt((cm.x - centres[i].x) * (cm.x - centres[i].x) +
-                                       (cm.y - centres[i].y) * (cm.y - centres[i].y) +
-                                       (cm.z - centres[i].z) * (cm.z - centres[i].z));
+        tree.com_offset[i] =
+            std::sqrt((cm.x - centres[i].x) * (cm.x - centres[i].x) + (cm.y - centres[i].y) * (cm.y - centres[i].y) +
+                      (cm.z - centres[i].z) * (cm.z - centres[i].z));
     }
 }
 
@@ -214,7 +221,8 @@ void make_groups(Octree& tree, int ncrit)
         double c[3], h[3];
         for (int d = 0; d < 3; ++d) {
             c[d] = (mn[d] + mx[d]) / 2;
-            h[d] = (mx[d] - mn[d]) / 2 + 4 * std::numeric_limits<double>::epsilon() * (std::abs(mn[d]) + std::abs(mx[d]));
+            h[d] =
+                (mx[d] - mn[d]) / 2 + 4 * std::numeric_limits<double>::epsilon() * (std::abs(mn[d]) + std::abs(mx[d]));
         }
         group.centre = {c[0], c[1], c[2], 0};
         group.half_extent = {h[0], h[1], h[2], 0};
@@ -223,7 +231,8 @@ void make_groups(Octree& tree, int ncrit)
 
 } // namespace
 
-Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params, BuildTimes* times)
+Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+                    BuildTimes* times)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
@@ -283,7 +292,8 @@ void set_opening_radii(Octree& tree, double theta)
     if (!(theta > 0)) throw std::invalid_argument("tree: theta must be > 0");
     tree.r_open2.resize(tree.next.size());
     for (std::size_t i = 0; i < tree.next.size(); ++i) {
-        const double r = std::max(tree.size[i] / theta, 0.8660254037844387 * tree.size[i] * (1 + 1e-6)) + tree.com_offset[i];
+        const double r =
+            std::max(tree.size[i] / theta, 0.8660254037844387 * tree.size[i] * (1 + 1e-6)) + tree.com_offset[i];
         tree.r_open2[i] = r * r;
     }
 }

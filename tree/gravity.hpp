@@ -15,14 +15,12 @@
 namespace grove {
 
 // Accumulated acceleration (without G) and potential (without G) of one target.
-template <class T>
-struct Accum {
+template <class T> struct Accum {
     T ax = 0, ay = 0, az = 0, pot = 0;
 };
 
 // Traceless quadrupole, upper triangle: xx, xy, xz, yy, yz, zz (zz = -xx - yy, kept for speed).
-template <class T>
-struct Quadrupole {
+template <class T> struct Quadrupole {
     T xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, zz = 0;
 };
 
@@ -30,8 +28,7 @@ struct Quadrupole {
 // kZeroGuard = false drops the r^2 > 0 test (two instructions of the ~15 in the GPU inner loop);
 // only valid when eps2 > 0, and then the self pair adds -m/eps to the potential, which the caller
 // removes.
-template <bool kZeroGuard = true, class T>
-HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
+template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
 {
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
     const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
@@ -46,8 +43,7 @@ HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
 
 // Particle-multipole: source cell of mass m and quadrupole q whose centre of mass lies at offset
 // (dx,dy,dz) from the target. Monopole plus quadrupole; the dipole vanishes about the centre of mass.
-template <class T>
-HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
+template <class T> HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
 {
     // r = x - R = -d.
     const T rx = -dx, ry = -dy, rz = -dz;
@@ -71,14 +67,12 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
 
 // Acceleration, jerk and potential of a softened pair for the Hermite scheme (kirin, Sapporo).
 // dv = v_source - v_target. Jerk: m [dv/r^3 - 3 (d.dv) d / r^5].
-template <class T>
-struct AccumJerk {
+template <class T> struct AccumJerk {
     T ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, pot = 0;
 };
 
 template <class T>
-HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m,
-                                         T eps2)
+HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
 {
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
     const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);

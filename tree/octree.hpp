@@ -14,8 +14,7 @@
 namespace grove {
 
 // x, y, z and a fourth value (mass); for T = float its layout is CUDA's float4.
-template <class T>
-struct alignas(4 * sizeof(T)) Vec4 {
+template <class T> struct alignas(4 * sizeof(T)) Vec4 {
     T x, y, z, w;
 };
 static_assert(sizeof(Vec4<float>) == 16, "Vec4<float> must match float4");
@@ -29,27 +28,25 @@ struct ParticleRange {
 static_assert(sizeof(ParticleRange) == 8, "ParticleRange is shared with the device");
 
 // A group of particles that walks the tree together: its range and its axis-aligned bounding box.
-template <class T>
-struct Group {
+template <class T> struct Group {
     Vec4<T> centre;      // box centre (w unused)
     Vec4<T> half_extent; // box half widths (w unused)
     ParticleRange range;
 };
 
 // Everything a walk or an evaluation reads; raw pointers and counts, no ownership.
-template <class T>
-struct OctreeView {
+template <class T> struct OctreeView {
     std::int32_t num_nodes = 0;
     std::int32_t num_particles = 0;
     std::int32_t num_groups = 0;
-    const std::int32_t* next = nullptr;     // [num_nodes] index after the node's subtree
-    const std::uint8_t* is_leaf = nullptr;  // [num_nodes] 1 for leaves
-    const ParticleRange* range = nullptr;   // [num_nodes] particles of the node
-    const Vec4<T>* com_mass = nullptr;      // [num_nodes] centre of mass (x,y,z), mass (w)
-    const Quadrupole<T>* quad = nullptr;    // [num_nodes] traceless quadrupole about the centre of mass
-    const T* r_open2 = nullptr;             // [num_nodes] squared opening radius for the current theta
-    const Vec4<T>* particles = nullptr;     // [num_particles] position (x,y,z), mass (w), Morton order
-    const Group<T>* groups = nullptr;       // [num_groups] in Morton order, ranges tile [0, num_particles)
+    const std::int32_t* next = nullptr;    // [num_nodes] index after the node's subtree
+    const std::uint8_t* is_leaf = nullptr; // [num_nodes] 1 for leaves
+    const ParticleRange* range = nullptr;  // [num_nodes] particles of the node
+    const Vec4<T>* com_mass = nullptr;     // [num_nodes] centre of mass (x,y,z), mass (w)
+    const Quadrupole<T>* quad = nullptr;   // [num_nodes] traceless quadrupole about the centre of mass
+    const T* r_open2 = nullptr;            // [num_nodes] squared opening radius for the current theta
+    const Vec4<T>* particles = nullptr;    // [num_particles] position (x,y,z), mass (w), Morton order
+    const Group<T>* groups = nullptr;      // [num_groups] in Morton order, ranges tile [0, num_particles)
 };
 static_assert(std::is_trivially_copyable_v<OctreeView<float>>, "kernels take the view by value");
 
@@ -67,8 +64,8 @@ struct Octree {
     std::vector<Vec4<double>> particles; // [N] sorted positions and masses
     std::vector<std::uint32_t> order;    // [N] order[k] = caller's index of sorted particle k
     std::vector<Group<double>> groups;
-    double box_lo[3] = {0, 0, 0};        // bounding cube corner
-    double box_side = 0;                 // bounding cube side
+    double box_lo[3] = {0, 0, 0}; // bounding cube corner
+    double box_side = 0;          // bounding cube side
 
     std::int32_t num_nodes() const { return static_cast<std::int32_t>(next.size()); }
     OctreeView<double> view() const;

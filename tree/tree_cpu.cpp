@@ -100,7 +100,10 @@ void TreeCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& 
     Octree tree = build_octree(pos, mass, tree_params_, &build);
     evaluate(tree, tree_params_.theta, out);
     PhaseTimes walk_times = times_;
-    times_ = {{"keys", build.keys}, {"sort", build.sort}, {"build", build.build}, {"moments", build.moments},
+    times_ = {{"keys", build.keys},
+              {"sort", build.sort},
+              {"build", build.build},
+              {"moments", build.moments},
               {"groups", build.groups}};
     times_.insert(times_.end(), walk_times.begin(), walk_times.end());
 }

@@ -34,7 +34,7 @@ struct TreeStats {
 TreeStats list_statistics(const Octree& tree, const InteractionLists& lists);
 
 class TreeCpuEngine final : public ForceEngine {
-public:
+  public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
     std::string name() const override { return "tree-cpu"; }
     void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
@@ -44,7 +44,7 @@ public:
     // Evaluates forces for an already built tree (for theta sweeps that re-walk one tree).
     void evaluate(Octree& tree, double theta, Forces& out);
 
-private:
+  private:
     TreeParams tree_params_;
     GravityParams gravity_;
     PhaseTimes times_;

@@ -29,8 +29,7 @@ struct ListLengths {
 };
 
 // Squared distance from point p to the axis-aligned box of `group` (0 inside the box).
-template <class T>
-HOST_DEVICE inline T box_distance2(const Group<T>& group, T px, T py, T pz)
+template <class T> HOST_DEVICE inline T box_distance2(const Group<T>& group, T px, T py, T pz)
 {
     T dx = (px > group.centre.x ? px - group.centre.x : group.centre.x - px) - group.half_extent.x;
     T dy = (py > group.centre.y ? py - group.centre.y : group.centre.y - py) - group.half_extent.y;

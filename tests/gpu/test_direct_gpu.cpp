@@ -14,7 +14,8 @@ namespace {
 double median_relative_error(const Eigen::Matrix3Xd& a, const Eigen::Matrix3Xd& ref)
 {
     std::vector<double> e(static_cast<std::size_t>(ref.cols()));
-    for (Eigen::Index i = 0; i < ref.cols(); ++i) e[static_cast<std::size_t>(i)] = (a.col(i) - ref.col(i)).norm() / ref.col(i).norm();
+    for (Eigen::Index i = 0; i < ref.cols(); ++i)
+        e[static_cast<std::size_t>(i)] = (a.col(i) - ref.col(i)).norm() / ref.col(i).norm();
     std::nth_element(e.begin(), e.begin() + static_cast<long>(e.size() / 2), e.end());
     return e[e.size() / 2];
 }
@@ -35,7 +36,8 @@ TEST_CASE("direct-gpu matches the CPU double engine in every precision", "[gpu][
         double bound;
     } cases[] = {{Precision::Float, 1e-5}, {Precision::Mixed, 1e-6}, {Precision::Double, 1e-12}};
     for (const auto& c : cases) {
-        INFO("n = " << n << ", clustered = " << clustered << ", eps = " << eps << ", precision " << precision_name(c.precision));
+        INFO("n = " << n << ", clustered = " << clustered << ", eps = " << eps << ", precision "
+                    << precision_name(c.precision));
         DirectGpuEngine engine(gravity, c.precision);
         Forces f;
         engine.compute(p.pos, p.mass, f);
