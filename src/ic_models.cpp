@@ -1,29 +1,13 @@
 #include "src/ic_models.hpp"
 
 #include <cmath>
-#include <random>
 #include <stdexcept>
 
 namespace grove {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-struct Rng {
-    std::mt19937_64 engine;
-    explicit Rng(std::uint64_t seed) : engine(seed) {}
-    double uniform() { return uniform01(engine()); }
-    double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-    // A random direction scaled to length r.
-    Eigen::Vector3d isotropic(double r)
-    {
-        const double cos_theta = uniform(-1, 1);
-        const double sin_theta = std::sqrt(std::max(0.0, 1 - cos_theta * cos_theta));
-        const double phi = uniform(0, 2 * kPi);
-        return r * Eigen::Vector3d(sin_theta * std::cos(phi), sin_theta * std::sin(phi), cos_theta);
-    }
-};
+constexpr double kPi = Rng::kPi;
 
 void require_positive(double value, const char* name)
 {

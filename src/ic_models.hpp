@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "src/particles.hpp"
+#include "src/rng.hpp"
 
 namespace grove {
 
@@ -23,11 +24,5 @@ ParticleSet make_hernquist(std::size_t n, std::uint64_t seed, double mass, doubl
 
 // Uniform in the cube [-1, 1]^3 at rest; masses 1/N, or uniform in [0.5, 1.5]/N if random_masses.
 ParticleSet make_uniform_cube(std::size_t n, std::uint64_t seed, bool random_masses);
-
-// Uniform deviate in [0, 1) from 53 random bits.
-inline double uniform01(std::uint64_t bits)
-{
-    return static_cast<double>(bits >> 11) * 0x1.0p-53;
-}
 
 } // namespace grove
