@@ -9,6 +9,7 @@
 #ifdef GROVE_HAVE_CUDA
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
+#include "gpu/tree_gpu.h"
 #endif
 
 namespace grove {
@@ -83,14 +84,10 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
 {
     std::string name = opts.engine;
     if (name == "direct" || name == "tree") {
-        // tree-gpu is not built yet: "tree" runs on the CPU everywhere for now.
-        const bool gpu = name == "direct" && gpu_available();
+        const bool gpu = gpu_available();
         name += gpu ? "-gpu" : "-cpu";
         std::cerr << "grove: engine " << opts.engine << " -> " << name
-                  << (gpu                     ? " (GPU found)"
-                      : opts.engine == "tree" ? " (the GPU tree engine is not built yet)"
-                                              : " (no GPU found; running on the CPU)")
-                  << std::endl;
+                  << (gpu ? " (GPU found)" : " (no GPU found; running on the CPU)") << std::endl;
     }
     if (name == "direct-cpu") return std::make_unique<DirectCpuEngine>(opts.gravity);
     if (name == "tree-cpu")
@@ -107,7 +104,7 @@ std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts)
 #ifdef GROVE_HAVE_CUDA
         if (name == "direct-gpu")
             return std::make_unique<DirectGpuEngine>(opts.gravity, precision_by_name(opts.precision));
-        throw std::runtime_error("engine tree-gpu is not available in this build yet; use tree-cpu");
+        return std::make_unique<TreeGpuEngine>(TreeParams{opts.theta, opts.nleaf, opts.ncrit}, opts.gravity);
 #endif
     }
     throw std::runtime_error("unknown engine '" + opts.engine +

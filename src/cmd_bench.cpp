@@ -14,6 +14,7 @@
 #ifdef GROVE_HAVE_CUDA
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
+#include "src/bench_tree.hpp"
 #endif
 
 namespace grove {
@@ -21,7 +22,7 @@ namespace grove {
 namespace {
 
 // "14:20" -> {14, ..., 20}; "10" -> {10}.
-std::vector<int> parse_exponent_range(const std::string& text, const char* option)
+[[maybe_unused]] std::vector<int> parse_exponent_range(const std::string& text, const char* option)
 {
     const auto colon = text.find(':');
     try {
@@ -180,7 +181,7 @@ int command_bench(int argc, char** argv)
     cxxopts::Options options("grove bench",
                              "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
                              "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
-    options.add_options()("what", "What to benchmark: direct (GPU) or tree-build (host octree)",
+    options.add_options()("what", "What to benchmark: direct (GPU), tree (GPU treecode) or tree-build (host octree)",
                           cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
                                                          cxxopts::value<std::string>()->default_value("1e5,1e6"))(
         "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
@@ -192,18 +193,28 @@ int command_bench(int argc, char** argv)
                                                     cxxopts::value<std::string>()->default_value("float,mixed,double"))(
         "eps", "Plummer softening", cxxopts::value<double>()->default_value("0.01"))(
         "repeat", "Timed runs per point (median reported)", cxxopts::value<int>()->default_value("3"));
+    options.add_options("tree")("models", "tree: comma-separated models, uniform (cube, random masses) and galaxy",
+                                cxxopts::value<std::string>()->default_value("uniform,galaxy"))(
+        "tree-sizes", "tree: comma-separated log2 N (uniform uses 2^e - 1 particles)",
+        cxxopts::value<std::string>()->default_value("20,23"))(
+        "thetas", "tree: comma-separated opening angles", cxxopts::value<std::string>()->default_value("0.5,0.75"))(
+        "tree-eps", "tree: Plummer softening", cxxopts::value<double>()->default_value("0"))(
+        "sample", "tree: particles whose error is measured against direct summation",
+        cxxopts::value<int>()->default_value("16384"));
     options.parse_positional({"what"});
-    options.positional_help("direct|tree-build");
+    options.positional_help("direct|tree|tree-build");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     const std::string what = parsed->count("what") ? (*parsed)["what"].as<std::string>() : "";
     if (what == "tree-build") return bench_tree_build(*parsed);
-    if (what != "direct") throw std::runtime_error("grove bench: say what to benchmark: direct or tree-build");
+    if (what != "direct" && what != "tree")
+        throw std::runtime_error("grove bench: say what to benchmark: direct, tree or tree-build");
 #ifdef GROVE_HAVE_CUDA
-    if (!gpu_available()) throw std::runtime_error("grove bench direct needs a CUDA GPU and none is visible");
-    return bench_direct(*parsed);
+    if (!gpu_available()) throw std::runtime_error("grove bench " + what + " needs a CUDA GPU and none is visible");
+    return what == "tree" ? bench_tree(*parsed) : bench_direct(*parsed);
 #else
-    throw std::runtime_error("grove bench direct needs the GPU engines; this build has none (built without nvcc)");
+    throw std::runtime_error("grove bench " + what +
+                             " needs the GPU engines; this build has none (built without nvcc)");
 #endif
 }
 

@@ -292,9 +292,7 @@ void set_opening_radii(Octree& tree, double theta)
     if (!(theta > 0)) throw std::invalid_argument("tree: theta must be > 0");
     tree.r_open2.resize(tree.next.size());
     for (std::size_t i = 0; i < tree.next.size(); ++i) {
-        const double r =
-            std::max(tree.size[i] / theta, 0.8660254037844387 * tree.size[i] * (1 + 1e-6)) + tree.com_offset[i];
-        tree.r_open2[i] = r * r;
+        tree.r_open2[i] = opening_radius2(tree.size[i], tree.com_offset[i], theta);
     }
 }
 

@@ -71,6 +71,17 @@ struct Octree {
     OctreeView<double> view() const;
 };
 
+// Squared opening radius of a cell of side l whose centre of mass lies delta from its centre:
+// (max(l/theta, sqrt(3)/2 l (1 + 1e-6)) + delta)^2. One formula for the host (double) and the
+// device kernel (float) so that both walks make the same decisions.
+template <class T> HOST_DEVICE inline T opening_radius2(T l, T delta, T theta)
+{
+    const T by_theta = l / theta;
+    const T floor = T(0.8660254037844387 * (1 + 1e-6)) * l;
+    const T r = (by_theta > floor ? by_theta : floor) + delta;
+    return r * r;
+}
+
 // r_open = max(l/theta, sqrt(3)/2 l (1 + 1e-6)) + delta for every node. The floor keeps a group
 // from ever accepting a cell that contains one of its own particles, which l/theta alone would
 // allow for theta > 2/sqrt(3); below that it changes nothing (Octgrav's l/theta + delta).

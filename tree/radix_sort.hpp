@@ -1,7 +1,13 @@
-// Parallel least-significant-digit radix sort of (key, value) pairs with OpenMP: each thread
-// histograms its slice, an exclusive scan over (digit, thread) gives every thread its scatter
-// offsets, and a stable scatter moves the pairs. 8-bit digits; digits on which all keys agree are
-// skipped, so clustered inputs sort in fewer passes.
+// Parallel radix sort of (key, value) pairs with OpenMP, in two stages:
+//  1. one most-significant-digit pass over the top 12 significant bits: each thread histograms
+//     its slice, an exclusive scan over (digit, thread) gives every thread its scatter offsets,
+//     and a stable scatter moves the pairs into 4096 buckets;
+//  2. every bucket is then sorted on its remaining bits as an OpenMP task: buckets that fit in
+//     cache by least-significant-digit passes with 8-bit digits (skipping digits on which the
+//     bucket's keys agree; insertion sort when tiny), larger ones (clustered inputs put most keys
+//     in a few buckets) by one more 8-bit MSD pass whose sub-buckets become tasks in turn.
+// A plain LSD sort of 63-bit Morton keys needs eight passes over memory; this needs one, plus
+// in-cache work (bench/results/tree-build-*.md has the measurements).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,51 @@
+// The GPU treecode (Octgrav lineage, DESIGN.md section 1): the host builds the octree, the flat
+// tree goes to the GPU once per build in float (tree/float_tree.hpp), and per theta the GPU
+// computes the opening radii, walks every group with the shared walk.hpp in two passes (count,
+// CUB exclusive scan, write) and evaluates the node lists (particle-quadrupole) and leaf lists
+// (particle-particle) a warp per group with sources staged through shared memory
+// (tree/lane_layout.hpp says how the lanes are arranged). Results come back in caller order.
+// Host-only header: includes no CUDA.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "src/force_engine.hpp"
+#include "tree/build.hpp"
+#include "tree/tree_cpu.hpp"
+
+namespace grove {
+
+struct TreeGpuStats {
+    TreeStats lists;         // mean list lengths and interactions per particle
+    double busy_nodes = 0;   // useful fraction of lane-slots in the node evaluation
+    double busy_leaves = 0;  // ... in the leaf evaluation
+    double busy = 0;         // both, weighted by the work
+    double interactions = 0; // particle-node plus particle-particle pairs in total
+};
+
+class TreeGpuEngine final : public ForceEngine {
+  public:
+    TreeGpuEngine(TreeParams tree, GravityParams gravity);
+    ~TreeGpuEngine() override;
+    std::string name() const override { return "tree-gpu"; }
+
+    // Host build, upload, and evaluate at the engine's theta.
+    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    PhaseTimes last_phase_times() const override;
+
+    // For theta sweeps: upload one tree, then evaluate it at several theta.
+    void upload(const Octree& tree);
+    void evaluate(double theta, Forces& out);
+
+    // The last evaluation's interaction lists, copied back (tests and reports; not timed).
+    InteractionLists download_lists() const;
+    // Statistics of the last evaluation of `tree` (the tree last uploaded).
+    TreeGpuStats statistics(const Octree& tree) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace grove

@@ -1,0 +1,26 @@
+// Launchers for the tree engine's walk kernels (tree_walk.cu). That file is compiled without
+// floating-point contraction (--fmad=false) so that the device evaluates the opening radii and
+// box distances with exactly the host's float arithmetic: the device's interaction lists are then
+// identical to a host walk of the same float tree, which the [gpu] tests check.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "tree/octree.hpp"
+
+namespace grove::gpu {
+
+void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta, float* r_open2,
+                          cudaStream_t stream);
+
+// Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups).
+void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count,
+                       cudaStream_t stream);
+
+// Pass 2: lists written at the exclusive-scan offsets.
+void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
+                       std::int32_t* node_list, std::int32_t* leaf_list, cudaStream_t stream);
+
+} // namespace grove::gpu

@@ -1,0 +1,115 @@
+#include "tree/float_tree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace grove {
+
+void pack_float_tree(const Octree& tree, const FloatTreeArrays& out)
+{
+    const double half = 0.5 * tree.box_side;
+    const double cx = tree.box_lo[0] + half, cy = tree.box_lo[1] + half, cz = tree.box_lo[2] + half;
+    const auto n = static_cast<std::int64_t>(tree.particles.size());
+    const auto m = static_cast<std::int64_t>(tree.next.size());
+    const auto g = static_cast<std::int64_t>(tree.groups.size());
+    // Float positions are off by up to half an ulp of the largest coordinate; every distance the
+    // walk compares carries a few such errors. This pad (4 ulps of the half box) goes into the
+    // opening radii and the group boxes so that a group still always opens its own cells.
+    const float pad = 4 * static_cast<float>(half) * std::numeric_limits<float>::epsilon();
+    auto shifted = [&](const Vec4<double>& v) {
+        return Vec4<float>{static_cast<float>(v.x - cx), static_cast<float>(v.y - cy), static_cast<float>(v.z - cz),
+                           static_cast<float>(v.w)};
+    };
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < n; ++i) out.particles[i] = shifted(tree.particles[static_cast<std::size_t>(i)]);
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < m; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            out.com_mass[i] = shifted(tree.com_mass[k]);
+            const Quadrupole<double>& q = tree.quad[k];
+            out.quad[i] =
+                Quadrupole<float>{static_cast<float>(q.xx), static_cast<float>(q.xy), static_cast<float>(q.xz),
+                                  static_cast<float>(q.yy), static_cast<float>(q.yz), static_cast<float>(q.zz)};
+            out.size[i] = static_cast<float>(tree.size[k]);
+            // Rounded up and padded so that the float radius is never smaller than the double one.
+            out.com_offset[i] = std::nextafter(static_cast<float>(tree.com_offset[k]), INFINITY) + pad;
+        }
+    }
+    std::memcpy(out.next, tree.next.data(), static_cast<std::size_t>(m) * sizeof(std::int32_t));
+    std::memcpy(out.is_leaf, tree.is_leaf.data(), static_cast<std::size_t>(m));
+    std::memcpy(out.range, tree.range.data(), static_cast<std::size_t>(m) * sizeof(ParticleRange));
+    std::memcpy(out.order, tree.order.data(), static_cast<std::size_t>(n) * sizeof(std::uint32_t));
+    // Group boxes from the float particles (they are written above), padded by a few ulps.
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < g; ++k) {
+        const ParticleRange r = tree.groups[static_cast<std::size_t>(k)].range;
+        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (std::int32_t i = r.begin; i < r.end; ++i) {
+            const Vec4<float>& p = out.particles[i];
+            const float c[3] = {p.x, p.y, p.z};
+            for (int d = 0; d < 3; ++d) {
+                lo[d] = std::min(lo[d], c[d]);
+                hi[d] = std::max(hi[d], c[d]);
+            }
+        }
+        float centre[3], half_extent[3];
+        for (int d = 0; d < 3; ++d) {
+            centre[d] = 0.5f * (lo[d] + hi[d]);
+            const float h = std::max(hi[d] - centre[d], centre[d] - lo[d]);
+            half_extent[d] = h * (1 + 4e-7f) + pad; // covers the rounding of centre and h
+        }
+        out.groups[k] = Group<float>{
+            {centre[0], centre[1], centre[2], 0.f}, {half_extent[0], half_extent[1], half_extent[2], 0.f}, r};
+    }
+}
+
+void float_opening_radii(std::size_t num_nodes, const float* size, const float* com_offset, float theta, float* r_open2)
+{
+    for (std::size_t i = 0; i < num_nodes; ++i) r_open2[i] = opening_radius2(size[i], com_offset[i], theta);
+}
+
+FloatTree::FloatTree(const Octree& tree)
+{
+    const std::size_t n = tree.particles.size(), m = tree.next.size(), g = tree.groups.size();
+    particles.resize(n);
+    com_mass.resize(m);
+    quad.resize(m);
+    next.resize(m);
+    is_leaf.resize(m);
+    range.resize(m);
+    size.resize(m);
+    com_offset.resize(m);
+    r_open2.resize(m);
+    groups.resize(g);
+    order.resize(n);
+    pack_float_tree(tree, FloatTreeArrays{particles.data(), com_mass.data(), quad.data(), next.data(), is_leaf.data(),
+                                          range.data(), size.data(), com_offset.data(), groups.data(), order.data()});
+}
+
+void FloatTree::set_opening_radii(float theta)
+{
+    float_opening_radii(next.size(), size.data(), com_offset.data(), theta, r_open2.data());
+}
+
+OctreeView<float> FloatTree::view() const
+{
+    OctreeView<float> v;
+    v.num_nodes = static_cast<std::int32_t>(next.size());
+    v.num_particles = static_cast<std::int32_t>(particles.size());
+    v.num_groups = static_cast<std::int32_t>(groups.size());
+    v.next = next.data();
+    v.is_leaf = is_leaf.data();
+    v.range = range.data();
+    v.com_mass = com_mass.data();
+    v.quad = quad.data();
+    v.r_open2 = r_open2.data();
+    v.particles = particles.data();
+    v.groups = groups.data();
+    return v;
+}
+
+} // namespace grove
