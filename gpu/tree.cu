@@ -240,6 +240,7 @@ struct TreeGpuEngine::Impl {
     cudaEvent_t events[kEvents] = {};
     PhaseTimes times, upload_times;
 
+    Octree tree; // compute()'s host tree, kept so that repeated builds reuse its storage
     int num_particles = 0, num_nodes = 0, num_groups = 0;
     bool uploaded = false, evaluated = false;
     long long total_nodes = 0, total_leaves = 0;
@@ -455,8 +456,8 @@ TreeGpuEngine::~TreeGpuEngine() = default;
 void TreeGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
 {
     BuildTimes build;
-    const Octree tree = build_octree(pos, mass, impl_->params, &build);
-    upload(tree);
+    build_octree_into(impl_->tree, pos, mass, impl_->params, &build);
+    upload(impl_->tree);
     evaluate(impl_->params.theta, out);
     PhaseTimes all = {{"keys", build.keys},
                       {"sort", build.sort},

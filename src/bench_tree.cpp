@@ -95,7 +95,7 @@ int bench_tree(const cxxopts::ParseResult& r)
             Octree tree;
             for (int k = 0; k <= repeat; ++k) {
                 BuildTimes t;
-                tree = build_octree(p.pos, p.mass, TreeParams{thetas.front(), nleaf, ncrit}, &t);
+                build_octree_into(tree, p.pos, p.mass, TreeParams{thetas.front(), nleaf, ncrit}, &t);
                 if (k > 0) builds.push_back(t);
             }
             std::sort(builds.begin(), builds.end(),

@@ -147,7 +147,7 @@ int bench_tree_build(const cxxopts::ParseResult& r)
         Octree tree;
         for (int k = 0; k <= repeat; ++k) {
             BuildTimes t;
-            tree = build_octree(p.pos, p.mass, params, &t);
+            build_octree_into(tree, p.pos, p.mass, params, &t);
             if (k > 0) runs.push_back(t);
         }
         std::sort(runs.begin(), runs.end(),

@@ -65,7 +65,7 @@ class TopDownBuilder {
         tree_.range.push_back({begin, end});
         tree_.size.push_back(cell);
         tree_.level.push_back(level);
-        centres.push_back(centre);
+        tree_.cell_centre.push_back(centre);
         if (!leaf) {
             // Keys in [begin, end) share their top 3*level bits, so the octant digit is monotone.
             std::int32_t child_begin = begin;
@@ -87,8 +87,6 @@ class TopDownBuilder {
         tree_.next[index] = static_cast<std::int32_t>(tree_.next.size());
     }
 
-    std::vector<Vec4<double>> centres; // geometric cell centres, for delta
-
   private:
     Octree& tree_;
     const std::vector<std::uint64_t>& keys_;
@@ -108,8 +106,9 @@ void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy
 
 // Leaves sum their particles; internal nodes combine their children with the parallel-axis
 // theorem, deepest level first so that children are always done before parents.
-void compute_moments(Octree& tree, const std::vector<Vec4<double>>& centres)
+void compute_moments(Octree& tree)
 {
+    const std::vector<Vec4<double>>& centres = tree.cell_centre;
     const std::int32_t num_nodes = tree.num_nodes();
     tree.com_mass.assign(static_cast<std::size_t>(num_nodes), Vec4<double>{0, 0, 0, 0});
     tree.quad.assign(static_cast<std::size_t>(num_nodes), Quadrupole<double>{});
@@ -234,6 +233,14 @@ void make_groups(Octree& tree, int ncrit)
 Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
                     BuildTimes* times)
 {
+    Octree tree;
+    build_octree_into(tree, pos, mass, params, times);
+    return tree;
+}
+
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+                       BuildTimes* times)
+{
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
@@ -243,13 +250,26 @@ Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, co
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
     if (!pos.allFinite() || !mass.allFinite()) throw std::invalid_argument("tree: non-finite position or mass");
 
-    Octree tree;
+    for (auto* v : {&tree.next, &tree.level}) v->clear();
+    tree.is_leaf.clear();
+    tree.range.clear();
+    tree.size.clear();
+    tree.cell_centre.clear();
+    tree.groups.clear();
+    tree.particles.clear();
+    tree.order.clear();
+    tree.keys.clear();
+    tree.com_mass.clear();
+    tree.quad.clear();
+    tree.com_offset.clear();
+    tree.r_open2.clear();
     const auto n = static_cast<std::int32_t>(pos.cols());
-    if (n == 0) return tree;
+    if (n == 0) return;
 
     auto start = Clock::now();
     bounding_cube(pos, tree.box_lo, tree.box_side);
-    std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
+    std::vector<std::uint64_t>& keys = tree.keys;
+    keys.resize(static_cast<std::size_t>(n));
     tree.order.resize(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
     for (std::int32_t i = 0; i < n; ++i) {
@@ -277,14 +297,13 @@ Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, co
     t.build = seconds_since(start);
 
     start = Clock::now();
-    compute_moments(tree, builder.centres);
+    compute_moments(tree);
     t.moments = seconds_since(start);
 
     start = Clock::now();
     make_groups(tree, params.ncrit);
     t.groups = seconds_since(start);
     set_opening_radii(tree, params.theta);
-    return tree;
 }
 
 void set_opening_radii(Octree& tree, double theta)

@@ -26,4 +26,10 @@ struct BuildTimes {
 Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
                     BuildTimes* times = nullptr);
 
+// The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
+// benchmark) then allocate nothing, which matters because first-touch page faults on fresh
+// buffers cost as much as the sort itself.
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+                       BuildTimes* times = nullptr);
+
 } // namespace grove

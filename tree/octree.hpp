@@ -57,12 +57,14 @@ struct Octree {
     std::vector<ParticleRange> range;
     std::vector<Vec4<double>> com_mass;
     std::vector<Quadrupole<double>> quad;
-    std::vector<double> size;            // [num_nodes] cell side length l
-    std::vector<double> com_offset;      // [num_nodes] delta = |centre of mass - cell centre|
-    std::vector<std::int32_t> level;     // [num_nodes] 0 for the root
-    std::vector<double> r_open2;         // [num_nodes] filled by set_opening_radii()
-    std::vector<Vec4<double>> particles; // [N] sorted positions and masses
-    std::vector<std::uint32_t> order;    // [N] order[k] = caller's index of sorted particle k
+    std::vector<double> size;              // [num_nodes] cell side length l
+    std::vector<double> com_offset;        // [num_nodes] delta = |centre of mass - cell centre|
+    std::vector<std::int32_t> level;       // [num_nodes] 0 for the root
+    std::vector<double> r_open2;           // [num_nodes] filled by set_opening_radii()
+    std::vector<Vec4<double>> particles;   // [N] sorted positions and masses
+    std::vector<std::uint32_t> order;      // [N] order[k] = caller's index of sorted particle k
+    std::vector<std::uint64_t> keys;       // [N] Morton keys of the sorted particles
+    std::vector<Vec4<double>> cell_centre; // [num_nodes] geometric cell centres
     std::vector<Group<double>> groups;
     double box_lo[3] = {0, 0, 0}; // bounding cube corner
     double box_side = 0;          // bounding cube side

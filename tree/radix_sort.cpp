@@ -119,8 +119,14 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
     while (significant < 64 && (any_bits >> significant) != 0) ++significant;
     const int shift = std::max(0, significant - kTopBits);
 
-    std::vector<std::uint64_t> keys_mid(n);
-    std::vector<std::uint32_t> values_mid(n);
+    // Kept between calls (and exchanged with the caller's buffers below), so that repeated sorts
+    // touch no fresh pages.
+    thread_local std::vector<std::uint64_t> keys_mid;
+    thread_local std::vector<std::uint32_t> values_mid;
+    keys_mid.resize(n);
+    values_mid.resize(n);
+    std::uint64_t* const mid_k = keys_mid.data(); // thread_local names would mean each thread's own
+    std::uint32_t* const mid_v = values_mid.data();
     std::vector<std::array<std::size_t, kTopBuckets>> histogram(static_cast<std::size_t>(num_threads));
     std::array<std::size_t, kTopBuckets + 1> bucket_start{};
 #pragma omp parallel num_threads(num_threads)
@@ -148,8 +154,8 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
         }
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t dest = local[keys[i] >> shift]++;
-            keys_mid[dest] = keys[i];
-            values_mid[dest] = values[i];
+            mid_k[dest] = keys[i];
+            mid_v[dest] = values[i];
         }
 #pragma omp barrier
         // Each bucket sorts in place in keys_mid, with the same range of keys/values as scratch.
@@ -158,8 +164,8 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
             const std::size_t b0 = bucket_start[static_cast<std::size_t>(d)];
             const std::size_t len = bucket_start[static_cast<std::size_t>(d) + 1] - b0;
             if (len < 2) continue;
-            std::uint64_t* k = keys_mid.data() + b0;
-            std::uint32_t* v = values_mid.data() + b0;
+            std::uint64_t* k = mid_k + b0;
+            std::uint32_t* v = mid_v + b0;
             std::uint64_t* tk = keys.data() + b0;
             std::uint32_t* tv = values.data() + b0;
 #pragma omp task default(none) firstprivate(k, v, tk, tv, len, shift)

@@ -97,8 +97,8 @@ TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity) : tree_para
 void TreeCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
 {
     BuildTimes build;
-    Octree tree = build_octree(pos, mass, tree_params_, &build);
-    evaluate(tree, tree_params_.theta, out);
+    build_octree_into(tree_, pos, mass, tree_params_, &build);
+    evaluate(tree_, tree_params_.theta, out);
     PhaseTimes walk_times = times_;
     times_ = {{"keys", build.keys},
               {"sort", build.sort},

@@ -49,6 +49,7 @@ class TreeCpuEngine final : public ForceEngine {
     GravityParams gravity_;
     PhaseTimes times_;
     TreeStats stats_;
+    Octree tree_; // kept so that repeated builds reuse its storage
 };
 
 } // namespace grove
