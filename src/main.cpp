@@ -14,9 +14,10 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"ic", grove::command_ic, "make initial conditions: plummer, hernquist, uniform"},
+    {"ic", grove::command_ic, "make initial conditions: plummer, hernquist, galaxy, uniform"},
     {"info", grove::command_info, "describe a snapshot: counts, units, mass, energy, run parameters"},
     {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
+    {"run", grove::command_run, "evolve a snapshot: leapfrog on any engine; snapshots, diagnostics, timing"},
     {"bench", grove::command_bench, "timing of the force engines (direct: interactions/s against the FP32 limit)"},
 };
 

@@ -63,20 +63,37 @@ void sort_in_cache(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::u
     }
 }
 
-// Stable in-place sort on key bits [0, bits): buckets larger than the cache take one more MSD
-// pass on their top 8 bits and sort their sub-buckets as OpenMP tasks (clustered inputs put
-// most keys in a few top-level buckets; this keeps them parallel and in cache).
-void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len, int bits)
+// start[d + 1] = number of keys whose 8-bit digit at `shift` is d (start[0] = 0); large ranges
+// are counted in parallel chunks.
+void count_digits(const std::uint64_t* k, std::size_t len, int shift, std::array<std::size_t, kBuckets + 1>& start)
 {
-    while (len > kInCacheLimit && bits > 0) {
-        const int shift = std::max(0, bits - kDigitBits);
-        std::array<std::size_t, kBuckets + 1> start{};
-        for (std::size_t i = 0; i < len; ++i) ++start[((k[i] >> shift) & (kBuckets - 1)) + 1];
-        if (std::any_of(start.begin(), start.end(), [&](std::size_t c) { return c == len; })) {
-            bits = shift; // every key shares this digit
-            continue;
+    constexpr std::size_t kChunk = std::size_t{1} << 16;
+    const std::size_t chunks = std::min<std::size_t>(64, (len + kChunk - 1) / kChunk);
+    std::vector<std::array<std::size_t, kBuckets>> hist(chunks);
+    for (std::size_t c = 0; c < chunks; ++c) {
+#pragma omp task default(shared) firstprivate(c) if (chunks > 1)
+        {
+            auto& h = hist[c];
+            h.fill(0);
+            for (std::size_t i = len * c / chunks; i < len * (c + 1) / chunks; ++i)
+                ++h[(k[i] >> shift) & (kBuckets - 1)];
         }
-        for (int d = 0; d < kBuckets; ++d) start[d + 1] += start[d];
+    }
+#pragma omp taskwait
+    start.fill(0);
+    for (const auto& h : hist)
+        for (int d = 0; d < kBuckets; ++d) start[static_cast<std::size_t>(d) + 1] += h[static_cast<std::size_t>(d)];
+}
+
+// Stable scatter of (k, v) by the 8-bit digit at `shift` into (tk, tv) at the bucket starts
+// `start`, then copied back. Large ranges run as parallel chunks (tasks): a clustered input can
+// put most of the keys into one bucket, whose pass would otherwise run on one thread.
+void scatter_by_digit(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len,
+                      int shift, const std::array<std::size_t, kBuckets + 1>& start)
+{
+    constexpr std::size_t kChunk = std::size_t{1} << 16;
+    const std::size_t chunks = std::min<std::size_t>(64, (len + kChunk - 1) / kChunk);
+    if (chunks <= 1) {
         std::array<std::size_t, kBuckets> next;
         std::copy(start.begin(), start.end() - 1, next.begin());
         for (std::size_t i = 0; i < len; ++i) {
@@ -86,6 +103,67 @@ void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint
         }
         std::copy(tk, tk + len, k);
         std::copy(tv, tv + len, v);
+        return;
+    }
+    std::vector<std::array<std::size_t, kBuckets>> hist(chunks);
+    auto bounds = [&](std::size_t c) { return std::pair{len * c / chunks, len * (c + 1) / chunks}; };
+    for (std::size_t c = 0; c < chunks; ++c) {
+#pragma omp task default(shared) firstprivate(c)
+        {
+            auto& h = hist[c];
+            h.fill(0);
+            const auto [b, e] = bounds(c);
+            for (std::size_t i = b; i < e; ++i) ++h[(k[i] >> shift) & (kBuckets - 1)];
+        }
+    }
+#pragma omp taskwait
+    for (int d = 0; d < kBuckets; ++d) { // (digit, chunk) order keeps the scatter stable
+        std::size_t running = start[static_cast<std::size_t>(d)];
+        for (std::size_t c = 0; c < chunks; ++c) {
+            const std::size_t count = hist[c][static_cast<std::size_t>(d)];
+            hist[c][static_cast<std::size_t>(d)] = running;
+            running += count;
+        }
+    }
+    for (std::size_t c = 0; c < chunks; ++c) {
+#pragma omp task default(shared) firstprivate(c)
+        {
+            auto& next = hist[c];
+            const auto [b, e] = bounds(c);
+            for (std::size_t i = b; i < e; ++i) {
+                const std::size_t d = next[(k[i] >> shift) & (kBuckets - 1)]++;
+                tk[d] = k[i];
+                tv[d] = v[i];
+            }
+        }
+    }
+#pragma omp taskwait
+    for (std::size_t c = 0; c < chunks; ++c) {
+#pragma omp task default(shared) firstprivate(c)
+        {
+            const auto [b, e] = bounds(c);
+            std::copy(tk + b, tk + e, k + b);
+            std::copy(tv + b, tv + e, v + b);
+        }
+    }
+#pragma omp taskwait
+}
+
+// Stable in-place sort on key bits [0, bits): buckets larger than the cache take one more MSD
+// pass on their top 8 bits and sort their sub-buckets as OpenMP tasks (clustered inputs put
+// most keys in a few top-level buckets; this keeps them parallel and in cache).
+void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len, int bits)
+{
+    while (len > kInCacheLimit && bits > 0) {
+        const int shift = std::max(0, bits - kDigitBits);
+        std::array<std::size_t, kBuckets + 1> start;
+        count_digits(k, len, shift, start);
+        if (std::any_of(start.begin(), start.end(), [&](std::size_t c) { return c == len; })) {
+            bits = shift; // every key shares this digit
+            continue;
+        }
+        for (int d = 0; d < kBuckets; ++d) start[d + 1] += start[d];
+        scatter_by_digit(k, v, tk, tv, len, shift, start);
         for (int d = 0; d < kBuckets; ++d) {
             const std::size_t o = start[d], n = start[d + 1] - o;
             if (n < 2) continue;

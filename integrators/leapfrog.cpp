@@ -1,0 +1,60 @@
+#include "integrators/leapfrog.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+namespace grove {
+
+Leapfrog::Leapfrog(ForceEngine& engine, double dt) : engine_(engine), dt_(dt)
+{
+    if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("leapfrog: --dt must be a finite number > 0");
+}
+
+void Leapfrog::compute_forces(ParticleSet& p)
+{
+    const auto start = std::chrono::steady_clock::now();
+    engine_.compute(p.pos, p.mass, forces_);
+    force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Swapped, not copied: at 1e6 particles a copy is a 24 MB pass per step.
+    p.acc.swap(forces_.acc);
+    p.pot.swap(forces_.pot);
+}
+
+void Leapfrog::start(ParticleSet& p)
+{
+    compute_forces(p);
+    started_ = true;
+}
+
+void Leapfrog::step(ParticleSet& p)
+{
+    if (!started_) throw std::logic_error("leapfrog: step() before start()");
+    const double half = 0.5 * dt_, dt = dt_;
+    // Fused OpenMP loops over the 3N coordinates: each is one pass over memory.
+    const auto count = static_cast<std::int64_t>(3 * p.size());
+    double* x = p.pos.data();
+    double* v = p.vel.data();
+    const double* a0 = p.acc.data();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) {
+        v[i] += half * a0[i];
+        x[i] += dt * v[i];
+    }
+    compute_forces(p);
+    const double* a1 = p.acc.data();
+    bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite)
+    for (std::int64_t i = 0; i < count; ++i) {
+        v[i] += half * a1[i];
+        finite = finite && std::isfinite(x[i]) && std::isfinite(v[i]);
+    }
+    p.time += dt_;
+    ++steps_;
+    if (!finite)
+        throw std::runtime_error("leapfrog: positions or velocities became non-finite at t = " +
+                                 std::to_string(p.time) + " (time step too large for the softening?)");
+}
+
+} // namespace grove
