@@ -18,6 +18,7 @@ const Command kCommands[] = {
     {"info", grove::command_info, "describe a snapshot: counts, units, mass, energy, run parameters"},
     {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
     {"run", grove::command_run, "evolve a snapshot: leapfrog on any engine; snapshots, diagnostics, timing"},
+    {"accuracy", grove::command_accuracy, "tree-versus-direct error distributions over a range of theta"},
     {"bench", grove::command_bench, "timing of the force engines (direct: interactions/s against the FP32 limit)"},
 };
 
