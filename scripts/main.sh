@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# The main job on a built-in default: installs and builds grove, makes a Plummer sphere, computes
-# its forces by direct summation (GPU when present) and with the treecode, and prints the
-# tree-versus-direct error percentiles. Outputs go to out/ (override with GROVE_OUT).
-# N defaults to 10^6 with a GPU and 5*10^4 on the CPU (about a minute on 2 cores).
+# The main job: installs and builds grove, makes the built-in galaxy model (bulge + disk + halo,
+# masses 1:1:4), and runs the theta sweep: tree against double-precision direct summation for
+# theta = 0.2 ... 1.0, error percentiles for all particles and per component, timings, and the
+# plots. Outputs go to out/ (override with GROVE_OUT).
+# N defaults to 10^6 with a GPU and 10^5 on the CPU only (about a minute on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 grove=${GROVE_BUILD_DIR:-build}/src/grove
 out=${GROVE_OUT:-out}
 mkdir -p "$out"
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then n=${GROVE_N:-1000000}; else n=${GROVE_N:-50000}; fi
-eps=${GROVE_EPS:-0.001}
-theta=${GROVE_THETA:-0.5}
-"$grove" ic plummer -n "$n" --seed 1 -o "$out/plummer.hdf5"
-"$grove" forces "$out/plummer.hdf5" --engine direct --eps "$eps" -o "$out/forces_direct.hdf5"
-"$grove" forces "$out/plummer.hdf5" --engine tree --theta "$theta" --eps "$eps" -o "$out/forces_tree.hdf5"
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then n=${GROVE_N:-1000000}; else n=${GROVE_N:-100000}; fi
+eps=${GROVE_EPS:-0.05}
+thetas=${GROVE_THETAS:-0.2:1.0:0.1}
+"$grove" ic galaxy -n "$n" --seed 1 -o "$out/galaxy.hdf5"
+"$grove" accuracy "$out/galaxy.hdf5" --theta "$thetas" --eps "$eps" -o "$out/accuracy.hdf5" | tee "$out/accuracy.md"
+/usr/bin/python3 scripts/plot_accuracy.py "$out/accuracy.hdf5" -o "$out/accuracy.png"
+/usr/bin/python3 scripts/plot_snapshot.py "$out/galaxy.hdf5" -o "$out/galaxy.png"
 echo
-echo "tree (theta = $theta) against direct summation, relative acceleration error:"
-/usr/bin/python3 scripts/compare_forces.py "$out/forces_direct.hdf5" "$out/forces_tree.hdf5"
+echo "table: $out/accuracy.md   plots: $out/accuracy.png (error distributions, scaling, cost) and $out/galaxy.png (the model)"
