@@ -65,7 +65,7 @@ TEST_CASE("per-component summaries split the errors by particle type", "[accurac
     CHECK(s[3].component == "bulge");
 }
 
-TEST_CASE("--sample agrees with the full reference on the sampled particles", "[accuracy]")
+TEST_CASE("a sampled reference agrees with the full one on the sampled particles", "[accuracy]")
 {
     const ParticleSet p = make_galaxy(3000, 4, GalaxyParams{});
     AccuracyOptions o;
