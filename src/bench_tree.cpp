@@ -13,6 +13,7 @@
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
 #include "gpu/tree_gpu.h"
+#include "src/cli_common.hpp"
 #include "src/force_errors.hpp"
 #include "src/galaxy_model.hpp"
 #include "src/ic_models.hpp"
@@ -20,15 +21,6 @@
 namespace grove {
 
 namespace {
-
-std::vector<std::string> split(const std::string& text)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
 
 double lookup(const PhaseTimes& t, const char* name)
 {
@@ -63,7 +55,7 @@ int bench_tree(const cxxopts::ParseResult& r)
     const int nleaf = r["nleaf"].as<int>(), ncrit = r["ncrit"].as<int>();
     const auto sample = static_cast<std::size_t>(std::max(1, r["sample"].as<int>()));
     std::vector<double> thetas;
-    for (const auto& t : split(r["thetas"].as<std::string>())) thetas.push_back(std::stod(t));
+    for (const auto& t : split_list(r["thetas"].as<std::string>())) thetas.push_back(std::stod(t));
     const DeviceSummary dev = describe_device();
     std::printf("device %s (%d SMs); host: %d OpenMP threads\n", dev.name.c_str(), dev.sm_count, omp_get_max_threads());
     std::printf("nleaf %d, ncrit %d, eps %g (uniform) / %g kpc (galaxy); GPU phases: median of %d evaluations after "
@@ -71,8 +63,8 @@ int bench_tree(const cxxopts::ParseResult& r)
                 "for %zu random particles against the double-precision GPU direct engine\n\n",
                 nleaf, ncrit, eps, eps, repeat, repeat, sample);
     std::vector<Row> rows;
-    for (const auto& model : split(r["models"].as<std::string>())) {
-        for (const auto& e : split(r["tree-sizes"].as<std::string>())) {
+    for (const auto& model : split_list(r["models"].as<std::string>())) {
+        for (const auto& e : split_list(r["tree-sizes"].as<std::string>())) {
             const long n = (1L << std::stoi(e)) - (model == "uniform" ? 1 : 0);
             ParticleSet p;
             if (model == "uniform")

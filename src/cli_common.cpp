@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "src/direct_cpu.hpp"
@@ -69,6 +70,15 @@ EngineOptions engine_options(const cxxopts::ParseResult& result, const ParticleS
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
     if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
     return o;
+}
+
+std::vector<std::string> split_list(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
 }
 
 bool gpu_available()

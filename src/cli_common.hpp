@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <cxxopts.hpp>
 
@@ -37,6 +38,9 @@ EngineOptions engine_options(const cxxopts::ParseResult& result, const ParticleS
 // Builds the engine named in `opts`, resolving "direct" and "tree" to the GPU engine when a GPU is
 // present and to the CPU engine otherwise. Throws for unknown names or GPU engines without a GPU.
 std::unique_ptr<ForceEngine> make_engine(const EngineOptions& opts);
+
+// "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench and accuracy options.
+std::vector<std::string> split_list(const std::string& text);
 
 // True when this build has the GPU engines and a CUDA device is visible.
 bool gpu_available();

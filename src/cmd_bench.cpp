@@ -38,15 +38,6 @@ namespace {
     }
 }
 
-std::vector<std::string> split_list(const std::string& text)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 #ifdef GROVE_HAVE_CUDA
 // Uniform cube [-1,1]^3 with random masses, as in the published reference runs.
 void uniform_cube(std::size_t n, Eigen::Matrix3Xd& pos, Eigen::VectorXd& mass, std::uint64_t seed)
