@@ -114,3 +114,31 @@ TEST_CASE("accuracy pipeline end to end: ic, accuracy, the three plot scripts", 
         CHECK(fs::file_size(dir / png) > 10000);
     }
 }
+
+TEST_CASE("the accuracy study on a three-body model reproduces the hand-computed quadrupole error", "[accuracy]")
+{
+    // Two masses m/2 at x = -d and +d, one at x = R. With nleaf = ncrit = 1 and theta = 0.5 the
+    // far particle takes the pair as one cell: monopole plus quadrupole about its centre of mass
+    // (Q_xx = 2 m d^2), an on-axis pull of m/R^2 (1 + 3 d^2/R^2), against the exact
+    // m/2 [(R - d)^-2 + (R + d)^-2]. The pair sees the far particle exactly (a one-particle cell
+    // has no quadrupole) and each other through their leaves: errors at rounding.
+    const double m = 1, d = 1, R = 100;
+    ParticleSet p;
+    p.resize(3);
+    p.pos.col(0) << -d, 0, 0;
+    p.pos.col(1) << d, 0, 0;
+    p.pos.col(2) << R, 0, 0;
+    p.mass << m / 2, m / 2, 1e-3;
+    AccuracyOptions o;
+    o.thetas = {0.5};
+    o.nleaf = 1;
+    o.ncrit = 1;
+    const AccuracyStudy s = run_accuracy_study(p, o);
+    const double exact = m / 2 * (1 / ((R - d) * (R - d)) + 1 / ((R + d) * (R + d)));
+    const double quadrupole = m / (R * R) * (1 + 3 * d * d / (R * R));
+    const double expected = std::abs(exact - quadrupole) / exact; // about 5 (d/R)^4
+    const auto& all = s.results.at(0).errors.at(0);
+    CHECK(all.acc_percentiles.back() == Approx(expected).epsilon(1e-6)); // max: the far particle
+    CHECK(all.sorted_acc_errors.at(1) < 1e-14);                          // the pair: exact
+    CHECK(expected == Approx(5 * std::pow(d / R, 4)).epsilon(0.01));
+}
