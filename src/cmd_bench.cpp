@@ -14,6 +14,7 @@
 #ifdef GROVE_HAVE_CUDA
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
+#include "gpu/hermite_gpu.h"
 #include "src/bench_tree.hpp"
 #endif
 
@@ -116,6 +117,53 @@ int bench_direct(const cxxopts::ParseResult& r)
     }
     return 0;
 }
+// Hermite kernel (prediction + acc/jerk/pot + reduction) rates: N_i = N_j = 2^sizes, and 2^active
+// targets against 2^sources, in mixed and double precision.
+int bench_hermite(const cxxopts::ParseResult& r)
+{
+    const int repeat = std::max(1, r["repeat"].as<int>());
+    const double eps = r["eps"].as<double>();
+    std::printf("Hermite kernel: on-device prediction of all j, acc + jerk + pot of the active i, j-split reduction; "
+                "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
+                eps, repeat);
+    std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s |\n|---|---|---|---|---|---|\n");
+    auto run = [&](Precision prec, std::size_t n, std::size_t active_count) {
+        Eigen::Matrix3Xd pos;
+        Eigen::VectorXd mass;
+        uniform_cube(n, pos, mass, 44);
+        HermiteState st;
+        st.x = pos;
+        st.v = Eigen::Matrix3Xd::Zero(3, pos.cols());
+        st.a = st.v;
+        st.j = st.v;
+        st.t = Eigen::VectorXd::Zero(mass.size());
+        st.mass = mass;
+        HermiteGpuEngine engine(GravityParams{1.0, eps}, prec);
+        engine.set_state(st);
+        std::vector<std::int32_t> active(active_count);
+        for (std::size_t k = 0; k < active_count; ++k) active[k] = static_cast<std::int32_t>((k * 7919) % n);
+        HermiteForces f;
+        std::vector<double> times;
+        for (int k = 0; k <= repeat; ++k) {
+            engine.evaluate(0.0, active, f);
+            if (k > 0) times.push_back(engine.last_kernel_seconds());
+        }
+        std::sort(times.begin(), times.end());
+        const double t = times[times.size() / 2];
+        std::printf("| %s | %zu | %zu | %d | %.3f | %.3e |\n", precision_name(prec), active_count, n,
+                    engine.last_splits(), 1e3 * t, static_cast<double>(active_count) * static_cast<double>(n) / t);
+        std::fflush(stdout);
+    };
+    for (const auto& pname : split_list(r["precision"].as<std::string>())) {
+        const Precision prec = precision_by_name(pname);
+        if (prec == Precision::Float) continue;
+        for (int e : parse_exponent_range(r["sizes"].as<std::string>(), "sizes"))
+            run(prec, std::size_t{1} << e, std::size_t{1} << e);
+        for (int e : parse_exponent_range(r["active"].as<std::string>(), "active"))
+            run(prec, std::size_t{1} << r["sources"].as<int>(), std::size_t{1} << e);
+    }
+    return 0;
+}
 #endif
 
 // Host tree build split into its phases for Plummer spheres of 10^e particles, and the
@@ -172,7 +220,9 @@ int command_bench(int argc, char** argv)
     cxxopts::Options options("grove bench",
                              "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
                              "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
-    options.add_options()("what", "What to benchmark: direct (GPU), tree (GPU treecode) or tree-build (host octree)",
+    options.add_options()("what",
+                          "What to benchmark: direct (GPU), hermite (GPU Hermite kernel), tree (GPU treecode) or "
+                          "tree-build (host octree)",
                           cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
                                                          cxxopts::value<std::string>()->default_value("1e5,1e6"))(
         "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
@@ -193,15 +243,16 @@ int command_bench(int argc, char** argv)
         "sample", "tree: particles whose error is measured against direct summation",
         cxxopts::value<int>()->default_value("16384"));
     options.parse_positional({"what"});
-    options.positional_help("direct|tree|tree-build");
+    options.positional_help("direct|hermite|tree|tree-build");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     const std::string what = parsed->count("what") ? (*parsed)["what"].as<std::string>() : "";
     if (what == "tree-build") return bench_tree_build(*parsed);
-    if (what != "direct" && what != "tree")
-        throw std::runtime_error("grove bench: say what to benchmark: direct, tree or tree-build");
+    if (what != "direct" && what != "tree" && what != "hermite")
+        throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree or tree-build");
 #ifdef GROVE_HAVE_CUDA
     if (!gpu_available()) throw std::runtime_error("grove bench " + what + " needs a CUDA GPU and none is visible");
+    if (what == "hermite") return bench_hermite(*parsed);
     return what == "tree" ? bench_tree(*parsed) : bench_direct(*parsed);
 #else
     throw std::runtime_error("grove bench " + what +

@@ -1,0 +1,289 @@
+// Hermite kernels and their launcher; see hermite_gpu.h.
+#include "gpu/hermite_gpu.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/device_info.h"
+#include "tree/gravity.hpp"
+#include "tree/octree.hpp"
+
+namespace grove {
+
+namespace {
+
+using gpu::ceil_div;
+using D4 = Vec4<double>;
+constexpr int kThreads = 128;
+
+// The device copy of a particle's state: position and mass, velocity and time, a, j.
+struct DeviceState {
+    D4* xm;
+    D4* vt;
+    D4* a;
+    D4* j;
+};
+
+__global__ void predict_kernel(int n, double t, DeviceState s, D4* xp, D4* vp)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i];
+    const double dt = t - v.w, dt2 = dt * dt * 0.5, dt3 = dt2 * dt * (1.0 / 3.0);
+    xp[i] = D4{x.x + dt * v.x + dt2 * a.x + dt3 * j.x, x.y + dt * v.y + dt2 * a.y + dt3 * j.y,
+               x.z + dt * v.z + dt2 * a.z + dt3 * j.z, x.w};
+    vp[i] = D4{v.x + dt * a.x + dt2 * j.x, v.y + dt * a.y + dt2 * j.y, v.z + dt * a.z + dt2 * j.z, 0.0};
+}
+
+// Packed updates (k of them) scattered into the state.
+__global__ void scatter_state_kernel(int k, const std::int32_t* index, const D4* packed, DeviceState s)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= k) return;
+    const int i = index[u];
+    s.xm[i] = packed[4 * u + 0];
+    s.vt[i] = packed[4 * u + 1];
+    s.a[i] = packed[4 * u + 2];
+    s.j[i] = packed[4 * u + 3];
+}
+
+struct Partial {
+    double ax, ay, az, jx, jy, jz, pot, pad;
+};
+
+template <bool kMixed>
+__global__ void __launch_bounds__(kThreads)
+    hermite_kernel(int n, const D4* xp, const D4* vp, const std::int32_t* active, int num_active, int chunk,
+                   double eps2, Partial* partial)
+{
+    __shared__ D4 sx[kThreads];
+    __shared__ D4 sv[kThreads];
+    const int k = blockIdx.x * kThreads + threadIdx.x;
+    const int i = k < num_active ? active[k] : -1;
+    const D4 xi = xp[i < 0 ? 0 : i], vi = vp[i < 0 ? 0 : i];
+    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
+    AccumJerk<double> sum;
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        if (jl < j_end) {
+            sx[threadIdx.x] = xp[jl];
+            sv[threadIdx.x] = vp[jl];
+        }
+        __syncthreads();
+        const int count = min(kThreads, j_end - base);
+        if constexpr (kMixed) {
+            AccumJerk<float> part;
+            for (int s = 0; s < count; ++s) {
+                const D4 xj = sx[s], vj = sv[s];
+                const float m = base + s == i ? 0.f : static_cast<float>(xj.w);
+                part = p2p_jerk(part, static_cast<float>(xj.x - xi.x), static_cast<float>(xj.y - xi.y),
+                                static_cast<float>(xj.z - xi.z), static_cast<float>(vj.x - vi.x),
+                                static_cast<float>(vj.y - vi.y), static_cast<float>(vj.z - vi.z), m,
+                                static_cast<float>(eps2));
+            }
+            sum.ax += part.ax;
+            sum.ay += part.ay;
+            sum.az += part.az;
+            sum.jx += part.jx;
+            sum.jy += part.jy;
+            sum.jz += part.jz;
+            sum.pot += part.pot;
+        } else {
+            for (int s = 0; s < count; ++s) {
+                const D4 xj = sx[s], vj = sv[s];
+                const double m = base + s == i ? 0.0 : xj.w;
+                sum = p2p_jerk(sum, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, m,
+                               eps2);
+            }
+        }
+        __syncthreads();
+    }
+    if (k < num_active)
+        partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
+            Partial{sum.ax, sum.ay, sum.az, sum.jx, sum.jy, sum.jz, sum.pot, 0.0};
+}
+
+__global__ void reduce_kernel(int num_active, int splits, double G, const Partial* partial, double* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= num_active) return;
+    Partial s = partial[k];
+    for (int y = 1; y < splits; ++y) {
+        const Partial p = partial[static_cast<std::size_t>(y) * num_active + k];
+        s.ax += p.ax;
+        s.ay += p.ay;
+        s.az += p.az;
+        s.jx += p.jx;
+        s.jy += p.jy;
+        s.jz += p.jz;
+        s.pot += p.pot;
+    }
+    double* o = out + 7 * static_cast<std::size_t>(k);
+    o[0] = G * s.ax;
+    o[1] = G * s.ay;
+    o[2] = G * s.az;
+    o[3] = G * s.jx;
+    o[4] = G * s.jy;
+    o[5] = G * s.jz;
+    o[6] = G * s.pot;
+}
+
+} // namespace
+
+struct HermiteGpuEngine::Impl {
+    GravityParams gravity;
+    Precision precision;
+    int n = 0, sm_count = 0, forced_splits = 0, splits = 1;
+    double kernel_seconds = 0;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    gpu::DeviceBuffer<D4> d_xm, d_vt, d_a, d_j, d_xp, d_vp, d_packed;
+    gpu::DeviceBuffer<std::int32_t> d_index, d_active;
+    gpu::DeviceBuffer<Partial> d_partial;
+    gpu::DeviceBuffer<double> d_out;
+    gpu::PinnedBuffer<D4> h_packed;
+    gpu::PinnedBuffer<std::int32_t> h_index, h_active;
+    gpu::PinnedBuffer<double> h_out;
+
+    Impl(GravityParams g, Precision p) : gravity(g), precision(p)
+    {
+        if (p == Precision::Float) throw std::invalid_argument("hermite on the GPU: precision mixed or double");
+        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        sm_count = describe_device().sm_count;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaEventCreate(&start));
+        CUDA_CHECK(cudaEventCreate(&stop));
+    }
+    ~Impl()
+    {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+        cudaStreamDestroy(stream);
+    }
+    DeviceState state() const { return {d_xm.data(), d_vt.data(), d_a.data(), d_j.data()}; }
+
+    // Packs particles `index` of s into the pinned buffer and scatters them on the device.
+    void upload(const HermiteState& s, const std::int32_t* index, std::size_t k)
+    {
+        if (k == 0) return;
+        h_packed.reserve(4 * k, "hermite state upload");
+        h_index.reserve(k, "hermite state upload");
+        d_packed.reserve(4 * k, "hermite state upload");
+        d_index.reserve(k, "hermite state upload");
+        for (std::size_t u = 0; u < k; ++u) {
+            const Eigen::Index i = index[u];
+            h_index[u] = index[u];
+            h_packed[4 * u + 0] = D4{s.x(0, i), s.x(1, i), s.x(2, i), s.mass[i]};
+            h_packed[4 * u + 1] = D4{s.v(0, i), s.v(1, i), s.v(2, i), s.t[i]};
+            h_packed[4 * u + 2] = D4{s.a(0, i), s.a(1, i), s.a(2, i), 0.0};
+            h_packed[4 * u + 3] = D4{s.j(0, i), s.j(1, i), s.j(2, i), 0.0};
+        }
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_packed.data(), h_packed.data(), 4 * k * sizeof(D4), cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_index.data(), h_index.data(), k * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream));
+        scatter_state_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
+            static_cast<int>(k), d_index.data(), d_packed.data(), state());
+        gpu::check_launch("scatter_state_kernel", stream);
+    }
+};
+
+HermiteGpuEngine::HermiteGpuEngine(GravityParams gravity, Precision precision)
+    : impl_(std::make_unique<Impl>(gravity, precision))
+{
+}
+HermiteGpuEngine::~HermiteGpuEngine() = default;
+
+std::string HermiteGpuEngine::name() const
+{
+    return std::string("direct-gpu (") + precision_name(impl_->precision) + ")";
+}
+
+void HermiteGpuEngine::set_state(const HermiteState& s)
+{
+    Impl& d = *impl_;
+    d.n = static_cast<int>(s.size());
+    const auto n = static_cast<std::size_t>(d.n);
+    for (auto* b : {&d.d_xm, &d.d_vt, &d.d_a, &d.d_j, &d.d_xp, &d.d_vp})
+        b->reserve(std::max<std::size_t>(n, 1), "hermite particle state");
+    std::vector<std::int32_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
+    d.upload(s, all.data(), n);
+}
+
+void HermiteGpuEngine::update(const HermiteState& s, const std::vector<std::int32_t>& changed)
+{
+    impl_->upload(s, changed.data(), changed.size());
+}
+
+void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& active, HermiteForces& out)
+{
+    Impl& d = *impl_;
+    const auto m = static_cast<int>(active.size());
+    out.acc.resize(3, m);
+    out.jerk.resize(3, m);
+    out.pot.resize(m);
+    if (m == 0 || d.n == 0) return;
+    const auto mm = static_cast<std::size_t>(m);
+    d.h_active.reserve(mm, "active list");
+    d.d_active.reserve(mm, "active list");
+    std::copy(active.begin(), active.end(), d.h_active.data());
+    const int blocks_x = static_cast<int>(ceil_div(mm, kThreads));
+    const int max_splits = static_cast<int>(ceil_div(static_cast<std::size_t>(d.n), kThreads));
+    int splits = d.forced_splits > 0 ? d.forced_splits : static_cast<int>(ceil_div(4 * d.sm_count, blocks_x));
+    splits = std::clamp(splits, 1, max_splits);
+    const int chunk = static_cast<int>(ceil_div(ceil_div(static_cast<std::size_t>(d.n), splits), kThreads)) * kThreads;
+    splits = static_cast<int>(ceil_div(static_cast<std::size_t>(d.n), chunk));
+    d.splits = splits;
+    d.d_partial.reserve(mm * splits, "hermite partial sums");
+    d.d_out.reserve(7 * mm, "hermite results");
+    d.h_out.reserve(7 * mm, "hermite results");
+    CUDA_CHECK(cudaMemcpyAsync(d.d_active.data(), d.h_active.data(), mm * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                               d.stream));
+    CUDA_CHECK(cudaEventRecord(d.start, d.stream));
+    predict_kernel<<<static_cast<unsigned>(ceil_div(d.n, 256)), 256, 0, d.stream>>>(d.n, t, d.state(), d.d_xp.data(),
+                                                                                    d.d_vp.data());
+    gpu::check_launch("predict_kernel", d.stream);
+    const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(splits));
+    const double eps2 = d.gravity.eps * d.gravity.eps;
+    if (d.precision == Precision::Mixed)
+        hermite_kernel<true><<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m,
+                                                              chunk, eps2, d.d_partial.data());
+    else
+        hermite_kernel<false><<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m,
+                                                               chunk, eps2, d.d_partial.data());
+    gpu::check_launch("hermite_kernel", d.stream);
+    reduce_kernel<<<static_cast<unsigned>(ceil_div(mm, 256)), 256, 0, d.stream>>>(m, splits, d.gravity.G,
+                                                                                  d.d_partial.data(), d.d_out.data());
+    gpu::check_launch("reduce_kernel", d.stream);
+    CUDA_CHECK(cudaEventRecord(d.stop, d.stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(d.h_out.data(), d.d_out.data(), 7 * mm * sizeof(double), cudaMemcpyDeviceToHost, d.stream));
+    CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, d.start, d.stop));
+    d.kernel_seconds = ms * 1e-3;
+    for (int k = 0; k < m; ++k) {
+        const double* o = d.h_out.data() + 7 * static_cast<std::size_t>(k);
+        out.acc.col(k) << o[0], o[1], o[2];
+        out.jerk.col(k) << o[3], o[4], o[5];
+        out.pot[k] = o[6];
+    }
+}
+
+void HermiteGpuEngine::set_splits(int splits)
+{
+    impl_->forced_splits = std::max(0, splits);
+}
+int HermiteGpuEngine::last_splits() const
+{
+    return impl_->splits;
+}
+double HermiteGpuEngine::last_kernel_seconds() const
+{
+    return impl_->kernel_seconds;
+}
+
+} // namespace grove

@@ -1,0 +1,36 @@
+// The Hermite force engine on the GPU (kirin, Sapporo lineage): particle states live on the
+// device; each evaluation predicts every j-particle to the block time on the device (double),
+// then computes acceleration, jerk and potential of the active i-particles (one per thread, in
+// registers) against all j-particles staged through shared memory. Precision double, or mixed:
+// position and velocity differences in double, the rest in float, sums flushed to double per
+// tile. When few particles are active the j-particles are split over blocks and the partial
+// sums reduced on the device. After a correction only the changed particles are uploaded.
+// Host-only header: includes no CUDA.
+#pragma once
+
+#include <memory>
+
+#include "gpu/direct_gpu.h"
+#include "src/hermite_engine.hpp"
+
+namespace grove {
+
+class HermiteGpuEngine final : public HermiteEngine {
+  public:
+    HermiteGpuEngine(GravityParams gravity, Precision precision); // Mixed or Double
+    ~HermiteGpuEngine() override;
+    std::string name() const override;
+    void set_state(const HermiteState& state) override;
+    void update(const HermiteState& state, const std::vector<std::int32_t>& changed) override;
+    void evaluate(double t, const std::vector<std::int32_t>& active, HermiteForces& out) override;
+
+    void set_splits(int splits); // 0: chosen from the device size (default); tests force values
+    int last_splits() const;
+    double last_kernel_seconds() const; // prediction, force kernel and reduction (CUDA events)
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace grove

@@ -1,0 +1,137 @@
+#include "integrators/hermite.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace grove {
+
+namespace {
+
+// The largest power of two <= dt that is <= limit and divides t (t a dyadic rational).
+double block_step_size(double dt, double limit, double t, double dt_min)
+{
+    double b = limit;
+    while (b > dt && b >= dt_min) b *= 0.5;
+    while (std::fmod(t, b) != 0 && b >= dt_min) b *= 0.5;
+    return b;
+}
+
+} // namespace
+
+Hermite::Hermite(HermiteEngine& engine, HermiteParams params) : engine_(engine), params_(params)
+{
+    if (!(params.eta > 0) || !(params.eta_start > 0)) throw std::invalid_argument("hermite: --eta must be > 0");
+    const double l = std::log2(params.dt_max);
+    if (!(params.dt_max > 0) || l != std::floor(l))
+        throw std::invalid_argument("hermite: --dt-max must be a power of two");
+}
+
+void Hermite::evaluate(double t, const std::vector<std::int32_t>& active)
+{
+    const auto start = std::chrono::steady_clock::now();
+    engine_.evaluate(t, active, forces_);
+    force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Hermite::start(const ParticleSet& p)
+{
+    const auto n = static_cast<Eigen::Index>(p.size());
+    state_.x = p.pos;
+    state_.v = p.vel;
+    state_.mass = p.mass;
+    state_.t = Eigen::VectorXd::Constant(n, p.time);
+    state_.a = Eigen::Matrix3Xd::Zero(3, n);
+    state_.j = Eigen::Matrix3Xd::Zero(3, n);
+    if (std::fmod(p.time, params_.dt_max) != 0)
+        throw std::invalid_argument("hermite: the start time must be a multiple of --dt-max");
+    engine_.set_state(state_);
+    active_.resize(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) active_[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+    evaluate(p.time, active_);
+    state_.a = forces_.acc;
+    state_.j = forces_.jerk;
+    dt_.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double a = state_.a.col(i).norm(), j = state_.j.col(i).norm();
+        const double dt = j > 0 ? params_.eta_start * a / j : params_.dt_max;
+        dt_[i] = block_step_size(dt, params_.dt_max, p.time, params_.dt_min);
+        if (dt_[i] < params_.dt_min)
+            throw std::runtime_error("hermite: particle " + std::to_string(i) + " needs a first step below 2^-40");
+    }
+    engine_.set_state(state_);
+}
+
+double Hermite::block_step()
+{
+    const auto n = static_cast<Eigen::Index>(state_.size());
+    double t_next = std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < n; ++i) t_next = std::min(t_next, state_.t[i] + dt_[i]);
+    active_.clear();
+    for (Eigen::Index i = 0; i < n; ++i)
+        if (state_.t[i] + dt_[i] == t_next) active_.push_back(static_cast<std::int32_t>(i));
+    evaluate(t_next, active_);
+    const auto m = static_cast<Eigen::Index>(active_.size());
+    bool underflow = false;
+#pragma omp parallel for schedule(static) reduction(|| : underflow)
+    for (Eigen::Index k = 0; k < m; ++k) {
+        const Eigen::Index i = active_[static_cast<std::size_t>(k)];
+        const double dt = dt_[i];
+        double xp[3], vp[3];
+        hermite_predict(state_, i, t_next, xp, vp);
+        const Eigen::Vector3d a0 = state_.a.col(i), j0 = state_.j.col(i);
+        const Eigen::Vector3d a1 = forces_.acc.col(k), j1 = forces_.jerk.col(k);
+        // Second and third derivatives at the start of the step from the Hermite interpolant.
+        const Eigen::Vector3d a2 = (-6 * (a0 - a1) - dt * (4 * j0 + 2 * j1)) / (dt * dt);
+        const Eigen::Vector3d a3 = (12 * (a0 - a1) + 6 * dt * (j0 + j1)) / (dt * dt * dt);
+        const double dt3 = dt * dt * dt, dt4 = dt3 * dt, dt5 = dt4 * dt;
+        for (int d = 0; d < 3; ++d) {
+            state_.x(d, i) = xp[d] + a2[d] * dt4 / 24 + a3[d] * dt5 / 120;
+            state_.v(d, i) = vp[d] + a2[d] * dt3 / 6 + a3[d] * dt4 / 24;
+        }
+        state_.a.col(i) = a1;
+        state_.j.col(i) = j1;
+        state_.t[i] = t_next;
+        // Aarseth's criterion with the derivatives at the end of the step.
+        const Eigen::Vector3d a2e = a2 + dt * a3;
+        const double na = a1.norm(), nj = j1.norm(), n2 = a2e.norm(), n3 = a3.norm();
+        const double num = na * n2 + nj * nj, den = nj * n3 + n2 * n2;
+        const double dt_new = den > 0 ? std::sqrt(params_.eta * num / den) : params_.dt_max;
+        dt_[i] = block_step_size(std::min(dt_new, 2 * dt), params_.dt_max, t_next, params_.dt_min);
+        underflow = underflow || dt_[i] < params_.dt_min || !std::isfinite(state_.x(0, i));
+    }
+    if (underflow)
+        throw std::runtime_error("hermite: a time step fell below 2^-40 at t = " + std::to_string(t_next) +
+                                 " (an unresolved close encounter; use a softening --eps > 0)");
+    engine_.update(state_, active_);
+    ++block_steps_;
+    particle_steps_ += m;
+    return t_next;
+}
+
+void Hermite::advance_to(double t, ParticleSet& p)
+{
+    if (std::fmod(t, params_.dt_max) != 0)
+        throw std::invalid_argument("hermite: output times must be multiples of --dt-max");
+    // Steps are powers of two dividing dt_max, which divides t: no particle steps past t.
+    if (state_.t.minCoeff() > t) throw std::invalid_argument("hermite: cannot advance backwards in time");
+    while (!(state_.t.array() == t).all()) block_step();
+    p.pos = state_.x;
+    p.vel = state_.v;
+    p.time = t;
+}
+
+Eigen::VectorXd Hermite::potentials()
+{
+    const auto n = static_cast<Eigen::Index>(state_.size());
+    std::vector<std::int32_t> all(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+    const double t = state_.t.maxCoeff();
+    HermiteForces f;
+    engine_.evaluate(t, all, f);
+    return f.pot;
+}
+
+} // namespace grove

@@ -1,0 +1,57 @@
+// Fourth-order Hermite predictor-corrector with block time steps (Makino & Aarseth 1992), the
+// integrator of collisional direct-summation runs (kirin, Sapporo). Every particle has its own
+// power-of-two step, commensurate with its time; each block step predicts all particles to the
+// next block time, evaluates the active ones (HermiteEngine), corrects them in double on the host
+// and gives them new steps from Aarseth's criterion with accuracy eta. First steps come from the
+// start-up criterion dt = eta_start |a| / |j|.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "src/hermite_engine.hpp"
+#include "src/particles.hpp"
+
+namespace grove {
+
+struct HermiteParams {
+    double eta = 0.01;         // Aarseth's accuracy parameter
+    double eta_start = 0.01;   // start-up criterion
+    double dt_max = 1.0 / 16;  // largest step, a power of two; particles all meet at its multiples
+    double dt_min = 0x1.0p-40; // smaller steps are an error (an unresolved close encounter)
+};
+
+class Hermite {
+  public:
+    Hermite(HermiteEngine& engine, HermiteParams params);
+
+    // Forces, jerks and first steps of every particle at the set's time.
+    void start(const ParticleSet& particles);
+    // One block step: advances the particles whose next time is the earliest; returns that time.
+    double block_step();
+    // Block steps until every particle is at t (a multiple of dt_max after the start time),
+    // then copies positions and velocities into `particles` and sets its time.
+    void advance_to(double t, ParticleSet& particles);
+    // Potentials of all particles at the current synchronized time (one extra evaluation).
+    Eigen::VectorXd potentials();
+
+    const HermiteState& state() const { return state_; }
+    const Eigen::VectorXd& steps() const { return dt_; }
+    long long block_steps() const { return block_steps_; }
+    long long particle_steps() const { return particle_steps_; }
+    double force_seconds() const { return force_seconds_; }
+
+  private:
+    void evaluate(double t, const std::vector<std::int32_t>& active);
+
+    HermiteEngine& engine_;
+    HermiteParams params_;
+    HermiteState state_;
+    Eigen::VectorXd dt_;
+    HermiteForces forces_;
+    std::vector<std::int32_t> active_;
+    long long block_steps_ = 0, particle_steps_ = 0;
+    double force_seconds_ = 0;
+};
+
+} // namespace grove

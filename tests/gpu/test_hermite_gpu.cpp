@@ -1,0 +1,151 @@
+// [gpu] The Hermite engine on the GPU against the CPU double engine: acceleration, jerk and
+// potential with on-device prediction, active subsets, j-splits, eps = 0, finite differences,
+// and a short Hermite run.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "gpu/hermite_gpu.h"
+#include "integrators/hermite.hpp"
+#include "src/diagnostics.hpp"
+#include "src/force_errors.hpp"
+#include "src/hermite_cpu.hpp"
+#include "src/ic_models.hpp"
+#include "tests/test_support.hpp"
+
+using namespace grove;
+
+namespace {
+
+// A state with nonzero a, j and times t_i <= 0.01 so that the prediction matters.
+HermiteState random_state(const ParticleSet& p, std::uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1), ut(0, 0.01);
+    HermiteState s;
+    const auto n = static_cast<Eigen::Index>(p.size());
+    s.x = p.pos;
+    s.v = p.vel;
+    s.a.resize(3, n);
+    s.j.resize(3, n);
+    s.t.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        s.a.col(i) << u(rng), u(rng), u(rng);
+        s.j.col(i) << u(rng), u(rng), u(rng);
+        s.t[i] = ut(rng);
+    }
+    s.mass = p.mass;
+    return s;
+}
+
+std::vector<std::int32_t> first(std::size_t k)
+{
+    std::vector<std::int32_t> a(k);
+    for (std::size_t i = 0; i < k; ++i) a[i] = static_cast<std::int32_t>(i);
+    return a;
+}
+
+double max_of(std::vector<double> v)
+{
+    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
+
+} // namespace
+
+TEST_CASE("hermite on the GPU matches the CPU double engine", "[gpu][hermite]")
+{
+    const std::size_t n = GENERATE(1, 2, 31, 32, 33, 1000, 100003);
+    const bool clustered = GENERATE(false, true);
+    const ParticleSet p = clustered ? test::clustered_particles(n, 8) : test::random_particles(n, 8);
+    const HermiteState s = random_state(p, 3);
+    const GravityParams gravity{1.0, 1e-3};
+    const auto active = first(std::min<std::size_t>(n, 1000));
+    HermiteCpuEngine cpu(gravity);
+    cpu.set_state(s);
+    HermiteForces ref;
+    cpu.evaluate(0.02, active, ref);
+    for (const Precision prec : {Precision::Double, Precision::Mixed}) {
+        HermiteGpuEngine gpu(gravity, prec);
+        gpu.set_state(s);
+        HermiteForces f;
+        gpu.evaluate(0.02, active, f);
+        const auto ea = relative_errors(f.acc, ref.acc), ej = relative_errors(f.jerk, ref.jerk);
+        INFO("n " << n << " clustered " << clustered << " " << precision_name(prec) << ": acc median "
+                  << percentiles(ea, {50})[0] << " max " << max_of(ea) << "; jerk median " << percentiles(ej, {50})[0]);
+        if (n == 1) {
+            CHECK(f.acc.norm() == 0);
+            continue;
+        }
+        if (prec == Precision::Double) {
+            CHECK(max_of(ea) < 1e-12);
+            CHECK(percentiles(ej, {50})[0] < 1e-12);
+            CHECK(max_of(relative_errors(f.pot, ref.pot)) < 1e-12);
+        } else {
+            CHECK(percentiles(ea, {50})[0] < 1e-6);
+            CHECK(percentiles(ej, {50})[0] < 1e-5);
+            CHECK(percentiles(relative_errors(f.pot, ref.pot), {50})[0] < 1e-6);
+        }
+    }
+}
+
+TEST_CASE("hermite on the GPU: subsets, j-splits, updates, eps = 0", "[gpu][hermite]")
+{
+    const ParticleSet p = test::random_particles(5000, 12);
+    HermiteState s = random_state(p, 5);
+    HermiteGpuEngine gpu(GravityParams{1.0, 0.0}, Precision::Double);
+    gpu.set_state(s);
+    HermiteForces full, sub, split;
+    gpu.evaluate(0.02, first(5000), full);
+    const std::vector<std::int32_t> some = {4999, 17, 2500, 0};
+    gpu.evaluate(0.02, some, sub);
+    for (std::size_t k = 0; k < some.size(); ++k)
+        CHECK((sub.acc.col(static_cast<Eigen::Index>(k)) - full.acc.col(some[k])).norm() <=
+              1e-13 * full.acc.col(some[k]).norm());
+    gpu.set_splits(7);
+    gpu.evaluate(0.02, some, split);
+    CHECK(gpu.last_splits() == 7);
+    CHECK((split.jerk - sub.jerk).norm() <= 1e-12 * sub.jerk.norm());
+    // An update of a few particles equals a fresh upload of the whole state.
+    s.x.col(17) += Eigen::Vector3d(0.1, 0, 0);
+    s.t[17] = 0.015;
+    gpu.update(s, {17});
+    HermiteGpuEngine fresh(GravityParams{1.0, 0.0}, Precision::Double);
+    fresh.set_state(s);
+    HermiteForces a, b;
+    gpu.set_splits(0);
+    gpu.evaluate(0.02, some, a);
+    fresh.evaluate(0.02, some, b);
+    CHECK((a.acc - b.acc).norm() <= 1e-13 * b.acc.norm());
+    // Coincident particles with eps = 0: no NaN.
+    ParticleSet c = test::random_particles(300, 2);
+    for (Eigen::Index i = 0; i < 100; ++i) c.pos.col(i) = Eigen::Vector3d(0.1, 0.2, 0.3);
+    HermiteState cs = random_state(c, 1);
+    cs.t.setZero();
+    cs.a.setZero();
+    cs.j.setZero();
+    gpu.set_state(cs);
+    HermiteForces cf;
+    gpu.evaluate(0.0, first(300), cf);
+    CHECK(cf.acc.allFinite());
+    CHECK(cf.jerk.allFinite());
+    CHECK(cf.pot.allFinite());
+}
+
+TEST_CASE("a Hermite run on the GPU follows the CPU run", "[gpu][hermite]")
+{
+    ParticleSet a = make_plummer(1024, 21), b = a;
+    HermiteCpuEngine cpu(GravityParams{1.0, 1.0 / 256});
+    HermiteGpuEngine gpu(GravityParams{1.0, 1.0 / 256}, Precision::Double);
+    Hermite ha(cpu, HermiteParams{}), hb(gpu, HermiteParams{});
+    ha.start(a);
+    hb.start(b);
+    ha.advance_to(0.125, a);
+    hb.advance_to(0.125, b);
+    INFO("block steps " << ha.block_steps() << " / " << hb.block_steps());
+    CHECK(ha.block_steps() == hb.block_steps());
+    CHECK((a.pos - b.pos).norm() < 1e-9 * a.pos.norm());
+    const double ea = compute_diagnostics(a, ha.potentials()).total;
+    const double eb = compute_diagnostics(b, hb.potentials()).total;
+    CHECK(eb == Approx(ea).epsilon(1e-10));
+}
