@@ -8,9 +8,9 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.gpu/lib
 B=$PWD/.gpu/bin
 echo "== gpu tests"; $B/grove_gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
-echo "== memcheck"; compute-sanitizer --tool memcheck $B/grove_gpu_tests "hermite on the GPU: subsets, j-splits, updates, eps = 0" 2>&1 | tail -1
-echo "== racecheck"; compute-sanitizer --tool racecheck $B/grove_gpu_tests "hermite on the GPU: subsets, j-splits, updates, eps = 0" 2>&1 | tail -1
-echo "== kernel"; $B/grove bench hermite --sizes 14:20 --active 6:14 --sources 20 --precision mixed,double --repeat 3 > "$out/bench_hermite.md" 2>&1; cat "$out/bench_hermite.md"
+echo "== memcheck"; compute-sanitizer --tool memcheck $B/grove_gpu_tests "[hermite-small]" 2>&1 | tail -1
+echo "== racecheck"; compute-sanitizer --tool racecheck $B/grove_gpu_tests "[hermite-small]" 2>&1 | tail -1
+echo "== kernel"; $B/grove bench hermite --sizes ${SIZES:-14:20} --active 6:14 --sources 20 --precision mixed,double --repeat 3 > "$out/bench_hermite.md" 2>&1; cat "$out/bench_hermite.md"
 for n in 16384 65536 262144; do
   $B/grove ic plummer -n $n --seed 1 -o /tmp/p$n.hdf5 > /dev/null
   for prec in ${PRECISIONS:-mixed double}; do

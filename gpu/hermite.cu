@@ -17,6 +17,7 @@ namespace {
 using gpu::ceil_div;
 using D4 = Vec4<double>;
 constexpr int kThreads = 128;
+constexpr int kTargetsMixed = 4, kTargetsDouble = 2; // per thread
 
 // The device copy of a particle's state: position and mass, velocity and time, a, j.
 struct DeviceState {
@@ -37,6 +38,26 @@ __global__ void predict_kernel(int n, double t, DeviceState s, D4* xp, D4* vp)
     vp[i] = D4{v.x + dt * a.x + dt2 * j.x, v.y + dt * a.y + dt2 * j.y, v.z + dt * a.z + dt2 * j.z, 0.0};
 }
 
+// The same prediction stored for the mixed kernel as float pairs: x = hi + lo with hi = float(x)
+// and lo = float(x - hi), so that (xj_hi - xi_hi) + (xj_lo - xi_lo) gives the difference to
+// about 48 bits with float arithmetic only (Sapporo's double-single idea; conversions from double
+// run at an eighth of the float rate on this GPU and would bound the kernel).
+__global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi, float4* lo, float4* vel)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i];
+    const double dt = t - v.w, dt2 = dt * dt * 0.5, dt3 = dt2 * dt * (1.0 / 3.0);
+    const double px = x.x + dt * v.x + dt2 * a.x + dt3 * j.x;
+    const double py = x.y + dt * v.y + dt2 * a.y + dt3 * j.y;
+    const double pz = x.z + dt * v.z + dt2 * a.z + dt3 * j.z;
+    const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
+    hi[i] = make_float4(hx, hy, hz, static_cast<float>(x.w));
+    lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz), 0.f);
+    vel[i] = make_float4(static_cast<float>(v.x + dt * a.x + dt2 * j.x), static_cast<float>(v.y + dt * a.y + dt2 * j.y),
+                         static_cast<float>(v.z + dt * a.z + dt2 * j.z), 0.f);
+}
+
 // Packed updates (k of them) scattered into the state.
 __global__ void scatter_state_kernel(int k, const std::int32_t* index, const D4* packed, DeviceState s)
 {
@@ -53,18 +74,26 @@ struct Partial {
     double ax, ay, az, jx, jy, jz, pot, pad;
 };
 
-template <bool kMixed>
+// kTargets active particles per thread share every shared-memory load of a j-particle (64 bytes):
+// with one target per thread the kernel is bound by shared-memory bandwidth.
+template <int kTargets>
 __global__ void __launch_bounds__(kThreads)
     hermite_kernel(int n, const D4* xp, const D4* vp, const std::int32_t* active, int num_active, int chunk,
                    double eps2, Partial* partial)
 {
     __shared__ D4 sx[kThreads];
     __shared__ D4 sv[kThreads];
-    const int k = blockIdx.x * kThreads + threadIdx.x;
-    const int i = k < num_active ? active[k] : -1;
-    const D4 xi = xp[i < 0 ? 0 : i], vi = vp[i < 0 ? 0 : i];
+    int idx[kTargets];
+    D4 xi[kTargets], vi[kTargets];
+    AccumJerk<double> sum[kTargets];
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        idx[u] = k < num_active ? active[k] : -1;
+        xi[u] = xp[idx[u] < 0 ? 0 : idx[u]];
+        vi[u] = vp[idx[u] < 0 ? 0 : idx[u]];
+    }
     const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
-    AccumJerk<double> sum;
     for (int base = j_begin; base < j_end; base += kThreads) {
         const int jl = base + threadIdx.x;
         if (jl < j_end) {
@@ -73,36 +102,86 @@ __global__ void __launch_bounds__(kThreads)
         }
         __syncthreads();
         const int count = min(kThreads, j_end - base);
-        if constexpr (kMixed) {
-            AccumJerk<float> part;
-            for (int s = 0; s < count; ++s) {
-                const D4 xj = sx[s], vj = sv[s];
-                const float m = base + s == i ? 0.f : static_cast<float>(xj.w);
-                part = p2p_jerk(part, static_cast<float>(xj.x - xi.x), static_cast<float>(xj.y - xi.y),
-                                static_cast<float>(xj.z - xi.z), static_cast<float>(vj.x - vi.x),
-                                static_cast<float>(vj.y - vi.y), static_cast<float>(vj.z - vi.z), m,
-                                static_cast<float>(eps2));
-            }
-            sum.ax += part.ax;
-            sum.ay += part.ay;
-            sum.az += part.az;
-            sum.jx += part.jx;
-            sum.jy += part.jy;
-            sum.jz += part.jz;
-            sum.pot += part.pot;
-        } else {
-            for (int s = 0; s < count; ++s) {
-                const D4 xj = sx[s], vj = sv[s];
-                const double m = base + s == i ? 0.0 : xj.w;
-                sum = p2p_jerk(sum, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, m,
-                               eps2);
+        for (int s = 0; s < count; ++s) {
+            const D4 xj = sx[s], vj = sv[s];
+#pragma unroll
+            for (int u = 0; u < kTargets; ++u) {
+                const double m = base + s == idx[u] ? 0.0 : xj.w;
+                sum[u] = p2p_jerk(sum[u], xj.x - xi[u].x, xj.y - xi[u].y, xj.z - xi[u].z, vj.x - vi[u].x,
+                                  vj.y - vi[u].y, vj.z - vi[u].z, m, eps2);
             }
         }
         __syncthreads();
     }
-    if (k < num_active)
-        partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
-            Partial{sum.ax, sum.ay, sum.az, sum.jx, sum.jy, sum.jz, sum.pot, 0.0};
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        if (k < num_active)
+            partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
+                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
+    }
+}
+
+// Mixed precision: positions as float pairs, velocities and the rest in float, sums flushed to
+// double after every tile; kTargets active particles per thread.
+template <int kTargets>
+__global__ void __launch_bounds__(kThreads)
+    hermite_mixed_kernel(int n, const float4* hi, const float4* lo, const float4* vel, const std::int32_t* active,
+                         int num_active, int chunk, float eps2, Partial* partial)
+{
+    __shared__ float4 sh[kThreads], sl[kThreads], sv[kThreads];
+    int idx[kTargets];
+    float4 xh[kTargets], xl[kTargets], vi[kTargets];
+    AccumJerk<double> sum[kTargets];
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        idx[u] = k < num_active ? active[k] : -1;
+        const int i = idx[u] < 0 ? 0 : idx[u];
+        xh[u] = hi[i];
+        xl[u] = lo[i];
+        vi[u] = vel[i];
+    }
+    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        if (jl < j_end) {
+            sh[threadIdx.x] = hi[jl];
+            sl[threadIdx.x] = lo[jl];
+            sv[threadIdx.x] = vel[jl];
+        }
+        __syncthreads();
+        const int count = min(kThreads, j_end - base);
+        AccumJerk<float> part[kTargets];
+        for (int s = 0; s < count; ++s) {
+            const float4 h = sh[s], l = sl[s], v = sv[s];
+#pragma unroll
+            for (int u = 0; u < kTargets; ++u) {
+                const float m = base + s == idx[u] ? 0.f : h.w;
+                part[u] =
+                    p2p_jerk(part[u], (h.x - xh[u].x) + (l.x - xl[u].x), (h.y - xh[u].y) + (l.y - xl[u].y),
+                             (h.z - xh[u].z) + (l.z - xl[u].z), v.x - vi[u].x, v.y - vi[u].y, v.z - vi[u].z, m, eps2);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kTargets; ++u) {
+            sum[u].ax += part[u].ax;
+            sum[u].ay += part[u].ay;
+            sum[u].az += part[u].az;
+            sum[u].jx += part[u].jx;
+            sum[u].jy += part[u].jy;
+            sum[u].jz += part[u].jz;
+            sum[u].pot += part[u].pot;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        if (k < num_active)
+            partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
+                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
+    }
 }
 
 __global__ void reduce_kernel(int num_active, int splits, double G, const Partial* partial, double* out)
@@ -140,6 +219,7 @@ struct HermiteGpuEngine::Impl {
     cudaStream_t stream = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
     gpu::DeviceBuffer<D4> d_xm, d_vt, d_a, d_j, d_xp, d_vp, d_packed;
+    gpu::DeviceBuffer<float4> d_hi, d_lo, d_vel; // mixed precision's predicted state
     gpu::DeviceBuffer<std::int32_t> d_index, d_active;
     gpu::DeviceBuffer<Partial> d_partial;
     gpu::DeviceBuffer<double> d_out;
@@ -206,6 +286,7 @@ void HermiteGpuEngine::set_state(const HermiteState& s)
     Impl& d = *impl_;
     d.n = static_cast<int>(s.size());
     const auto n = static_cast<std::size_t>(d.n);
+    for (auto* b : {&d.d_hi, &d.d_lo, &d.d_vel}) b->reserve(std::max<std::size_t>(n, 1), "hermite predicted state");
     for (auto* b : {&d.d_xm, &d.d_vt, &d.d_a, &d.d_j, &d.d_xp, &d.d_vp})
         b->reserve(std::max<std::size_t>(n, 1), "hermite particle state");
     std::vector<std::int32_t> all(n);
@@ -230,7 +311,8 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     d.h_active.reserve(mm, "active list");
     d.d_active.reserve(mm, "active list");
     std::copy(active.begin(), active.end(), d.h_active.data());
-    const int blocks_x = static_cast<int>(ceil_div(mm, kThreads));
+    const int per_thread = d.precision == Precision::Mixed ? kTargetsMixed : kTargetsDouble;
+    const int blocks_x = static_cast<int>(ceil_div(mm, static_cast<std::size_t>(kThreads) * per_thread));
     const int max_splits = static_cast<int>(ceil_div(static_cast<std::size_t>(d.n), kThreads));
     int splits = d.forced_splits > 0 ? d.forced_splits : static_cast<int>(ceil_div(4 * d.sm_count, blocks_x));
     splits = std::clamp(splits, 1, max_splits);
@@ -243,18 +325,24 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     CUDA_CHECK(cudaMemcpyAsync(d.d_active.data(), d.h_active.data(), mm * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                                d.stream));
     CUDA_CHECK(cudaEventRecord(d.start, d.stream));
-    predict_kernel<<<static_cast<unsigned>(ceil_div(d.n, 256)), 256, 0, d.stream>>>(d.n, t, d.state(), d.d_xp.data(),
-                                                                                    d.d_vp.data());
-    gpu::check_launch("predict_kernel", d.stream);
     const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(splits));
-    const double eps2 = d.gravity.eps * d.gravity.eps;
-    if (d.precision == Precision::Mixed)
-        hermite_kernel<true><<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m,
-                                                              chunk, eps2, d.d_partial.data());
-    else
-        hermite_kernel<false><<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m,
-                                                               chunk, eps2, d.d_partial.data());
-    gpu::check_launch("hermite_kernel", d.stream);
+    const unsigned predict_blocks = static_cast<unsigned>(ceil_div(d.n, 256));
+    if (d.precision == Precision::Mixed) {
+        predict_split_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_hi.data(), d.d_lo.data(),
+                                                                   d.d_vel.data());
+        gpu::check_launch("predict_split_kernel", d.stream);
+        hermite_mixed_kernel<kTargetsMixed><<<grid, kThreads, 0, d.stream>>>(
+            d.n, d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_active.data(), m, chunk,
+            static_cast<float>(d.gravity.eps * d.gravity.eps), d.d_partial.data());
+        gpu::check_launch("hermite_mixed_kernel", d.stream);
+    } else {
+        predict_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_xp.data(), d.d_vp.data());
+        gpu::check_launch("predict_kernel", d.stream);
+        hermite_kernel<kTargetsDouble>
+            <<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m, chunk,
+                                              d.gravity.eps * d.gravity.eps, d.d_partial.data());
+        gpu::check_launch("hermite_kernel", d.stream);
+    }
     reduce_kernel<<<static_cast<unsigned>(ceil_div(mm, 256)), 256, 0, d.stream>>>(m, splits, d.gravity.G,
                                                                                   d.d_partial.data(), d.d_out.data());
     gpu::check_launch("reduce_kernel", d.stream);

@@ -89,7 +89,7 @@ TEST_CASE("hermite on the GPU matches the CPU double engine", "[gpu][hermite]")
     }
 }
 
-TEST_CASE("hermite on the GPU: subsets, j-splits, updates, eps = 0", "[gpu][hermite]")
+TEST_CASE("hermite on the GPU: subsets and j-splits and updates and eps = 0", "[gpu][hermite][hermite-small]")
 {
     const ParticleSet p = test::random_particles(5000, 12);
     HermiteState s = random_state(p, 5);
