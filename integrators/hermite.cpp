@@ -64,6 +64,24 @@ void Hermite::start(const ParticleSet& p)
     engine_.set_state(state_);
 }
 
+void Hermite::resume(const ParticleSet& p, const Eigen::Matrix3Xd& jerk, const Eigen::VectorXd& times,
+                     const Eigen::VectorXd& steps, long long block_steps, long long particle_steps)
+{
+    if (!p.has_forces() || jerk.cols() != p.pos.cols() || times.size() != p.mass.size() ||
+        steps.size() != p.mass.size())
+        throw std::runtime_error("hermite: the checkpoint's state is incomplete");
+    state_.x = p.pos;
+    state_.v = p.vel;
+    state_.a = p.acc;
+    state_.j = jerk;
+    state_.t = times;
+    state_.mass = p.mass;
+    dt_ = steps;
+    block_steps_ = block_steps;
+    particle_steps_ = particle_steps;
+    engine_.set_state(state_);
+}
+
 double Hermite::block_step()
 {
     const auto n = static_cast<Eigen::Index>(state_.size());

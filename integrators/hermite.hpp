@@ -27,6 +27,10 @@ class Hermite {
 
     // Forces, jerks and first steps of every particle at the set's time.
     void start(const ParticleSet& particles);
+    // Continues from a checkpoint: the particles (positions, velocities, accelerations, time) and
+    // each particle's jerk, time and step, and the step counters.
+    void resume(const ParticleSet& particles, const Eigen::Matrix3Xd& jerk, const Eigen::VectorXd& times,
+                const Eigen::VectorXd& steps, long long block_steps, long long particle_steps);
     // One block step: advances the particles whose next time is the earliest; returns that time.
     double block_step();
     // Block steps until every particle is at t (a multiple of dt_max after the start time),

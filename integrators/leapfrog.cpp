@@ -28,6 +28,12 @@ void Leapfrog::start(ParticleSet& p)
     started_ = true;
 }
 
+void Leapfrog::resume(const ParticleSet& p)
+{
+    if (!p.has_forces()) throw std::runtime_error("leapfrog: the checkpoint has no accelerations");
+    started_ = true;
+}
+
 void Leapfrog::step(ParticleSet& p)
 {
     if (!started_) throw std::logic_error("leapfrog: step() before start()");

@@ -14,6 +14,8 @@ class Leapfrog {
 
     // Computes the forces of the initial state (into particles.acc / pot).
     void start(ParticleSet& particles);
+    // Continues from a checkpoint whose particles carry the forces of their positions.
+    void resume(const ParticleSet& particles);
     // One step: v += a dt/2; x += v dt; a = F(x); v += a dt/2; time += dt. Needs start() first.
     void step(ParticleSet& particles);
 

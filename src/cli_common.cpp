@@ -17,7 +17,11 @@ namespace grove {
 
 std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc, char** argv)
 {
-    options.add_options("help")("h,help", "Show this help");
+    try {
+        options.add_options("help")("h,help", "Show this help");
+    } catch (const cxxopts::exceptions::option_already_exists&) {
+        // parsed before with the same options (grove run --restart parses twice)
+    }
     cxxopts::ParseResult result;
     try {
         result = options.parse(argc, argv);

@@ -2,6 +2,8 @@
 // snapshots, a diagnostics table, the parameters used and a timing breakdown.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,9 +11,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "integrators/hermite.hpp"
 #include "integrators/leapfrog.hpp"
+#include "src/checkpoint.hpp"
 #include "src/cli_common.hpp"
 #include "src/commands.hpp"
 #include "src/diagnostics.hpp"
@@ -26,6 +30,13 @@ namespace grove {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Set by SIGINT/SIGTERM: the run finishes its interval, writes a checkpoint and exits.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void request_stop(int signal)
+{
+    g_stop_signal = signal;
+}
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t)
@@ -57,6 +68,9 @@ class Stepper {
     virtual void fill_potentials(ParticleSet& p) = 0;
     virtual double force_seconds() const = 0;
     virtual std::string summary() const = 0;
+    // The integrator's state beyond the particles, into / out of a checkpoint.
+    virtual void save(Checkpoint& c) const = 0;
+    virtual void resume(const Checkpoint& c, ParticleSet& p) = 0;
 };
 
 class LeapfrogStepper final : public Stepper {
@@ -77,6 +91,8 @@ class LeapfrogStepper final : public Stepper {
         p.time = t; // no accumulated rounding in the clock
     }
     void fill_potentials(ParticleSet&) override {} // every step computes them
+    void save(Checkpoint&) const override {}       // the particles carry the forces
+    void resume(const Checkpoint&, ParticleSet& p) override { leapfrog_.resume(p); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }
     std::string summary() const override
     {
@@ -113,6 +129,21 @@ class HermiteStepper final : public Stepper {
         p.acc = hermite_.state().a;
     }
     double force_seconds() const override { return hermite_.force_seconds(); }
+    void save(Checkpoint& c) const override
+    {
+        c.particles.acc = hermite_.state().a;
+        if (c.particles.pot.size() != c.particles.mass.size())
+            c.particles.pot = Eigen::VectorXd::Zero(c.particles.mass.size());
+        c.jerk = hermite_.state().j;
+        c.particle_time = hermite_.state().t;
+        c.particle_step = hermite_.steps();
+        c.block_steps = hermite_.block_steps();
+        c.particle_steps = hermite_.particle_steps();
+    }
+    void resume(const Checkpoint& c, ParticleSet& p) override
+    {
+        hermite_.resume(p, c.jerk, c.particle_time, c.particle_step, c.block_steps, c.particle_steps);
+    }
     std::string summary() const override
     {
         return "hermite: " + std::to_string(hermite_.block_steps()) + " block steps, " +
@@ -159,12 +190,31 @@ int command_run(int argc, char** argv)
                                                            cxxopts::value<double>())(
         "snapshot-every", "Time between snapshots (default t-end / 10)", cxxopts::value<double>())(
         "log-every", "Steps (leapfrog) or dt-max intervals (hermite) between diagnostics lines",
-        cxxopts::value<int>()->default_value("10"));
+        cxxopts::value<int>()->default_value("10"))("checkpoint-every",
+                                                    "Wall-clock seconds between checkpoints (DIR/checkpoint.hdf5)",
+                                                    cxxopts::value<double>()->default_value("1800"))(
+        "checkpoint-steps", "Also checkpoint every K steps or intervals (0: off)",
+        cxxopts::value<long long>()->default_value("0"))(
+        "restart", "Continue the run in DIR from its checkpoint (takes no other options)",
+        cxxopts::value<std::string>());
     add_engine_options(options);
     options.parse_positional({"file"});
     options.positional_help("FILE -o DIR --t-end T (--dt DT | --integrator hermite)");
-    const auto parsed = parse_command(options, argc, argv);
+    auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
+    // A restart re-reads the original command line from the checkpoint.
+    std::optional<Checkpoint> restart;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (parsed->count("restart")) {
+        if (argc != 3) throw std::runtime_error("--restart DIR takes no other options (they come from the checkpoint)");
+        const fs::path cp = fs::path((*parsed)["restart"].as<std::string>()) / "checkpoint.hdf5";
+        if (!fs::exists(cp)) throw std::runtime_error("no checkpoint at " + cp.string());
+        restart = read_checkpoint(cp.string());
+        args = restart->argv;
+        std::vector<char*> c_argv{argv[0]};
+        for (auto& a : args) c_argv.push_back(a.data());
+        parsed = parse_command(options, static_cast<int>(c_argv.size()), c_argv.data());
+    }
     const auto& r = *parsed;
     if (!r.count("file")) throw std::runtime_error("missing input snapshot (grove run FILE -o DIR)");
     if (!r.count("output")) throw std::runtime_error("missing output directory (-o DIR)");
@@ -175,7 +225,7 @@ int command_run(int argc, char** argv)
     if (!hermite && !r.count("dt")) throw std::runtime_error("leapfrog needs --dt");
     if (!r.count("t-end")) throw std::runtime_error("missing --t-end");
     ParticleSet p = read_snapshot(r["file"].as<std::string>());
-    const double t_start = p.time;
+    const double t_start = p.time; // the run's start, also on restart
     const double t_end = r["t-end"].as<double>();
     // The run loop's interval: the leapfrog step, or Hermite's largest block step (all particles
     // meet at its multiples).
@@ -192,8 +242,12 @@ int command_run(int argc, char** argv)
     const int log_every = r["log-every"].as<int>();
     if (log_every < 1) throw std::runtime_error("--log-every must be >= 1");
 
+    const double checkpoint_every = r["checkpoint-every"].as<double>();
+    const long long checkpoint_steps = r["checkpoint-steps"].as<long long>();
+    if (!(checkpoint_every > 0) || checkpoint_steps < 0)
+        throw std::runtime_error("--checkpoint-every must be > 0 and --checkpoint-steps >= 0");
     const fs::path dir(r["output"].as<std::string>());
-    if (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0)))
+    if (!restart && (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0))))
         throw std::runtime_error("output directory " + dir.string() + " already holds a run; choose another -o");
 
     const EngineOptions engine_opts = engine_options(r, p);
@@ -212,7 +266,7 @@ int command_run(int argc, char** argv)
     fs::create_directories(dir);
     record_options(r, "run", p);
     p.run_parameters["run.engine_used"] = engine_name;
-    {
+    if (!restart) {
         std::ofstream yml(dir / "run.yml");
         yml << "# grove run: every parameter used\n";
         for (const auto& [k, v] : p.run_parameters) yml << k << ": \"" << v << "\"\n";
@@ -221,16 +275,37 @@ int command_run(int argc, char** argv)
 
     const auto wall_start = Clock::now();
     double io_seconds = 0;
-    stepper->start(p);
-    const Diagnostics d0 = compute_diagnostics(p, p.pot);
-    std::ofstream diag(dir / "diagnostics.txt");
-    diag << "# grove run diagnostics: " << engine_name << ", " << integrator << " "
-         << (hermite ? "eta = " + std::to_string(r["eta"].as<double>()) + ", dt-max = " : "dt = ") << interval
-         << ", eps = " << engine_opts.gravity.eps << ", G = " << engine_opts.gravity.G << "\n"
-         << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 wall_s\n";
+    long long first_step = 1;
+    double next_snapshot = t_start + snap_every, e0 = 0;
+    int snapshot_index = 0;
+    std::ofstream diag;
+    if (restart) {
+        const std::map<std::string, std::string> parameters = p.run_parameters;
+        p = restart->particles;
+        p.run_parameters = parameters;
+        stepper->resume(*restart, p);
+        first_step = restart->step + 1;
+        next_snapshot = restart->next_snapshot;
+        snapshot_index = restart->snapshot_index;
+        e0 = restart->reference_energy;
+        // Lines written after the checkpoint would be written again: cut them.
+        fs::resize_file(dir / "diagnostics.txt", static_cast<std::uintmax_t>(restart->diagnostics_bytes));
+        diag.open(dir / "diagnostics.txt", std::ios::app);
+        std::printf("restarting %s at t = %.10g (step %lld)\n", dir.string().c_str(), p.time, restart->step);
+    } else {
+        stepper->start(p);
+        e0 = compute_diagnostics(p, p.pot).total;
+        diag.open(dir / "diagnostics.txt");
+    }
+    if (!restart)
+        diag << "# grove run diagnostics: " << engine_name << ", " << integrator << " "
+             << (hermite ? "eta = " + std::to_string(r["eta"].as<double>()) + ", dt-max = " : "dt = ") << interval
+             << ", eps = " << engine_opts.gravity.eps << ", G = " << engine_opts.gravity.G << "\n"
+             << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
+                "wall_s\n";
     auto log_line = [&](long long step) {
         const Diagnostics d = compute_diagnostics(p, p.pot);
-        const double de = d0.total != 0 ? (d.total - d0.total) / std::abs(d0.total) : 0;
+        const double de = e0 != 0 ? (d.total - e0) / std::abs(e0) : 0;
         char line[512];
         std::snprintf(line, sizeof line,
                       "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f\n",
@@ -240,17 +315,37 @@ int command_run(int argc, char** argv)
         diag << line << std::flush;
         return de;
     };
-    int snapshot_index = 0;
     auto write_snap = [&] {
         const auto t = Clock::now();
         write_snapshot(snapshot_name(dir, snapshot_index++), p);
         io_seconds += since(t);
     };
-    log_line(0);
-    write_snap();
+    auto last_checkpoint = Clock::now();
+    auto write_checkpoint_now = [&](long long step) {
+        const auto t0 = Clock::now();
+        Checkpoint c;
+        c.particles = p;
+        c.argv = args;
+        c.step = step;
+        c.next_snapshot = next_snapshot;
+        c.snapshot_index = snapshot_index;
+        c.reference_energy = e0;
+        diag.flush();
+        c.diagnostics_bytes = static_cast<long long>(fs::file_size(dir / "diagnostics.txt"));
+        stepper->save(c);
+        write_checkpoint((dir / "checkpoint.hdf5").string(), c);
+        io_seconds += since(t0);
+        last_checkpoint = Clock::now();
+    };
+    if (!restart) {
+        log_line(0);
+        write_snap();
+    }
     const bool tty = isatty(fileno(stderr));
-    double next_snapshot = t_start + snap_every;
-    for (long long s = 1; s <= total_steps; ++s) {
+    g_stop_signal = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    for (long long s = first_step; s <= total_steps; ++s) {
         const double t = t_start + static_cast<double>(s) * interval;
         stepper->advance_to(t, p);
         const bool last = s == total_steps;
@@ -274,12 +369,27 @@ int command_run(int argc, char** argv)
             write_snap();
             while (next_snapshot <= p.time + 1e-6 * interval) next_snapshot += snap_every;
         }
+        if (!last && (g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
+                      since(last_checkpoint) > checkpoint_every))
+            write_checkpoint_now(s);
+        if (g_stop_signal && !last) {
+            if (tty) std::fprintf(stderr, "\n");
+            std::printf("interrupted (signal %d) at t = %.10g after step %lld: checkpoint written; continue with "
+                        "grove run --restart %s\n",
+                        static_cast<int>(g_stop_signal), p.time, s, dir.string().c_str());
+            std::signal(SIGINT, SIG_DFL);
+            std::signal(SIGTERM, SIG_DFL);
+            return 128 + static_cast<int>(g_stop_signal);
+        }
     }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
     if (tty) std::fprintf(stderr, "\n");
     const double wall = since(wall_start);
+    const auto done = static_cast<double>(total_steps - first_step + 1);
     std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", total_steps,
-                hermite ? "dt-max intervals" : "steps", p.time, wall, 1e3 * wall / static_cast<double>(total_steps),
-                snapshot_index, dir.string().c_str());
+                hermite ? "dt-max intervals" : "steps", p.time, wall, 1e3 * wall / std::max(1.0, done), snapshot_index,
+                dir.string().c_str());
     std::printf("timing: force engine %.2f s, integration and diagnostics %.2f s, I/O %.2f s; %s\n",
                 stepper->force_seconds(), wall - stepper->force_seconds() - io_seconds, io_seconds,
                 stepper->summary().c_str());

@@ -127,6 +127,14 @@ Handle open_file_read(const std::string& path)
     return Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open the HDF5 file"), H5Fclose);
 }
 
+Handle open_file_rw(const std::string& path)
+{
+    silence();
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("not an HDF5 file");
+    return Handle(checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open the HDF5 file for writing"),
+                  H5Fclose);
+}
+
 Handle create_group(hid_t parent, const std::string& name)
 {
     return Handle(

@@ -40,6 +40,7 @@ class Handle {
 // not repeat the path, which callers prefix.
 Handle create_file(const std::string& path); // truncates
 Handle open_file_read(const std::string& path);
+Handle open_file_rw(const std::string& path); // an existing file, for adding groups
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);
 bool has_link(hid_t parent, const std::string& name);
