@@ -17,7 +17,7 @@ namespace {
 using gpu::ceil_div;
 using D4 = Vec4<double>;
 constexpr int kThreads = 128;
-constexpr int kTargetsMixed = 4, kTargetsDouble = 2; // per thread
+constexpr int kTargetsMixed = 2, kTargetsDouble = 2; // per thread
 
 // The device copy of a particle's state: position and mass, velocity and time, a, j.
 struct DeviceState {
