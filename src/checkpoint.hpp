@@ -12,9 +12,9 @@
 namespace grove {
 
 struct Checkpoint {
-    ParticleSet particles;          // positions, velocities, masses, accelerations, potentials
-    std::vector<std::string> argv;  // the run's command line after "grove run"
-    long long step = 0;             // intervals done
+    ParticleSet particles;         // positions, velocities, masses, accelerations, potentials
+    std::vector<std::string> argv; // the run's command line after "grove run"
+    long long step = 0;            // intervals done
     double next_snapshot = 0;
     int snapshot_index = 0;
     double reference_energy = 0;
