@@ -229,6 +229,9 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const AccuracyOptions& o,
                          const std::string& source)
 {
+    // Above this many compared particles a component's errors are stored as a cumulative
+    // distribution (a million sorted errors per theta and component would make files of 100s of MB).
+    constexpr std::size_t kSortedErrorsLimit = 200000;
     const std::string tmp = path + ".tmp";
     {
         h5::Handle file = h5::create_file(tmp);
@@ -279,7 +282,7 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
                 h5::write_dataset(c.id(), "potential_percentiles", e.pot_percentiles.data(), e.pot_percentiles.size(),
                                   1);
                 const auto& v = e.sorted_acc_errors;
-                if (v.size() <= 1000000) {
+                if (v.size() <= kSortedErrorsLimit) {
                     h5::write_dataset(c.id(), "sorted_errors", v.data(), v.size(), 1);
                 } else {
                     // Fraction of particles with error above 400 log-spaced thresholds.

@@ -63,7 +63,7 @@ std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vect
 
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& options);
 
-// Per theta and component: percentiles, and the sorted errors (or, above a million particles, the
+// Per theta and component: percentiles, and the sorted errors (or, above 200000 particles, the
 // fraction of particles with error above 400 log-spaced thresholds); timings, list lengths, fit.
 void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& study, const AccuracyOptions& options,
                          const std::string& source);

@@ -55,7 +55,15 @@ int bench_tree(const cxxopts::ParseResult& r)
     const int nleaf = r["nleaf"].as<int>(), ncrit = r["ncrit"].as<int>();
     const auto sample = static_cast<std::size_t>(std::max(1, r["sample"].as<int>()));
     std::vector<double> thetas;
-    for (const auto& t : split_list(r["thetas"].as<std::string>())) thetas.push_back(std::stod(t));
+    for (const auto& t : split_list(r["thetas"].as<std::string>())) {
+        try {
+            thetas.push_back(std::stod(t));
+        } catch (const std::logic_error&) {
+            throw std::runtime_error("--thetas takes comma-separated numbers > 0, got '" + t + "'");
+        }
+        if (!(thetas.back() > 0)) throw std::runtime_error("--thetas takes numbers > 0");
+    }
+    if (thetas.empty()) throw std::runtime_error("--thetas is empty");
     const DeviceSummary dev = describe_device();
     std::printf("device %s (%d SMs); host: %d OpenMP threads\n", dev.name.c_str(), dev.sm_count, omp_get_max_threads());
     std::printf("nleaf %d, ncrit %d, eps %g (uniform) / %g kpc (galaxy); GPU phases: median of %d evaluations after "
@@ -65,7 +73,15 @@ int bench_tree(const cxxopts::ParseResult& r)
     std::vector<Row> rows;
     for (const auto& model : split_list(r["models"].as<std::string>())) {
         for (const auto& e : split_list(r["tree-sizes"].as<std::string>())) {
-            const long n = (1L << std::stoi(e)) - (model == "uniform" ? 1 : 0);
+            int exponent = 0;
+            try {
+                exponent = std::stoi(e);
+            } catch (const std::logic_error&) {
+                exponent = -1;
+            }
+            if (exponent < 1 || exponent > 30)
+                throw std::runtime_error("--tree-sizes takes log2 N between 1 and 30, got '" + e + "'");
+            const long n = (1L << exponent) - (model == "uniform" ? 1 : 0);
             ParticleSet p;
             if (model == "uniform")
                 p = make_uniform_cube(static_cast<std::size_t>(n), 11, true);
