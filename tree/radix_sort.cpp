@@ -10,7 +10,7 @@ namespace grove {
 
 namespace {
 
-constexpr int kTopBits = 12;
+constexpr int kTopBits = 8;
 constexpr int kTopBuckets = 1 << kTopBits;
 constexpr int kDigitBits = 8;
 constexpr int kBuckets = 1 << kDigitBits;
@@ -189,7 +189,7 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
     if (n < 2) return;
     const int num_threads = std::max(1, std::min<int>(omp_get_max_threads(), static_cast<int>(n / 4096) + 1));
 
-    // The MSD digit is the top 12 bits that any key has set.
+    // The MSD digit is the top 8 bits that any key has set.
     std::uint64_t any_bits = 0;
 #pragma omp parallel for num_threads(num_threads) reduction(| : any_bits)
     for (std::size_t i = 0; i < n; ++i) any_bits |= keys[i];
