@@ -74,6 +74,31 @@ struct Partial {
     double ax, ay, az, jx, jy, jz, pot, pad;
 };
 
+// A tile's float sums flushed into the double totals.
+__device__ inline void flush(AccumJerk<double>& sum, const AccumJerk<float>& part)
+{
+    sum.ax += part.ax;
+    sum.ay += part.ay;
+    sum.az += part.az;
+    sum.jx += part.jx;
+    sum.jy += part.jy;
+    sum.jz += part.jz;
+    sum.pot += part.pot;
+}
+
+// Each thread's targets' sums into the partial results of its j-split.
+template <int kTargets>
+__device__ inline void store_partials(const AccumJerk<double> (&sum)[kTargets], int num_active, Partial* partial)
+{
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        if (k < num_active)
+            partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
+                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
+    }
+}
+
 // kTargets active particles per thread share every shared-memory load of a j-particle (64 bytes):
 // with one target per thread the kernel is bound by shared-memory bandwidth.
 template <int kTargets>
@@ -113,13 +138,7 @@ __global__ void __launch_bounds__(kThreads)
         }
         __syncthreads();
     }
-#pragma unroll
-    for (int u = 0; u < kTargets; ++u) {
-        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
-        if (k < num_active)
-            partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
-                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
-    }
+    store_partials(sum, num_active, partial);
 }
 
 // Mixed precision: positions as float pairs, velocities and the rest in float, sums flushed to
@@ -164,24 +183,10 @@ __global__ void __launch_bounds__(kThreads)
             }
         }
 #pragma unroll
-        for (int u = 0; u < kTargets; ++u) {
-            sum[u].ax += part[u].ax;
-            sum[u].ay += part[u].ay;
-            sum[u].az += part[u].az;
-            sum[u].jx += part[u].jx;
-            sum[u].jy += part[u].jy;
-            sum[u].jz += part[u].jz;
-            sum[u].pot += part[u].pot;
-        }
+        for (int u = 0; u < kTargets; ++u) flush(sum[u], part[u]);
         __syncthreads();
     }
-#pragma unroll
-    for (int u = 0; u < kTargets; ++u) {
-        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
-        if (k < num_active)
-            partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
-                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
-    }
+    store_partials(sum, num_active, partial);
 }
 
 __global__ void reduce_kernel(int num_active, int splits, double G, const Partial* partial, double* out)

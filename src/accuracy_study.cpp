@@ -178,7 +178,6 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     std::function<void(double, Forces&)> evaluate;
     std::function<TreeStats()> stats;
     std::unique_ptr<TreeCpuEngine> cpu;
-    Octree cpu_tree;
 #ifdef GROVE_HAVE_CUDA
     std::unique_ptr<TreeGpuEngine> gpu;
 #endif
@@ -196,8 +195,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 #endif
     } else {
         cpu = std::make_unique<TreeCpuEngine>(params, gravity);
-        cpu_tree = tree;
-        evaluate = [&](double theta, Forces& f) { cpu->evaluate(cpu_tree, theta, f); };
+        evaluate = [&](double theta, Forces& f) { cpu->evaluate(tree, theta, f); };
         stats = [&] { return cpu->last_stats(); };
     }
     for (double theta : o.thetas) {

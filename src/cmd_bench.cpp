@@ -43,14 +43,9 @@ namespace {
 // Uniform cube [-1,1]^3 with random masses, as in the published reference runs.
 void uniform_cube(std::size_t n, Eigen::Matrix3Xd& pos, Eigen::VectorXd& mass, std::uint64_t seed)
 {
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> u(-1.0, 1.0), m(0.5, 1.5);
-    pos.resize(3, static_cast<Eigen::Index>(n));
-    mass.resize(static_cast<Eigen::Index>(n));
-    for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(n); ++i) {
-        pos.col(i) << u(rng), u(rng), u(rng);
-        mass[i] = m(rng) / static_cast<double>(n);
-    }
+    ParticleSet p = make_uniform_cube(n, seed, true);
+    pos = std::move(p.pos);
+    mass = std::move(p.mass);
 }
 
 int bench_direct(const cxxopts::ParseResult& r)

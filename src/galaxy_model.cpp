@@ -229,11 +229,12 @@ ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p
     const double r_ref = p.q_radius * rd;
     const double sigma_ref = p.toomre_q * 3.36 * G * surface_density(r_ref) / std::sqrt(kappa2(r_ref));
     const double sigma_r0_2 = sigma_ref * sigma_ref * std::exp(r_ref / rd);
-    auto mean_vphi2 = [&](double R, double sigma_r2) {
-        const double ratio = kappa2(R) * R * R / (4 * vc2(R)); // kappa^2 / (4 Omega^2)
+    // kappa^2 / (4 Omega^2), the epicyclic ratio.
+    auto epicyclic_ratio = [&](double R) { return kappa2(R) * R * R / (4 * vc2(R)); };
+    auto mean_vphi2 = [&](double R, double sigma_r2, double ratio) {
         return vc2(R) + sigma_r2 * (1 - ratio - 2 * R / rd);
     };
-    if (mean_vphi2(r_ref, sigma_ref * sigma_ref) <= 0)
+    if (mean_vphi2(r_ref, sigma_ref * sigma_ref, epicyclic_ratio(r_ref)) <= 0)
         throw std::invalid_argument("galaxy: --disk-q " + std::to_string(p.toomre_q) + " cannot be reached: at R = " +
                                     kpc(r_ref) + " it needs sigma_R = " + std::to_string(sigma_ref) +
                                     " km/s, more than the rotation curve can hold against (asymmetric drift "
@@ -279,11 +280,11 @@ ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p
         const double z = p.disk_scale_height * std::atanh(2 * rng.uniform_open() - 1);
         const double phi = rng.uniform(0, 2 * kPi);
         const double sigma_r2 = sigma_r0_2 * std::exp(-R / rd);
-        const double ratio = kappa2(R) * R * R / (4 * vc2(R));
+        const double ratio = epicyclic_ratio(R);
         const double sigma_z = std::sqrt(kPi * G * surface_density(R) * p.disk_scale_height);
         const double v_r = std::sqrt(sigma_r2) * rng.normal();
         const double v_phi =
-            std::sqrt(std::max(0.0, mean_vphi2(R, sigma_r2))) + std::sqrt(sigma_r2 * ratio) * rng.normal();
+            std::sqrt(std::max(0.0, mean_vphi2(R, sigma_r2, ratio))) + std::sqrt(sigma_r2 * ratio) * rng.normal();
         const double v_z = sigma_z * rng.normal();
         out.pos.col(c) << R * std::cos(phi), R * std::sin(phi), z;
         out.vel.col(c) << v_r * std::cos(phi) - v_phi * std::sin(phi), v_r * std::sin(phi) + v_phi * std::cos(phi), v_z;
