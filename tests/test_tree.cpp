@@ -37,21 +37,45 @@ TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
 
 TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
 {
-    const std::size_t n = GENERATE(0, 1, 31, 32, 33, 100000);
-    std::mt19937_64 rng(n);
+    // Sizes on both sides of the in-cache limit (65536) at which the sample-sort stage begins.
+    const std::size_t n = GENERATE(0, 1, 31, 32, 33, 100000, 300000);
+    // 0: random with duplicates; 1: clustered like a Plummer sphere's keys; 2: two values only
+    // (buckets far beyond the cache limit, which take the MSD fallback); 3: all equal.
+    const int kind = GENERATE(0, 1, 2, 3);
+    CAPTURE(n, kind);
+    std::mt19937_64 rng(n * 4 + static_cast<std::size_t>(kind));
     std::vector<std::uint64_t> keys(n);
     std::vector<std::uint32_t> values(n);
     for (std::size_t i = 0; i < n; ++i) {
-        keys[i] = rng() >> 1 & (i % 4 == 0 ? 0xffffull : ~0ull); // some duplicates and shared digits
+        switch (kind) {
+        case 0:
+            keys[i] = rng() >> 1 & (i % 4 == 0 ? 0xffffull : ~0ull);
+            break;
+        case 1:
+            keys[i] = (rng() >> 1) >> (3 * (rng() % 16));
+            break; // most keys near 0
+        case 2:
+            keys[i] = rng() % 2 == 0 ? 12345 : 1ull << 40;
+            break;
+        default:
+            keys[i] = 777;
+            break;
+        }
         values[i] = static_cast<std::uint32_t>(i);
     }
     std::vector<std::pair<std::uint64_t, std::uint32_t>> expected(n);
     for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], values[i]};
     std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<std::uint64_t> keys_only = keys;
+    std::vector<std::uint32_t> order;
     radix_sort_pairs(keys, values);
+    radix_sort_with_order(keys_only, order);
+    REQUIRE(order.size() == n);
     for (std::size_t i = 0; i < n; ++i) {
         REQUIRE(keys[i] == expected[i].first);
         REQUIRE(values[i] == expected[i].second);
+        REQUIRE(keys_only[i] == expected[i].first);
+        REQUIRE(order[i] == expected[i].second);
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <stdexcept>
 
 #include <omp.h>
@@ -10,49 +11,58 @@ namespace grove {
 
 namespace {
 
-constexpr int kTopBits = 8;
-constexpr int kTopBuckets = 1 << kTopBits;
 constexpr int kDigitBits = 8;
 constexpr int kBuckets = 1 << kDigitBits;
 constexpr std::size_t kInsertionLimit = 48;
 
-constexpr std::size_t kInCacheLimit = 16384; // pairs sorted by LSD passes within L2
+constexpr std::size_t kInCacheLimit = std::size_t{1} << 16; // pairs sorted by LSD passes within L2
 
-// Stable in-place sort of (k, v) on key bits [0, bits) by LSD passes, ping-ponging with the
-// scratch (tk, tv) of the same length.
+void insertion_sort(std::uint64_t* k, std::uint32_t* v, std::size_t len)
+{
+    for (std::size_t i = 1; i < len; ++i) {
+        const std::uint64_t key = k[i];
+        const std::uint32_t value = v[i];
+        std::size_t j = i;
+        for (; j > 0 && k[j - 1] > key; --j) {
+            k[j] = k[j - 1];
+            v[j] = v[j - 1];
+        }
+        k[j] = key;
+        v[j] = value;
+    }
+}
+
+// Stable in-place sort of (k, v) on key bits [0, bits) by LSD passes with 8-bit digits, ping-
+// ponging with the scratch (tk, tv) of the same length. One counting pass histograms every digit
+// at once, so each pass after it only scatters; digits on which all keys agree are skipped.
 void sort_in_cache(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len, int bits)
 {
     if (len <= kInsertionLimit) {
-        for (std::size_t i = 1; i < len; ++i) {
-            const std::uint64_t key = k[i];
-            const std::uint32_t value = v[i];
-            std::size_t j = i;
-            for (; j > 0 && k[j - 1] > key; --j) {
-                k[j] = k[j - 1];
-                v[j] = v[j - 1];
-            }
-            k[j] = key;
-            v[j] = value;
-        }
+        insertion_sort(k, v, len);
         return;
+    }
+    const int digits = (bits + kDigitBits - 1) / kDigitBits;
+    std::array<std::array<std::uint32_t, kBuckets>, 64 / kDigitBits> count{};
+    for (std::size_t i = 0; i < len; ++i) {
+        const std::uint64_t key = k[i];
+        for (int d = 0; d < digits; ++d) ++count[d][(key >> (d * kDigitBits)) & (kBuckets - 1)];
     }
     std::uint64_t *src_k = k, *dst_k = tk;
     std::uint32_t *src_v = v, *dst_v = tv;
-    std::array<std::size_t, kBuckets> count;
-    for (int shift = 0; shift < bits; shift += kDigitBits) {
-        count.fill(0);
-        for (std::size_t i = 0; i < len; ++i) ++count[(src_k[i] >> shift) & (kBuckets - 1)];
-        if (std::any_of(count.begin(), count.end(), [&](std::size_t c) { return c == len; })) continue;
-        std::size_t running = 0;
-        for (std::size_t& c : count) {
-            const std::size_t here = c;
+    for (int d = 0; d < digits; ++d) {
+        auto& next = count[d];
+        if (std::any_of(next.begin(), next.end(), [&](std::uint32_t c) { return c == len; })) continue;
+        std::uint32_t running = 0;
+        for (std::uint32_t& c : next) {
+            const std::uint32_t here = c;
             c = running;
             running += here;
         }
+        const int shift = d * kDigitBits;
         for (std::size_t i = 0; i < len; ++i) {
-            const std::size_t d = count[(src_k[i] >> shift) & (kBuckets - 1)]++;
-            dst_k[d] = src_k[i];
-            dst_v[d] = src_v[i];
+            const std::uint32_t to = next[(src_k[i] >> shift) & (kBuckets - 1)]++;
+            dst_k[to] = src_k[i];
+            dst_v[to] = src_v[i];
         }
         std::swap(src_k, dst_k);
         std::swap(src_v, dst_v);
@@ -180,33 +190,113 @@ void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint
     sort_in_cache(k, v, tk, tv, len, bits);
 }
 
+// Bucket classifier from splitters drawn from a sample of the keys (sample sort): the buckets
+// hold about equally many keys however clustered the keys are, which a fixed top digit cannot
+// promise (a Plummer sphere puts half its keys into a few of the 256 top-digit buckets). The
+// splitters sit in an implicit binary search tree (Eytzinger order), so classifying a key is
+// kSplitterLevels branch-free steps through 2 KB that stay in L1.
+class SplitterTree {
+  public:
+    static constexpr int kLevels = 8;
+    static constexpr int kBuckets = 1 << kLevels;
+
+    // Splitters from kOversampling * kBuckets keys at evenly spaced positions: deterministic, so
+    // that the sort (stable anyway) does the same work on every run.
+    explicit SplitterTree(const std::uint64_t* keys, std::size_t n)
+    {
+        constexpr std::size_t kOversampling = 16;
+        std::vector<std::uint64_t> sample(kOversampling * kBuckets);
+        for (std::size_t i = 0; i < sample.size(); ++i) sample[i] = keys[i * n / sample.size()];
+        std::sort(sample.begin(), sample.end());
+        std::size_t next_splitter = 0;
+        fill(1, [&] { return sample[(++next_splitter) * kOversampling - 1]; });
+    }
+
+    // Number of splitters below `key`: non-decreasing in the key, so buckets are key ranges.
+    int bucket(std::uint64_t key) const
+    {
+        unsigned j = 1;
+        for (int l = 0; l < kLevels; ++l) j = 2 * j + (key > tree_[j] ? 1u : 0u);
+        return static_cast<int>(j) - kBuckets;
+    }
+
+    // bucket() of n keys into out[]; eight keys go down the tree side by side so that their
+    // dependent loads overlap.
+    void classify(const std::uint64_t* keys, std::size_t n, std::uint8_t* out) const
+    {
+        constexpr std::size_t kLanes = 8;
+        std::size_t i = 0;
+        for (; i + kLanes <= n; i += kLanes) {
+            unsigned j[kLanes];
+            for (std::size_t l = 0; l < kLanes; ++l) j[l] = 1;
+            for (int level = 0; level < kLevels; ++level)
+                for (std::size_t l = 0; l < kLanes; ++l) j[l] = 2 * j[l] + (keys[i + l] > tree_[j[l]] ? 1u : 0u);
+            for (std::size_t l = 0; l < kLanes; ++l) out[i + l] = static_cast<std::uint8_t>(j[l] - kBuckets);
+        }
+        for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(bucket(keys[i]));
+    }
+
+  private:
+    template <class Next> void fill(unsigned node, Next&& next)
+    {
+        if (node >= static_cast<unsigned>(kBuckets)) return;
+        fill(2 * node, next);
+        tree_[node] = next(); // in-order: the tree's in-order sequence is the sorted splitters
+        fill(2 * node + 1, next);
+    }
+
+    std::array<std::uint64_t, kBuckets> tree_{}; // tree_[1 .. kBuckets - 1]
+};
+
+// Sorts one bucket in place (scratch of the same length): only the bits below the highest bit in
+// which its smallest and largest keys differ need sorting.
+void sort_bucket(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len)
+{
+    if (len < 2) return;
+    const auto [lo, hi] = std::minmax_element(k, k + len);
+    const std::uint64_t differ = *lo ^ *hi;
+    if (differ == 0) return;
+    const int bits = 64 - __builtin_clzll(differ);
+    if (len > kInCacheLimit)
+        sort_range(k, v, tk, tv, len, bits); // only when many keys repeat one splitter
+    else
+        sort_in_cache(k, v, tk, tv, len, bits);
+}
+
 } // namespace
 
-void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values)
+namespace {
+
+// values_are_index: the values are 0, 1, 2, ... and are written, not read, by the first pass.
+void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values, bool values_are_index)
 {
-    if (keys.size() != values.size()) throw std::invalid_argument("radix_sort_pairs: keys and values differ in length");
     const std::size_t n = keys.size();
     if (n < 2) return;
-    const int num_threads = std::max(1, std::min<int>(omp_get_max_threads(), static_cast<int>(n / 4096) + 1));
-
-    // The MSD digit is the top 8 bits that any key has set.
-    std::uint64_t any_bits = 0;
-#pragma omp parallel for num_threads(num_threads) reduction(| : any_bits)
-    for (std::size_t i = 0; i < n; ++i) any_bits |= keys[i];
-    int significant = 0;
-    while (significant < 64 && (any_bits >> significant) != 0) ++significant;
-    const int shift = std::max(0, significant - kTopBits);
 
     // Kept between calls (and exchanged with the caller's buffers below), so that repeated sorts
     // touch no fresh pages.
     thread_local std::vector<std::uint64_t> keys_mid;
     thread_local std::vector<std::uint32_t> values_mid;
+    thread_local std::vector<std::uint8_t> bucket_of;
     keys_mid.resize(n);
     values_mid.resize(n);
     std::uint64_t* const mid_k = keys_mid.data(); // thread_local names would mean each thread's own
     std::uint32_t* const mid_v = values_mid.data();
-    std::vector<std::array<std::size_t, kTopBuckets>> histogram(static_cast<std::size_t>(num_threads));
-    std::array<std::size_t, kTopBuckets + 1> bucket_start{};
+    if (n <= kInCacheLimit) {
+        if (values_are_index)
+            for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<std::uint32_t>(i);
+        sort_bucket(keys.data(), values.data(), mid_k, mid_v, n);
+        return;
+    }
+    bucket_of.resize(n);
+    std::uint8_t* const bucket_k = bucket_of.data();
+
+    constexpr int kB = SplitterTree::kBuckets;
+    static_assert(kB <= 256, "bucket numbers are stored in one byte");
+    const SplitterTree splitters(keys.data(), n);
+    const int num_threads = std::max(1, std::min<int>(omp_get_max_threads(), static_cast<int>(n / 16384) + 1));
+    std::vector<std::array<std::size_t, kB>> histogram(static_cast<std::size_t>(num_threads));
+    std::array<std::size_t, kB + 1> bucket_start{};
 #pragma omp parallel num_threads(num_threads)
     {
         const int t = omp_get_thread_num();
@@ -214,44 +304,55 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
         const std::size_t end = n * static_cast<std::size_t>(t + 1) / num_threads;
         auto& local = histogram[static_cast<std::size_t>(t)];
         local.fill(0);
-        for (std::size_t i = begin; i < end; ++i) ++local[keys[i] >> shift];
+        splitters.classify(keys.data() + begin, end - begin, bucket_k + begin);
+        for (std::size_t i = begin; i < end; ++i) ++local[bucket_k[i]];
 #pragma omp barrier
 #pragma omp single
         {
-            // Offsets in (digit, thread) order make the scatter stable.
+            // Offsets in (bucket, thread) order make the scatter stable.
             std::size_t running = 0;
-            for (int d = 0; d < kTopBuckets; ++d) {
+            for (int d = 0; d < kB; ++d) {
                 bucket_start[static_cast<std::size_t>(d)] = running;
                 for (int s = 0; s < num_threads; ++s) {
-                    const std::size_t count = histogram[static_cast<std::size_t>(s)][d];
-                    histogram[static_cast<std::size_t>(s)][d] = running;
+                    const std::size_t count = histogram[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
+                    histogram[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)] = running;
                     running += count;
                 }
             }
-            bucket_start[kTopBuckets] = running;
+            bucket_start[kB] = running;
         }
         for (std::size_t i = begin; i < end; ++i) {
-            const std::size_t dest = local[keys[i] >> shift]++;
+            const std::size_t dest = local[bucket_k[i]]++;
             mid_k[dest] = keys[i];
-            mid_v[dest] = values[i];
+            mid_v[dest] = values_are_index ? static_cast<std::uint32_t>(i) : values[i];
         }
 #pragma omp barrier
         // Each bucket sorts in place in keys_mid, with the same range of keys/values as scratch.
-#pragma omp single
-        for (int d = 0; d < kTopBuckets; ++d) {
+#pragma omp for schedule(dynamic, 1)
+        for (int d = 0; d < kB; ++d) {
             const std::size_t b0 = bucket_start[static_cast<std::size_t>(d)];
             const std::size_t len = bucket_start[static_cast<std::size_t>(d) + 1] - b0;
-            if (len < 2) continue;
-            std::uint64_t* k = mid_k + b0;
-            std::uint32_t* v = mid_v + b0;
-            std::uint64_t* tk = keys.data() + b0;
-            std::uint32_t* tv = values.data() + b0;
-#pragma omp task default(none) firstprivate(k, v, tk, tv, len, shift)
-            sort_range(k, v, tk, tv, len, shift);
+            sort_bucket(mid_k + b0, mid_v + b0, keys.data() + b0, values.data() + b0, len);
         }
     }
     keys.swap(keys_mid);
     values.swap(values_mid);
+}
+
+} // namespace
+
+void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values)
+{
+    if (keys.size() != values.size()) throw std::invalid_argument("radix_sort_pairs: keys and values differ in length");
+    sort_pairs(keys, values, false);
+}
+
+void radix_sort_with_order(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& order)
+{
+    if (keys.size() > std::numeric_limits<std::uint32_t>::max())
+        throw std::invalid_argument("radix_sort_with_order: more keys than 32-bit indices");
+    order.resize(keys.size());
+    sort_pairs(keys, order, true);
 }
 
 } // namespace grove

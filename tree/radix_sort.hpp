@@ -1,12 +1,14 @@
-// Parallel radix sort of (key, value) pairs with OpenMP, in two stages:
-//  1. one most-significant-digit pass over the top 8 significant bits: each thread histograms
-//     its slice, an exclusive scan over (digit, thread) gives every thread its scatter offsets,
-//     and a stable scatter moves the pairs into 256 buckets (4096 made 16 threads scatter into
-//     65536 streams, which thrashed the TLB: 19 ms against 4 ms for 10^6 random keys);
-//  2. every bucket is then sorted on its remaining bits as an OpenMP task: buckets that fit in
-//     cache by least-significant-digit passes with 8-bit digits (skipping digits on which the
-//     bucket's keys agree; insertion sort when tiny), larger ones (clustered inputs put most keys
-//     in a few buckets) by one more 8-bit MSD pass whose sub-buckets become tasks in turn.
+// Parallel radix sort of (key, value) pairs with OpenMP, in two stages (a sample sort whose
+// buckets finish by radix sort):
+//  1. 255 splitters taken from an evenly spaced sample of 4096 keys cut the keys into 256
+//     buckets of about equal size whatever the key distribution (a fixed top digit put half of a
+//     Plummer sphere's keys into a few buckets). Each thread classifies its slice through the
+//     splitters' implicit search tree, an exclusive scan over (bucket, thread) gives every thread
+//     its scatter offsets, and a stable scatter moves the pairs into place: one pass over memory.
+//  2. Every bucket is then sorted by one thread on the bits below the highest bit in which its
+//     smallest and largest keys differ, by LSD passes with 8-bit digits in cache (one counting
+//     pass for all digits; agreeing digits skipped). A bucket too big for the cache (many equal
+//     keys around one splitter) takes MSD passes first, whose sub-buckets become OpenMP tasks.
 // A plain LSD sort of 63-bit Morton keys needs eight passes over memory; this needs one, plus
 // in-cache work (bench/results/tree-build-*.md has the measurements).
 #pragma once
@@ -18,5 +20,9 @@ namespace grove {
 
 // Sorts keys ascending, permuting values alongside; stable. keys.size() == values.size().
 void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values);
+
+// Sorts keys ascending and sets order[k] to the original index of the key now at k (stable):
+// radix_sort_pairs with values 0, 1, 2, ..., which the first pass writes instead of reading.
+void radix_sort_with_order(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& order);
 
 } // namespace grove
