@@ -1,7 +1,9 @@
 // Host octree: Morton keys, sort, build invariants, moments, walk coverage and accuracy.
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "src/direct_cpu.hpp"
@@ -30,9 +32,18 @@ TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
     CHECK(morton_key(1u << 20, 0, 0) == 1ull << 60);
     for (std::uint32_t v : {0u, 1u, 12345u, 0x1fffffu, 0x155555u}) CHECK(compact_bits_21(spread_bits_21(v)) == v);
     CHECK(morton_octant(morton_key(1u << 20, 0, 1u << 20), 0) == 5); // x and z in the upper half
-    CHECK(morton_cell_coordinate(-1.0, 0.0, 1.0) == 0);
-    CHECK(morton_cell_coordinate(1.0, 0.0, 1.0) == kMortonAxisCells - 1);
-    CHECK(morton_cell_coordinate(0.5, 0.0, 1.0) == kMortonAxisCells / 2);
+    const double scale = kMortonAxisCells;                           // a cube of side 1
+    CHECK(morton_cell_coordinate(-1.0, 0.0, scale) == 0);
+    CHECK(morton_cell_coordinate(1.0, 0.0, scale) == kMortonAxisCells - 1);
+    CHECK(morton_cell_coordinate(0.5, 0.0, scale) == kMortonAxisCells / 2);
+    CHECK(morton_cell_coordinate(2.75, 2.0, scale / 2) == kMortonAxisCells * 3 / 8); // side 2 from 2
+    const MortonTable table;
+    std::mt19937 rng(3);
+    for (int i = 0; i < 10000; ++i) {
+        const std::uint32_t x = rng() & 0x1fffffu, y = rng() & 0x1fffffu, z = rng() & 0x1fffffu;
+        REQUIRE(table.key(x, y, z) == morton_key(x, y, z));
+    }
+    CHECK(table.key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull);
 }
 
 TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
@@ -186,6 +197,47 @@ TEST_CASE("tree invariants and moments on random and clustered sets", "[tree]")
         expect = g.range.end;
     }
     REQUIRE(expect == static_cast<std::int32_t>(n));
+}
+
+// The top of the tree is split serially and its subtrees in parallel, at a size that depends on
+// the number of threads: the result must not.
+TEST_CASE("the tree and its groups do not depend on the number of threads", "[tree]")
+{
+    const ParticleSet p = test::clustered_particles(60000, 5);
+    const TreeParams params{0.5, 16, 32};
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Octree one = build_octree(p.pos, p.mass, params);
+    omp_set_num_threads(5);
+    const Octree five = build_octree(p.pos, p.mass, params);
+    omp_set_num_threads(saved);
+    auto same_bytes = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    CHECK(one.num_nodes() > 1000);
+    CHECK(same_bytes(one.keys, five.keys));
+    CHECK(same_bytes(one.order, five.order));
+    CHECK(same_bytes(one.next, five.next));
+    CHECK(same_bytes(one.is_leaf, five.is_leaf));
+    CHECK(same_bytes(one.range, five.range));
+    CHECK(same_bytes(one.com_mass, five.com_mass));
+    CHECK(same_bytes(one.quad, five.quad));
+    CHECK(same_bytes(one.r_open2, five.r_open2));
+    CHECK(same_bytes(one.groups, five.groups));
+    // Groups are the maximal cells of at most ncrit particles (leaves beyond it cut into chunks),
+    // found here by one serial pre-order scan.
+    std::vector<std::int32_t> expected;
+    for (std::int32_t i = 0; i < one.num_nodes();) {
+        const auto r = one.range[i];
+        if (r.end - r.begin <= params.ncrit || one.is_leaf[i]) {
+            for (std::int32_t b = r.begin; b < r.end; b += params.ncrit) expected.push_back(b);
+            i = one.next[i];
+        } else {
+            ++i;
+        }
+    }
+    REQUIRE(one.groups.size() == expected.size());
+    for (std::size_t g = 0; g < expected.size(); ++g) REQUIRE(one.groups[g].range.begin == expected[g]);
 }
 
 TEST_CASE("every particle sees N-1 sources for any theta", "[tree][walk]")

@@ -393,11 +393,14 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
     bounding_cube(pos, tree.box_lo, tree.box_side);
     std::vector<std::uint64_t>& keys = tree.keys;
     keys.resize(static_cast<std::size_t>(n));
+    static const MortonTable table;
+    const double scale = kMortonAxisCells / tree.box_side;
+    const double* lo = tree.box_lo;
 #pragma omp parallel for schedule(static)
     for (std::int32_t i = 0; i < n; ++i)
-        keys[i] = morton_key(morton_cell_coordinate(pos(0, i), tree.box_lo[0], tree.box_side),
-                             morton_cell_coordinate(pos(1, i), tree.box_lo[1], tree.box_side),
-                             morton_cell_coordinate(pos(2, i), tree.box_lo[2], tree.box_side));
+        keys[i] =
+            table.key(morton_cell_coordinate(pos(0, i), lo[0], scale), morton_cell_coordinate(pos(1, i), lo[1], scale),
+                      morton_cell_coordinate(pos(2, i), lo[2], scale));
     t.keys = seconds_since(start);
 
     start = Clock::now();
