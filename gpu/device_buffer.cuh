@@ -1,6 +1,8 @@
 // Owning device and pinned host buffers that grow only when a call needs more, so that repeated
-// force evaluations allocate nothing. An allocation failure becomes an error that names what the
-// memory was for and how much was asked, never a crash.
+// force evaluations allocate nothing. They grow with 1/8 headroom: in a run the tree's node count
+// and list lengths drift up and down by a little every step, and an exact fit reallocated (a
+// device-wide cudaFree and a slow cudaMallocHost) on every step that grew. An allocation failure
+// becomes an error that names what the memory was for and how much was asked, never a crash.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,12 @@
 #include "gpu/cuda_check.cuh"
 
 namespace grove::gpu {
+
+// Capacity to ask for when n elements do not fit: n plus 1/8.
+inline std::size_t with_headroom(std::size_t n)
+{
+    return n + n / 8;
+}
 
 template <class T> class DeviceBuffer {
   public:
@@ -24,7 +32,13 @@ template <class T> class DeviceBuffer {
         cudaFree(data_);
         data_ = nullptr;
         capacity_ = 0;
-        const cudaError_t status = cudaMalloc(&data_, n * sizeof(T));
+        std::size_t want = with_headroom(n);
+        cudaError_t status = cudaMalloc(&data_, want * sizeof(T));
+        if (status != cudaSuccess) { // without the headroom, the largest problems may still fit
+            cudaGetLastError();
+            want = n;
+            status = cudaMalloc(&data_, want * sizeof(T));
+        }
         if (status != cudaSuccess) {
             cudaGetLastError(); // clear the sticky-free error state
             std::size_t free_bytes = 0, total_bytes = 0;
@@ -34,7 +48,7 @@ template <class T> class DeviceBuffer {
                                      " elements); the device has " + std::to_string(free_bytes >> 20) +
                                      " MiB free of " + std::to_string(total_bytes >> 20) + " MiB");
         }
-        capacity_ = n;
+        capacity_ = want;
     }
     T* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }
@@ -57,12 +71,19 @@ template <class T> class PinnedBuffer {
         cudaFreeHost(data_);
         data_ = nullptr;
         capacity_ = 0;
-        if (cudaMallocHost(&data_, n * sizeof(T)) != cudaSuccess) {
+        std::size_t want = with_headroom(n);
+        cudaError_t status = cudaMallocHost(&data_, want * sizeof(T));
+        if (status != cudaSuccess) {
+            cudaGetLastError();
+            want = n;
+            status = cudaMallocHost(&data_, want * sizeof(T));
+        }
+        if (status != cudaSuccess) {
             cudaGetLastError();
             throw std::runtime_error(std::string("cannot allocate ") + std::to_string(n * sizeof(T) >> 20) +
                                      " MiB of pinned host memory for " + what);
         }
-        capacity_ = n;
+        capacity_ = want;
     }
     T* data() const { return data_; }
     T& operator[](std::size_t i) const { return data_[i]; }

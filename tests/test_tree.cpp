@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "src/direct_cpu.hpp"
@@ -346,6 +347,19 @@ TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
         TreeCpuEngine(TreeParams{}, gravity).compute(pos.leftCols(1), mass.head(1), f);
         CHECK(f.acc.norm() == 0);
         CHECK(f.pot[0] == 0);
+    }
+    SECTION("a NaN or an infinity anywhere is an error, not a tree")
+    {
+        const ParticleSet p = test::random_particles(5000, 4);
+        const int axis = GENERATE(0, 1, 2, 3); // 3: the mass
+        const double bad = GENERATE(std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity());
+        Eigen::Matrix3Xd pos = p.pos;
+        Eigen::VectorXd mass = p.mass;
+        if (axis < 3)
+            pos(axis, 4321) = bad;
+        else
+            mass[4321] = bad;
+        CHECK_THROWS_WITH(build_octree(pos, mass, TreeParams{}), Catch::Contains("non-finite"));
     }
 }
 
