@@ -204,7 +204,7 @@ TEST_CASE("tree invariants and moments on random and clustered sets", "[tree]")
 // the number of threads: the result must not.
 TEST_CASE("the tree and its groups do not depend on the number of threads", "[tree]")
 {
-    const ParticleSet p = test::clustered_particles(60000, 5);
+    const ParticleSet p = test::clustered_particles(300000, 5); // subtrees of 4687 and of 2048
     const TreeParams params{0.5, 16, 32};
     const int saved = omp_get_max_threads();
     omp_set_num_threads(1);

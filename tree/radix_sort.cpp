@@ -197,27 +197,29 @@ void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint
 // kSplitterLevels branch-free steps through 2 KB that stay in L1.
 class SplitterTree {
   public:
-    static constexpr int kLevels = 8;
-    static constexpr int kBuckets = 1 << kLevels;
+    static constexpr int kMaxLevels = 8;
+    static constexpr int kMaxBuckets = 1 << kMaxLevels;
 
-    // Splitters from kOversampling * kBuckets keys at evenly spaced positions: deterministic, so
-    // that the sort (stable anyway) does the same work on every run.
-    explicit SplitterTree(const std::uint64_t* keys, std::size_t n)
+    // 2^levels - 1 splitters from 16 * 2^levels keys at evenly spaced positions: deterministic,
+    // so that the sort (stable anyway) does the same work on every run.
+    SplitterTree(const std::uint64_t* keys, std::size_t n, int levels) : levels_(levels), buckets_(1 << levels)
     {
         constexpr std::size_t kOversampling = 16;
-        std::vector<std::uint64_t> sample(kOversampling * kBuckets);
+        std::vector<std::uint64_t> sample(kOversampling * static_cast<std::size_t>(buckets_));
         for (std::size_t i = 0; i < sample.size(); ++i) sample[i] = keys[i * n / sample.size()];
         std::sort(sample.begin(), sample.end());
         std::size_t next_splitter = 0;
         fill(1, [&] { return sample[(++next_splitter) * kOversampling - 1]; });
     }
 
+    int buckets() const { return buckets_; }
+
     // Number of splitters below `key`: non-decreasing in the key, so buckets are key ranges.
     int bucket(std::uint64_t key) const
     {
         unsigned j = 1;
-        for (int l = 0; l < kLevels; ++l) j = 2 * j + (key > tree_[j] ? 1u : 0u);
-        return static_cast<int>(j) - kBuckets;
+        for (int l = 0; l < levels_; ++l) j = 2 * j + (key > tree_[j] ? 1u : 0u);
+        return static_cast<int>(j) - buckets_;
     }
 
     // bucket() of n keys into out[]; eight keys go down the tree side by side so that their
@@ -229,9 +231,9 @@ class SplitterTree {
         for (; i + kLanes <= n; i += kLanes) {
             unsigned j[kLanes];
             for (std::size_t l = 0; l < kLanes; ++l) j[l] = 1;
-            for (int level = 0; level < kLevels; ++level)
+            for (int level = 0; level < levels_; ++level)
                 for (std::size_t l = 0; l < kLanes; ++l) j[l] = 2 * j[l] + (keys[i + l] > tree_[j[l]] ? 1u : 0u);
-            for (std::size_t l = 0; l < kLanes; ++l) out[i + l] = static_cast<std::uint8_t>(j[l] - kBuckets);
+            for (std::size_t l = 0; l < kLanes; ++l) out[i + l] = static_cast<std::uint8_t>(j[l] - buckets_);
         }
         for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(bucket(keys[i]));
     }
@@ -239,13 +241,14 @@ class SplitterTree {
   private:
     template <class Next> void fill(unsigned node, Next&& next)
     {
-        if (node >= static_cast<unsigned>(kBuckets)) return;
+        if (node >= static_cast<unsigned>(buckets_)) return;
         fill(2 * node, next);
         tree_[node] = next(); // in-order: the tree's in-order sequence is the sorted splitters
         fill(2 * node + 1, next);
     }
 
-    std::array<std::uint64_t, kBuckets> tree_{}; // tree_[1 .. kBuckets - 1]
+    int levels_, buckets_;
+    std::array<std::uint64_t, kMaxBuckets> tree_{}; // tree_[1 .. buckets_ - 1]
 };
 
 // Sorts one bucket in place (scratch of the same length): only the bits below the highest bit in
@@ -291,19 +294,24 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
     bucket_of.resize(n);
     std::uint8_t* const bucket_k = bucket_of.data();
 
-    constexpr int kB = SplitterTree::kBuckets;
-    static_assert(kB <= 256, "bucket numbers are stored in one byte");
-    const SplitterTree splitters(keys.data(), n);
+    constexpr int kMaxB = SplitterTree::kMaxBuckets;
+    static_assert(kMaxB <= 256, "bucket numbers are stored in one byte");
+    // Buckets of at least about 4096 keys: smaller ones cost more in per-bucket histograms than
+    // in keys (a 10^5-key sort took 1.6 ms with 256 buckets).
+    int levels = 1;
+    while (levels < SplitterTree::kMaxLevels && (std::size_t{4096} << levels) < n) ++levels;
+    const SplitterTree splitters(keys.data(), n, levels);
+    const int num_buckets = splitters.buckets();
     const int num_threads = std::max(1, std::min<int>(omp_get_max_threads(), static_cast<int>(n / 16384) + 1));
-    std::vector<std::array<std::size_t, kB>> histogram(static_cast<std::size_t>(num_threads));
-    std::array<std::size_t, kB + 1> bucket_start{};
+    std::vector<std::array<std::size_t, kMaxB>> histogram(static_cast<std::size_t>(num_threads));
+    std::array<std::size_t, kMaxB + 1> bucket_start{};
 #pragma omp parallel num_threads(num_threads)
     {
         const int t = omp_get_thread_num();
         const std::size_t begin = n * static_cast<std::size_t>(t) / num_threads;
         const std::size_t end = n * static_cast<std::size_t>(t + 1) / num_threads;
         auto& local = histogram[static_cast<std::size_t>(t)];
-        local.fill(0);
+        std::fill(local.begin(), local.begin() + num_buckets, std::size_t{0});
         splitters.classify(keys.data() + begin, end - begin, bucket_k + begin);
         for (std::size_t i = begin; i < end; ++i) ++local[bucket_k[i]];
 #pragma omp barrier
@@ -311,7 +319,7 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
         {
             // Offsets in (bucket, thread) order make the scatter stable.
             std::size_t running = 0;
-            for (int d = 0; d < kB; ++d) {
+            for (int d = 0; d < num_buckets; ++d) {
                 bucket_start[static_cast<std::size_t>(d)] = running;
                 for (int s = 0; s < num_threads; ++s) {
                     const std::size_t count = histogram[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
@@ -319,7 +327,7 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
                     running += count;
                 }
             }
-            bucket_start[kB] = running;
+            bucket_start[num_buckets] = running;
         }
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t dest = local[bucket_k[i]]++;
@@ -329,7 +337,7 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
 #pragma omp barrier
         // Each bucket sorts in place in keys_mid, with the same range of keys/values as scratch.
 #pragma omp for schedule(dynamic, 1)
-        for (int d = 0; d < kB; ++d) {
+        for (int d = 0; d < num_buckets; ++d) {
             const std::size_t b0 = bucket_start[static_cast<std::size_t>(d)];
             const std::size_t len = bucket_start[static_cast<std::size_t>(d) + 1] - b0;
             sort_bucket(mid_k + b0, mid_v + b0, keys.data() + b0, values.data() + b0, len);
