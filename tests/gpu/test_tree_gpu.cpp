@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "gpu/tree_gpu.h"
@@ -11,6 +12,7 @@
 #include "src/force_errors.hpp"
 #include "src/snapshot.hpp"
 #include "tests/test_support.hpp"
+#include "tree/build.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/walk.hpp"
 
@@ -193,5 +195,32 @@ TEST_CASE("tree-gpu: degenerate inputs and repeatability", "[gpu][tree]")
         engine.compute(p.pos, p.mass, b);
         CHECK(a.acc == b.acc);
         CHECK(a.pot == b.pot);
+    }
+    SECTION("phase times: pack and upload after upload(), every phase plus the rest after compute()")
+    {
+        const ParticleSet p = test::clustered_particles(50000, 6);
+        const Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, 8, 8});
+        engine.upload(tree);
+        auto has = [](const PhaseTimes& times, const char* name) {
+            return std::any_of(times.begin(), times.end(), [&](const auto& t) { return t.first == name; });
+        };
+        const PhaseTimes uploaded = engine.last_phase_times();
+        REQUIRE(uploaded.size() == 2);
+        CHECK(has(uploaded, "pack"));
+        CHECK(has(uploaded, "upload"));
+        CHECK(uploaded[0].second + uploaded[1].second > 0);
+        const auto start = std::chrono::steady_clock::now();
+        engine.compute(p.pos, p.mass, f);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const PhaseTimes all = engine.last_phase_times();
+        double sum = 0;
+        for (const auto& [name, seconds] : all) {
+            CHECK(seconds >= 0);
+            sum += seconds;
+        }
+        for (const char* name : {"keys", "sort", "build", "pack", "upload", "pass 2", "leaves", "convert", "other"})
+            CHECK(has(all, name));
+        CHECK(sum <= wall);
+        CHECK(sum >= 0.9 * wall); // "other" makes the phases add up to the call
     }
 }
