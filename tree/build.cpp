@@ -226,37 +226,52 @@ void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy
     q.zz += m * (3 * dz * dz - d2);
 }
 
-// Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
-// internal node combines its children (parallel-axis theorem), which must be done already.
-void finish_node(Octree& tree, std::int32_t i)
+// Centre of mass (x, y, z) and mass (w) of the point masses that for_each(f) visits as
+// f(x, y, z, m); the cell centre when they have no mass.
+template <class ForEach> Vec4<double> centre_of_mass(ForEach&& for_each, const Vec4<double>& centre)
 {
     double m = 0, mx = 0, my = 0, mz = 0;
-    Quadrupole<double> q{};
-    auto& cm = tree.com_mass[i];
+    for_each([&](double x, double y, double z, double w) {
+        m += w;
+        mx += w * x;
+        my += w * y;
+        mz += w * z;
+    });
+    return m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
+}
+
+// Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
+// internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
+// which must be done already.
+void finish_node(Octree& tree, std::int32_t i)
+{
     const auto& centre = tree.cell_centre[i];
+    Quadrupole<double> q{};
+    auto add_about = [&q](const Vec4<double>& cm) {
+        return [&q, cm](double x, double y, double z, double w) {
+            accumulate_quadrupole(q, w, x - cm.x, y - cm.y, z - cm.z);
+        };
+    };
+    Vec4<double> cm;
     if (tree.is_leaf[i]) {
         const auto r = tree.range[i];
-        for (std::int32_t p = r.begin; p < r.end; ++p) {
-            const auto& s = tree.particles[p];
-            m += s.w;
-            mx += s.w * s.x;
-            my += s.w * s.y;
-            mz += s.w * s.z;
-        }
-        cm = m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
-        for (std::int32_t p = r.begin; p < r.end; ++p) {
-            const auto& s = tree.particles[p];
-            accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
-        }
+        auto particles = [&](auto&& f) {
+            for (std::int32_t p = r.begin; p < r.end; ++p) {
+                const auto& s = tree.particles[p];
+                f(s.x, s.y, s.z, s.w);
+            }
+        };
+        cm = centre_of_mass(particles, centre);
+        particles(add_about(cm));
     } else {
-        for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
-            const auto& cc = tree.com_mass[c];
-            m += cc.w;
-            mx += cc.w * cc.x;
-            my += cc.w * cc.y;
-            mz += cc.w * cc.z;
-        }
-        cm = m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
+        auto children = [&](auto&& f) {
+            for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
+                const auto& cc = tree.com_mass[c];
+                f(cc.x, cc.y, cc.z, cc.w);
+            }
+        };
+        cm = centre_of_mass(children, centre);
+        children(add_about(cm));
         for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
             const auto& qc = tree.quad[c];
             q.xx += qc.xx;
@@ -265,10 +280,9 @@ void finish_node(Octree& tree, std::int32_t i)
             q.yy += qc.yy;
             q.yz += qc.yz;
             q.zz += qc.zz;
-            const auto& cc = tree.com_mass[c];
-            accumulate_quadrupole(q, cc.w, cc.x - cm.x, cc.y - cm.y, cc.z - cm.z);
         }
     }
+    tree.com_mass[i] = cm;
     tree.quad[i] = q;
     tree.com_offset[i] = std::sqrt((cm.x - centre.x) * (cm.x - centre.x) + (cm.y - centre.y) * (cm.y - centre.y) +
                                    (cm.z - centre.z) * (cm.z - centre.z));
