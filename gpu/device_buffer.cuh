@@ -12,10 +12,17 @@
 
 namespace grove::gpu {
 
-// Capacity to ask for when n elements do not fit: n plus 1/8.
-inline std::size_t with_headroom(std::size_t n)
+// Allocates n elements plus 1/8 through alloc (cudaMalloc or cudaMallocHost), or exactly n when
+// the headroom does not fit (the largest problems may still); returns the capacity obtained, 0 if
+// neither fits (with CUDA's error state cleared).
+template <class T, class Alloc> std::size_t allocate_with_headroom(T*& data, std::size_t n, Alloc alloc)
 {
-    return n + n / 8;
+    for (const std::size_t want : {n + n / 8, n}) {
+        if (alloc(reinterpret_cast<void**>(&data), want * sizeof(T)) == cudaSuccess) return want;
+        cudaGetLastError();
+        data = nullptr;
+    }
+    return 0;
 }
 
 template <class T> class DeviceBuffer {
@@ -31,16 +38,8 @@ template <class T> class DeviceBuffer {
         if (n <= capacity_) return;
         cudaFree(data_);
         data_ = nullptr;
-        capacity_ = 0;
-        std::size_t want = with_headroom(n);
-        cudaError_t status = cudaMalloc(&data_, want * sizeof(T));
-        if (status != cudaSuccess) { // without the headroom, the largest problems may still fit
-            cudaGetLastError();
-            want = n;
-            status = cudaMalloc(&data_, want * sizeof(T));
-        }
-        if (status != cudaSuccess) {
-            cudaGetLastError(); // clear the sticky-free error state
+        capacity_ = allocate_with_headroom(data_, n, [](void** p, std::size_t bytes) { return cudaMalloc(p, bytes); });
+        if (capacity_ == 0) {
             std::size_t free_bytes = 0, total_bytes = 0;
             cudaMemGetInfo(&free_bytes, &total_bytes);
             throw std::runtime_error(std::string("out of GPU memory: ") + what + " needs " +
@@ -48,7 +47,6 @@ template <class T> class DeviceBuffer {
                                      " elements); the device has " + std::to_string(free_bytes >> 20) +
                                      " MiB free of " + std::to_string(total_bytes >> 20) + " MiB");
         }
-        capacity_ = want;
     }
     T* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }
@@ -70,20 +68,11 @@ template <class T> class PinnedBuffer {
         if (n <= capacity_) return;
         cudaFreeHost(data_);
         data_ = nullptr;
-        capacity_ = 0;
-        std::size_t want = with_headroom(n);
-        cudaError_t status = cudaMallocHost(&data_, want * sizeof(T));
-        if (status != cudaSuccess) {
-            cudaGetLastError();
-            want = n;
-            status = cudaMallocHost(&data_, want * sizeof(T));
-        }
-        if (status != cudaSuccess) {
-            cudaGetLastError();
+        capacity_ =
+            allocate_with_headroom(data_, n, [](void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); });
+        if (capacity_ == 0)
             throw std::runtime_error(std::string("cannot allocate ") + std::to_string(n * sizeof(T) >> 20) +
                                      " MiB of pinned host memory for " + what);
-        }
-        capacity_ = want;
     }
     T* data() const { return data_; }
     T& operator[](std::size_t i) const { return data_[i]; }

@@ -79,7 +79,7 @@ TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
     for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], values[i]};
     std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
     std::vector<std::uint64_t> keys_only = keys;
-    std::vector<std::uint32_t> order;
+    std::vector<std::uint32_t> order(n + 3, 99); // reused storage: every entry must be rewritten
     radix_sort_pairs(keys, values);
     radix_sort_with_order(keys_only, order);
     REQUIRE(order.size() == n);
@@ -105,6 +105,15 @@ void check_tree_invariants(const Octree& tree, const ParticleSet& p, int nleaf)
         REQUIRE((tree.is_leaf[i] == 1) == (tree.next[i] == i + 1));
         const auto r = tree.range[i];
         REQUIRE(r.begin < r.end);
+        // The particles lie in the node's cell (centre and side), up to rounding of the key cube.
+        const auto& c = tree.cell_centre[i];
+        const double reach = tree.size[i] / 2 * (1 + 1e-9);
+        for (std::int32_t k = r.begin; k < r.end; ++k) {
+            const auto& q = tree.particles[k];
+            REQUIRE(std::abs(q.x - c.x) <= reach);
+            REQUIRE(std::abs(q.y - c.y) <= reach);
+            REQUIRE(std::abs(q.z - c.z) <= reach);
+        }
         if (tree.is_leaf[i]) {
             for (std::int32_t k = r.begin; k < r.end; ++k) ++leaf_hits[k];
             if (r.end - r.begin > nleaf) { // only coincident keys may overfill a leaf

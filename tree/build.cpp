@@ -57,7 +57,6 @@ void bounding_cube(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, dou
 struct Segment {
     std::int32_t begin, end;     // particles
     int level;                   // of the segment's root cell
-    std::uint32_t corner[3];     // of the root cell, in level-21 cells
     bool top;                    // a single node of the serial top
     std::size_t end_segment;     // top nodes: the segment that follows the node's subtree
     std::int32_t first_node = 0; // position in the node arrays
@@ -78,10 +77,8 @@ class TopDownBuilder {
         return end - begin <= nleaf_ || level == kMaxTreeLevel || keys_[begin] == keys_[end - 1];
     }
 
-    // Calls f(child_begin, child_end, child_corner) for the non-empty children of a cell, in
-    // Morton order.
-    template <class F>
-    void for_each_child(std::int32_t begin, std::int32_t end, int level, const std::uint32_t corner[3], F&& f) const
+    // Calls f(child_begin, child_end) for the non-empty children of a cell, in Morton order.
+    template <class F> void for_each_child(std::int32_t begin, std::int32_t end, int level, F&& f) const
     {
         // Keys in [begin, end) share their top 3*level bits, so the octant digit is monotone.
         std::int32_t child_begin = begin;
@@ -90,23 +87,17 @@ class TopDownBuilder {
                 std::partition_point(keys_.begin() + child_begin, keys_.begin() + end,
                                      [&](std::uint64_t k) { return morton_octant(k, level) <= octant; }) -
                 keys_.begin());
-            if (child_end > child_begin) {
-                const std::uint32_t step = kMortonAxisCells >> (level + 1);
-                const std::uint32_t child_corner[3] = {corner[0] + ((octant & 1) ? step : 0),
-                                                       corner[1] + ((octant & 2) ? step : 0),
-                                                       corner[2] + ((octant & 4) ? step : 0)};
-                f(child_begin, child_end, child_corner);
-            }
+            if (child_end > child_begin) f(child_begin, child_end);
             if (child_end == end) break;
             child_begin = child_end;
         }
     }
 
     // Splits the serial top of the tree into segments, in pre-order.
-    void split_top(std::int32_t begin, std::int32_t end, int level, const std::uint32_t corner[3],
-                   std::int32_t subtree_limit, std::vector<Segment>& segments) const
+    void split_top(std::int32_t begin, std::int32_t end, int level, std::int32_t subtree_limit,
+                   std::vector<Segment>& segments) const
     {
-        Segment s{begin, end, level, {corner[0], corner[1], corner[2]}, false, 0};
+        Segment s{begin, end, level, false, 0};
         if (end - begin <= subtree_limit || is_leaf(begin, end, level)) {
             segments.push_back(s);
             return;
@@ -114,9 +105,8 @@ class TopDownBuilder {
         s.top = true;
         const std::size_t self = segments.size();
         segments.push_back(s);
-        for_each_child(begin, end, level, corner, [&](std::int32_t b, std::int32_t e, const std::uint32_t* c) {
-            split_top(b, e, level + 1, c, subtree_limit, segments);
-        });
+        for_each_child(begin, end, level,
+                       [&](std::int32_t b, std::int32_t e) { split_top(b, e, level + 1, subtree_limit, segments); });
         segments[self].end_segment = segments.size();
     }
 
@@ -124,20 +114,20 @@ class TopDownBuilder {
     std::int32_t count(std::int32_t begin, std::int32_t end, int level) const
     {
         std::int32_t nodes = 1;
-        if (!is_leaf(begin, end, level)) {
-            const std::uint32_t corner[3] = {0, 0, 0}; // unused by the count
-            for_each_child(begin, end, level, corner, [&](std::int32_t b, std::int32_t e, const std::uint32_t*) {
-                nodes += count(b, e, level + 1);
-            });
-        }
+        if (!is_leaf(begin, end, level))
+            for_each_child(begin, end, level, [&](std::int32_t b, std::int32_t e) { nodes += count(b, e, level + 1); });
         return nodes;
     }
 
-    // Writes one node at `index` (its `next` is filled by the caller for top nodes).
-    void write_node(std::int32_t index, std::int32_t begin, std::int32_t end, int level, const std::uint32_t corner[3],
-                    bool leaf) const
+    // Writes one node at `index` (its `next` is filled by the caller for top nodes). The cell's
+    // corner is its first key with the bits below `level` cleared.
+    void write_node(std::int32_t index, std::int32_t begin, std::int32_t end, int level, bool leaf) const
     {
-        const double half_cells = static_cast<double>(kMortonAxisCells >> level) / 2;
+        const std::uint32_t cells = kMortonAxisCells >> level; // per axis, in level-21 cells
+        const std::uint64_t key = keys_[begin];
+        const std::uint32_t corner[3] = {compact_bits_21(key) & ~(cells - 1), compact_bits_21(key >> 1) & ~(cells - 1),
+                                         compact_bits_21(key >> 2) & ~(cells - 1)};
+        const double half_cells = static_cast<double>(cells) / 2;
         const double unit = tree_.box_side / kMortonAxisCells;
         tree_.is_leaf[index] = leaf ? 1 : 0;
         tree_.range[index] = {begin, end};
@@ -149,16 +139,14 @@ class TopDownBuilder {
     }
 
     // Writes the subtree of a cell in pre-order from `index`; returns the index after it.
-    std::int32_t write(std::int32_t index, std::int32_t begin, std::int32_t end, int level,
-                       const std::uint32_t corner[3]) const
+    std::int32_t write(std::int32_t index, std::int32_t begin, std::int32_t end, int level) const
     {
         const bool leaf = is_leaf(begin, end, level);
-        write_node(index, begin, end, level, corner, leaf);
+        write_node(index, begin, end, level, leaf);
         std::int32_t after = index + 1;
         if (!leaf)
-            for_each_child(begin, end, level, corner, [&](std::int32_t b, std::int32_t e, const std::uint32_t* c) {
-                after = write(after, b, e, level + 1, c);
-            });
+            for_each_child(begin, end, level,
+                           [&](std::int32_t b, std::int32_t e) { after = write(after, b, e, level + 1); });
         tree_.next[index] = after;
         return after;
     }
@@ -182,8 +170,7 @@ void build_nodes(Octree& tree, const TreeParams& params, std::vector<Segment>& s
     const std::int32_t subtree_limit =
         std::max({params.ncrit, params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
     segments.clear();
-    const std::uint32_t root_corner[3] = {0, 0, 0};
-    builder.split_top(0, n, 0, root_corner, subtree_limit, segments);
+    builder.split_top(0, n, 0, subtree_limit, segments);
     const auto num_segments = static_cast<std::int64_t>(segments.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t s = 0; s < num_segments; ++s) {
@@ -206,11 +193,11 @@ void build_nodes(Octree& tree, const TreeParams& params, std::vector<Segment>& s
     for (std::int64_t s = 0; s < num_segments; ++s) {
         const Segment& seg = segments[static_cast<std::size_t>(s)];
         if (seg.top) {
-            builder.write_node(seg.first_node, seg.begin, seg.end, seg.level, seg.corner, false);
+            builder.write_node(seg.first_node, seg.begin, seg.end, seg.level, false);
             tree.next[seg.first_node] =
                 seg.end_segment < segments.size() ? segments[seg.end_segment].first_node : num_nodes;
         } else {
-            builder.write(seg.first_node, seg.begin, seg.end, seg.level, seg.corner);
+            builder.write(seg.first_node, seg.begin, seg.end, seg.level);
         }
     }
 }
@@ -470,19 +457,7 @@ void set_opening_radii(Octree& tree, double theta)
 
 OctreeView<double> Octree::view() const
 {
-    OctreeView<double> v;
-    v.num_nodes = num_nodes();
-    v.num_particles = static_cast<std::int32_t>(particles.size());
-    v.num_groups = static_cast<std::int32_t>(groups.size());
-    v.next = next.data();
-    v.is_leaf = is_leaf.data();
-    v.range = range.data();
-    v.com_mass = com_mass.data();
-    v.quad = quad.data();
-    v.r_open2 = r_open2.data();
-    v.particles = particles.data();
-    v.groups = groups.data();
-    return v;
+    return make_view<double>(*this);
 }
 
 } // namespace grove

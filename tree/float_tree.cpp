@@ -97,19 +97,7 @@ void FloatTree::set_opening_radii(float theta)
 
 OctreeView<float> FloatTree::view() const
 {
-    OctreeView<float> v;
-    v.num_nodes = static_cast<std::int32_t>(next.size());
-    v.num_particles = static_cast<std::int32_t>(particles.size());
-    v.num_groups = static_cast<std::int32_t>(groups.size());
-    v.next = next.data();
-    v.is_leaf = is_leaf.data();
-    v.range = range.data();
-    v.com_mass = com_mass.data();
-    v.quad = quad.data();
-    v.r_open2 = r_open2.data();
-    v.particles = particles.data();
-    v.groups = groups.data();
-    return v;
+    return make_view<float>(*this);
 }
 
 } // namespace grove

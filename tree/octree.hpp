@@ -50,6 +50,25 @@ template <class T> struct OctreeView {
 };
 static_assert(std::is_trivially_copyable_v<OctreeView<float>>, "kernels take the view by value");
 
+// The view of an owner that keeps the walk's arrays as vectors under these names (Octree,
+// FloatTree).
+template <class T, class Owner> OctreeView<T> make_view(const Owner& o)
+{
+    OctreeView<T> v;
+    v.num_nodes = static_cast<std::int32_t>(o.next.size());
+    v.num_particles = static_cast<std::int32_t>(o.particles.size());
+    v.num_groups = static_cast<std::int32_t>(o.groups.size());
+    v.next = o.next.data();
+    v.is_leaf = o.is_leaf.data();
+    v.range = o.range.data();
+    v.com_mass = o.com_mass.data();
+    v.quad = o.quad.data();
+    v.r_open2 = o.r_open2.data();
+    v.particles = o.particles.data();
+    v.groups = o.groups.data();
+    return v;
+}
+
 // The owning host tree (double precision) built by build_octree().
 struct Octree {
     std::vector<std::int32_t> next;

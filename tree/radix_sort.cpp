@@ -194,7 +194,7 @@ void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint
 // hold about equally many keys however clustered the keys are, which a fixed top digit cannot
 // promise (a Plummer sphere puts half its keys into a few of the 256 top-digit buckets). The
 // splitters sit in an implicit binary search tree (Eytzinger order), so classifying a key is
-// kSplitterLevels branch-free steps through 2 KB that stay in L1.
+// `levels` branch-free steps through at most 2 KB that stay in L1.
 class SplitterTree {
   public:
     static constexpr int kMaxLevels = 8;
@@ -266,15 +266,14 @@ void sort_bucket(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uin
         sort_in_cache(k, v, tk, tv, len, bits);
 }
 
-} // namespace
-
-namespace {
-
 // values_are_index: the values are 0, 1, 2, ... and are written, not read, by the first pass.
 void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values, bool values_are_index)
 {
     const std::size_t n = keys.size();
-    if (n < 2) return;
+    if (n < 2) {
+        if (values_are_index && n == 1) values[0] = 0; // the caller's vector may hold an old value
+        return;
+    }
 
     // Kept between calls (and exchanged with the caller's buffers below), so that repeated sorts
     // touch no fresh pages.

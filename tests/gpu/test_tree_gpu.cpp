@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
 #include "src/direct_cpu.hpp"
 #include "src/force_errors.hpp"
@@ -223,4 +224,27 @@ TEST_CASE("tree-gpu: degenerate inputs and repeatability", "[gpu][tree]")
         CHECK(sum <= wall);
         CHECK(sum >= 0.9 * wall); // "other" makes the phases add up to the call
     }
+}
+
+TEST_CASE("device and pinned buffers grow with headroom and name what did not fit", "[gpu][buffers]")
+{
+    gpu::DeviceBuffer<double> d;
+    d.reserve(800, "test");
+    CHECK(d.capacity() == 900); // n + n/8, so a run's next slightly larger tree reuses it
+    const double* first = d.data();
+    d.reserve(850, "test");
+    CHECK(d.data() == first);
+    d.reserve(901, "test");
+    CHECK(d.capacity() >= 901);
+    // 2^60 bytes fit nowhere: a clear error that names the buffer, and the device still works.
+    CHECK_THROWS_WITH(d.reserve(std::size_t{1} << 57, "test lists"),
+                      Catch::Contains("out of GPU memory") && Catch::Contains("test lists"));
+    CHECK(cudaGetLastError() == cudaSuccess);
+    d.reserve(10, "test");
+    CHECK(d.capacity() >= 10);
+    gpu::PinnedBuffer<float> h;
+    h.reserve(1000, "test");
+    h[999] = 1.5f;
+    CHECK(h[999] == 1.5f);
+    CHECK_THROWS_WITH(h.reserve(std::size_t{1} << 58, "test host"), Catch::Contains("test host"));
 }
