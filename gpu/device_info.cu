@@ -24,7 +24,6 @@ DeviceSummary describe_device(int device)
     s.name = prop.name;
     s.sm_count = prop.multiProcessorCount;
     s.clock_ghz = clock_khz * 1e-6;
-    s.memory_gib = static_cast<double>(prop.totalGlobalMem) / (1u << 30);
     // FP32 lanes per SM by architecture (CUDA C++ Programming Guide, arithmetic throughput table).
     s.fp32_lanes_per_sm = (prop.major == 8 && prop.minor == 0) ? 64 : 128;
     return s;

@@ -19,19 +19,22 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/j_split.hpp"
 #include "tree/gravity.hpp"
-#include "tree/octree.hpp"
+#include "tree/tree_arrays.hpp"
 
 namespace grove {
 
 namespace {
 
 using gpu::ceil_div;
+using gpu::JSplit;
+using gpu::plan_j_split;
 using Double4 = Vec4<double>; // 32-byte aligned (CUDA 13 deprecates the unaligned Double4)
 
 struct DirectConfig {
     static constexpr int threads = 128; // j-particles per tile, threads per block
-    static constexpr int blocks_per_sm = 8;
+    static constexpr int blocks_per_sm = 8; // resident blocks of the acc+pot kernels per SM
     static_assert(threads % 32 == 0, "whole warps");
 };
 
@@ -250,16 +253,13 @@ struct DirectGpuEngine::Impl {
                 int num_targets)
     {
         constexpr int kThreads = DirectConfig::threads;
-        const std::size_t per_block = static_cast<std::size_t>(kThreads) * P::targets_per_thread;
-        const std::size_t i_blocks = ceil_div(static_cast<std::size_t>(num_targets), per_block);
-        const std::size_t max_splits = ceil_div(static_cast<std::size_t>(num_sources), kThreads);
-        std::size_t want = forced_splits > 0
-                               ? static_cast<std::size_t>(forced_splits)
-                               : ceil_div(static_cast<std::size_t>(sm_count) * DirectConfig::blocks_per_sm, i_blocks);
-        want = std::clamp<std::size_t>(want, 1, std::min<std::size_t>(max_splits, 65535));
-        const std::size_t j_chunk =
-            ceil_div(ceil_div(static_cast<std::size_t>(num_sources), want), kThreads) * kThreads;
-        splits = static_cast<int>(ceil_div(static_cast<std::size_t>(num_sources), j_chunk));
+        const JSplit plan =
+            plan_j_split(static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
+                         static_cast<std::size_t>(num_sources), kThreads, sm_count, DirectConfig::blocks_per_sm,
+                         forced_splits);
+        const auto i_blocks = static_cast<std::size_t>(plan.i_blocks);
+        const auto j_chunk = static_cast<std::size_t>(plan.chunk);
+        splits = plan.splits;
         d_partial.reserve(static_cast<std::size_t>(splits) * num_targets, "direct-gpu partial sums");
 
         const double eps2 = gravity.eps * gravity.eps;

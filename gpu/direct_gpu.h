@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "src/force_engine.hpp"
+#include "core/force_engine.hpp"
 
 namespace grove {
 
@@ -28,10 +28,8 @@ class DirectGpuEngine final : public ForceEngine {
     void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 
-    // Forces on the particles `targets` (indices into pos) from all particles; out has
-    // targets.size() columns.
     void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                        const std::vector<std::int32_t>& targets, Forces& out);
+                        const std::vector<std::int32_t>& targets, Forces& out) override;
 
     // Number of j-splits: 0 chooses from the device size (the default); tests force values.
     void set_splits(int splits);

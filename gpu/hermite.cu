@@ -7,8 +7,10 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/j_split.hpp"
+#include "core/hermite_predict.hpp"
 #include "tree/gravity.hpp"
-#include "tree/octree.hpp"
+#include "tree/tree_arrays.hpp"
 
 namespace grove {
 
@@ -18,6 +20,8 @@ using gpu::ceil_div;
 using D4 = Vec4<double>;
 constexpr int kThreads = 128;
 constexpr int kTargetsMixed = 2, kTargetsDouble = 2; // per thread
+// Blocks per SM that the Hermite launches fill (the value the kernels were tuned with).
+constexpr int kBlocksPerSm = 4;
 
 // The device copy of a particle's state: position and mass, velocity and time, a, j.
 struct DeviceState {
@@ -27,15 +31,22 @@ struct DeviceState {
     D4* j;
 };
 
+// Particle i of the device state predicted to time t.
+__device__ void predict_particle(const DeviceState& s, int i, double t, double xp[3], double vp[3])
+{
+    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i];
+    const double xs[3] = {x.x, x.y, x.z}, vs[3] = {v.x, v.y, v.z}, as[3] = {a.x, a.y, a.z}, js[3] = {j.x, j.y, j.z};
+    hermite_predict(t - v.w, xs, vs, as, js, xp, vp);
+}
+
 __global__ void predict_kernel(int n, double t, DeviceState s, D4* xp, D4* vp)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i];
-    const double dt = t - v.w, dt2 = dt * dt * 0.5, dt3 = dt2 * dt * (1.0 / 3.0);
-    xp[i] = D4{x.x + dt * v.x + dt2 * a.x + dt3 * j.x, x.y + dt * v.y + dt2 * a.y + dt3 * j.y,
-               x.z + dt * v.z + dt2 * a.z + dt3 * j.z, x.w};
-    vp[i] = D4{v.x + dt * a.x + dt2 * j.x, v.y + dt * a.y + dt2 * j.y, v.z + dt * a.z + dt2 * j.z, 0.0};
+    double x[3], v[3];
+    predict_particle(s, i, t, x, v);
+    xp[i] = D4{x[0], x[1], x[2], s.xm[i].w};
+    vp[i] = D4{v[0], v[1], v[2], 0.0};
 }
 
 // The same prediction stored for the mixed kernel as float pairs: x = hi + lo with hi = float(x)
@@ -46,16 +57,13 @@ __global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi,
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i];
-    const double dt = t - v.w, dt2 = dt * dt * 0.5, dt3 = dt2 * dt * (1.0 / 3.0);
-    const double px = x.x + dt * v.x + dt2 * a.x + dt3 * j.x;
-    const double py = x.y + dt * v.y + dt2 * a.y + dt3 * j.y;
-    const double pz = x.z + dt * v.z + dt2 * a.z + dt3 * j.z;
+    double p[3], v[3];
+    predict_particle(s, i, t, p, v);
+    const double px = p[0], py = p[1], pz = p[2];
     const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
-    hi[i] = make_float4(hx, hy, hz, static_cast<float>(x.w));
+    hi[i] = make_float4(hx, hy, hz, static_cast<float>(s.xm[i].w));
     lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz), 0.f);
-    vel[i] = make_float4(static_cast<float>(v.x + dt * a.x + dt2 * j.x), static_cast<float>(v.y + dt * a.y + dt2 * j.y),
-                         static_cast<float>(v.z + dt * a.z + dt2 * j.z), 0.f);
+    vel[i] = make_float4(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), 0.f);
 }
 
 // Packed updates (k of them) scattered into the state.
@@ -317,12 +325,10 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     d.d_active.reserve(mm, "active list");
     std::copy(active.begin(), active.end(), d.h_active.data());
     const int per_thread = d.precision == Precision::Mixed ? kTargetsMixed : kTargetsDouble;
-    const int blocks_x = static_cast<int>(ceil_div(mm, static_cast<std::size_t>(kThreads) * per_thread));
-    const int max_splits = static_cast<int>(ceil_div(static_cast<std::size_t>(d.n), kThreads));
-    int splits = d.forced_splits > 0 ? d.forced_splits : static_cast<int>(ceil_div(4 * d.sm_count, blocks_x));
-    splits = std::clamp(splits, 1, max_splits);
-    const int chunk = static_cast<int>(ceil_div(ceil_div(static_cast<std::size_t>(d.n), splits), kThreads)) * kThreads;
-    splits = static_cast<int>(ceil_div(static_cast<std::size_t>(d.n), chunk));
+    const gpu::JSplit plan = gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * per_thread,
+                                               static_cast<std::size_t>(d.n), kThreads, d.sm_count, kBlocksPerSm,
+                                               d.forced_splits);
+    const int blocks_x = plan.i_blocks, splits = plan.splits, chunk = plan.chunk;
     d.splits = splits;
     d.d_partial.reserve(mm * splits, "hermite partial sums");
     d.d_out.reserve(7 * mm, "hermite results");

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "gpu/direct_gpu.h"
-#include "src/hermite_engine.hpp"
+#include "core/hermite_engine.hpp"
 
 namespace grove {
 

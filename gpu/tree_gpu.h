@@ -4,15 +4,17 @@
 // CUB exclusive scan, write) and evaluates the node lists (particle-quadrupole) and leaf lists
 // (particle-particle) a warp per group with sources staged through shared memory
 // (tree/lane_layout.hpp says how the lanes are arranged). Results come back in caller order.
+// A particle's own pair is excluded by index, so potentials carry no self term.
 // Host-only header: includes no CUDA.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "src/force_engine.hpp"
+#include "core/force_engine.hpp"
 #include "tree/build.hpp"
-#include "tree/tree_cpu.hpp"
+#include "tree/interaction_lists.hpp"
+#include "tree/tree_sweep.hpp"
 
 namespace grove {
 
@@ -24,7 +26,7 @@ struct TreeGpuStats {
     double interactions = 0; // particle-node plus particle-particle pairs in total
 };
 
-class TreeGpuEngine final : public ForceEngine {
+class TreeGpuEngine final : public ForceEngine, public TreeSweep {
   public:
     TreeGpuEngine(TreeParams tree, GravityParams gravity);
     ~TreeGpuEngine() override;
@@ -37,6 +39,10 @@ class TreeGpuEngine final : public ForceEngine {
     // For theta sweeps: upload one tree, then evaluate it at several theta.
     void upload(const Octree& tree);
     void evaluate(double theta, Forces& out);
+
+    void load(Octree& tree) override;
+    void evaluate_loaded(double theta, Forces& out) override;
+    TreeStats loaded_statistics() const override;
 
     // The last evaluation's interaction lists, copied back (tests and reports; not timed).
     InteractionLists download_lists() const;

@@ -8,7 +8,7 @@
 
 #include <cuda_runtime.h>
 
-#include "tree/octree.hpp"
+#include "tree/tree_arrays.hpp"
 
 namespace grove::gpu {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/hermite_engine.hpp"
-#include "src/particles.hpp"
+#include "core/hermite_engine.hpp"
+#include "core/particles.hpp"
 
 namespace grove {
 

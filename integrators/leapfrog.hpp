@@ -3,8 +3,8 @@
 // evaluation per step; the forces at the end of a step are the next step's first kick.
 #pragma once
 
-#include "src/force_engine.hpp"
-#include "src/particles.hpp"
+#include "core/force_engine.hpp"
+#include "core/particles.hpp"
 
 namespace grove {
 

@@ -8,8 +8,11 @@
 
 #include <omp.h>
 
+#include "tree/groups.hpp"
+#include "tree/moments.hpp"
 #include "tree/morton.hpp"
 #include "tree/radix_sort.hpp"
+#include "tree/segments.hpp"
 
 namespace grove {
 
@@ -49,21 +52,6 @@ void bounding_cube(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, dou
     side *= 1.0 + 1e-12; // points on the upper faces map inside the cube
     for (int d = 0; d < 3; ++d) lo[d] = mn[d];
 }
-
-// One piece of the pre-order node array. The top of the tree (cells with more than
-// `subtree_limit` particles) is split serially into single-node segments; every cell below it is
-// the root of a subtree segment that one thread builds, finishes and cuts into groups. Since
-// subtree_limit >= ncrit, no group spans two segments.
-struct Segment {
-    std::int32_t begin, end;     // particles
-    int level;                   // of the segment's root cell
-    bool top;                    // a single node of the serial top
-    std::size_t end_segment;     // top nodes: the segment that follows the node's subtree
-    std::int32_t first_node = 0; // position in the node arrays
-    std::int32_t num_nodes = 0;
-    std::int32_t first_group = 0;
-    std::int32_t num_groups = 0;
-};
 
 class TopDownBuilder {
   public:
@@ -132,7 +120,6 @@ class TopDownBuilder {
         tree_.is_leaf[index] = leaf ? 1 : 0;
         tree_.range[index] = {begin, end};
         tree_.size[index] = tree_.box_side / static_cast<double>(1u << level);
-        tree_.level[index] = level;
         tree_.cell_centre[index] = {tree_.box_lo[0] + (corner[0] + half_cells) * unit,
                                     tree_.box_lo[1] + (corner[1] + half_cells) * unit,
                                     tree_.box_lo[2] + (corner[2] + half_cells) * unit, 0};
@@ -159,7 +146,7 @@ class TopDownBuilder {
 
 // The node arrays in pre-order: the top serially, then every subtree counted and written by one
 // thread at offsets from a scan of the counts.
-void build_nodes(Octree& tree, const TreeParams& params, std::vector<Segment>& segments)
+void build_nodes(Octree& tree, const BuildParams& params, std::vector<Segment>& segments)
 {
     const auto n = static_cast<std::int32_t>(tree.keys.size());
     const TopDownBuilder builder(tree, tree.keys, params.nleaf);
@@ -187,7 +174,6 @@ void build_nodes(Octree& tree, const TreeParams& params, std::vector<Segment>& s
     tree.is_leaf.resize(nodes);
     tree.range.resize(nodes);
     tree.size.resize(nodes);
-    tree.level.resize(nodes);
     tree.cell_centre.resize(nodes);
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t s = 0; s < num_segments; ++s) {
@@ -202,177 +188,9 @@ void build_nodes(Octree& tree, const TreeParams& params, std::vector<Segment>& s
     }
 }
 
-void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy, double dz)
-{
-    const double d2 = dx * dx + dy * dy + dz * dz;
-    q.xx += m * (3 * dx * dx - d2);
-    q.xy += m * 3 * dx * dy;
-    q.xz += m * 3 * dx * dz;
-    q.yy += m * (3 * dy * dy - d2);
-    q.yz += m * 3 * dy * dz;
-    q.zz += m * (3 * dz * dz - d2);
-}
-
-// Centre of mass (x, y, z) and mass (w) of the point masses that for_each(f) visits as
-// f(x, y, z, m); the cell centre when they have no mass.
-template <class ForEach> Vec4<double> centre_of_mass(ForEach&& for_each, const Vec4<double>& centre)
-{
-    double m = 0, mx = 0, my = 0, mz = 0;
-    for_each([&](double x, double y, double z, double w) {
-        m += w;
-        mx += w * x;
-        my += w * y;
-        mz += w * z;
-    });
-    return m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
-}
-
-// Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
-// internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
-// which must be done already.
-void finish_node(Octree& tree, std::int32_t i)
-{
-    const auto& centre = tree.cell_centre[i];
-    Quadrupole<double> q{};
-    auto add_about = [&q](const Vec4<double>& cm) {
-        return [&q, cm](double x, double y, double z, double w) {
-            accumulate_quadrupole(q, w, x - cm.x, y - cm.y, z - cm.z);
-        };
-    };
-    Vec4<double> cm;
-    if (tree.is_leaf[i]) {
-        const auto r = tree.range[i];
-        auto particles = [&](auto&& f) {
-            for (std::int32_t p = r.begin; p < r.end; ++p) {
-                const auto& s = tree.particles[p];
-                f(s.x, s.y, s.z, s.w);
-            }
-        };
-        cm = centre_of_mass(particles, centre);
-        particles(add_about(cm));
-    } else {
-        auto children = [&](auto&& f) {
-            for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
-                const auto& cc = tree.com_mass[c];
-                f(cc.x, cc.y, cc.z, cc.w);
-            }
-        };
-        cm = centre_of_mass(children, centre);
-        children(add_about(cm));
-        for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
-            const auto& qc = tree.quad[c];
-            q.xx += qc.xx;
-            q.xy += qc.xy;
-            q.xz += qc.xz;
-            q.yy += qc.yy;
-            q.yz += qc.yz;
-            q.zz += qc.zz;
-        }
-    }
-    tree.com_mass[i] = cm;
-    tree.quad[i] = q;
-    tree.com_offset[i] = std::sqrt((cm.x - centre.x) * (cm.x - centre.x) + (cm.y - centre.y) * (cm.y - centre.y) +
-                                   (cm.z - centre.z) * (cm.z - centre.z));
-}
-
-// Moments bottom-up: in pre-order every child follows its parent, so each subtree's internal nodes
-// are finished in reverse index order by one thread, after its leaves; then the top nodes in
-// reverse segment order.
-void compute_moments(Octree& tree, const std::vector<Segment>& segments)
-{
-    const auto nodes = static_cast<std::size_t>(tree.num_nodes());
-    tree.com_mass.resize(nodes);
-    tree.quad.resize(nodes);
-    tree.com_offset.resize(nodes);
-    const auto num_segments = static_cast<std::int64_t>(segments.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        const Segment& seg = segments[static_cast<std::size_t>(s)];
-        if (seg.top) continue;
-        // Leaves first, in particle order (the prefetcher follows it), then internal nodes.
-        const std::int32_t last = seg.first_node + seg.num_nodes - 1;
-        for (std::int32_t i = seg.first_node; i <= last; ++i)
-            if (tree.is_leaf[i]) finish_node(tree, i);
-        for (std::int32_t i = last; i >= seg.first_node; --i)
-            if (!tree.is_leaf[i]) finish_node(tree, i);
-    }
-    for (auto s = segments.rbegin(); s != segments.rend(); ++s)
-        if (s->top) finish_node(tree, s->first_node);
-}
-
-// Calls f(range) for the groups of one subtree segment: its maximal cells of at most ncrit
-// particles, in pre-order (hence Morton order); a leaf holding more (coincident particles, or
-// nleaf > ncrit) is cut into consecutive chunks of ncrit.
-template <class F> void for_each_group(const Octree& tree, const Segment& seg, int ncrit, F&& f)
-{
-    const std::int32_t last = seg.first_node + seg.num_nodes;
-    for (std::int32_t i = seg.first_node; i < last;) {
-        const auto r = tree.range[i];
-        if (r.end - r.begin <= ncrit || tree.is_leaf[i]) {
-            for (std::int32_t b = r.begin; b < r.end; b += ncrit) f(ParticleRange{b, std::min(b + ncrit, r.end)});
-            i = tree.next[i];
-        } else {
-            ++i;
-        }
-    }
-}
-
-Group<double> make_group(const Octree& tree, ParticleRange range)
-{
-    double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
-                    std::numeric_limits<double>::max()};
-    double mx[3] = {std::numeric_limits<double>::lowest(), std::numeric_limits<double>::lowest(),
-                    std::numeric_limits<double>::lowest()};
-    for (std::int32_t p = range.begin; p < range.end; ++p) {
-        const double x[3] = {tree.particles[p].x, tree.particles[p].y, tree.particles[p].z};
-        for (int d = 0; d < 3; ++d) {
-            mn[d] = std::min(mn[d], x[d]);
-            mx[d] = std::max(mx[d], x[d]);
-        }
-    }
-    Group<double> group;
-    group.range = range;
-    // Half widths padded by a few ulps of the coordinates, so that rounding never puts a
-    // particle outside its own box (the walk relies on it to open the group's own cells).
-    double c[3], h[3];
-    for (int d = 0; d < 3; ++d) {
-        c[d] = (mn[d] + mx[d]) / 2;
-        h[d] = (mx[d] - mn[d]) / 2 + 4 * std::numeric_limits<double>::epsilon() * (std::abs(mn[d]) + std::abs(mx[d]));
-    }
-    group.centre = {c[0], c[1], c[2], 0};
-    group.half_extent = {h[0], h[1], h[2], 0};
-    return group;
-}
-
-// Groups segment by segment: counted, scanned, then written with their bounding boxes.
-void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments)
-{
-    const auto num_segments = static_cast<std::int64_t>(segments.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        Segment& seg = segments[static_cast<std::size_t>(s)];
-        std::int32_t count = 0; // counted locally: neighbouring segments share cache lines
-        if (!seg.top) for_each_group(tree, seg, ncrit, [&](ParticleRange) { ++count; });
-        seg.num_groups = count;
-    }
-    std::int32_t num_groups = 0;
-    for (Segment& seg : segments) {
-        seg.first_group = num_groups;
-        num_groups += seg.num_groups;
-    }
-    tree.groups.resize(static_cast<std::size_t>(num_groups));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        const Segment& seg = segments[static_cast<std::size_t>(s)];
-        if (seg.top) continue;
-        std::int32_t g = seg.first_group;
-        for_each_group(tree, seg, ncrit, [&](ParticleRange r) { tree.groups[g++] = make_group(tree, r); });
-    }
-}
-
 } // namespace
 
-Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
                     BuildTimes* times)
 {
     Octree tree;
@@ -380,7 +198,7 @@ Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, co
     return tree;
 }
 
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
                        BuildTimes* times)
 {
     BuildTimes local_times;
@@ -443,21 +261,6 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
     start = Clock::now();
     make_groups(tree, params.ncrit, segments);
     t.groups = seconds_since(start);
-    set_opening_radii(tree, params.theta);
-}
-
-void set_opening_radii(Octree& tree, double theta)
-{
-    if (!(theta > 0)) throw std::invalid_argument("tree: theta must be > 0");
-    const auto nodes = static_cast<std::int64_t>(tree.next.size());
-    tree.r_open2.resize(tree.next.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < nodes; ++i) tree.r_open2[i] = opening_radius2(tree.size[i], tree.com_offset[i], theta);
-}
-
-OctreeView<double> Octree::view() const
-{
-    return make_view<double>(*this);
 }
 
 } // namespace grove

@@ -1,6 +1,7 @@
 // Host octree construction, after Octgrav (Gaburov, Bedorf & Portegies Zwart 2010, section 2.1):
 // bounding cube -> Morton keys -> parallel radix sort -> top-down split over key ranges in
-// pre-order -> bottom-up multipole moments -> groups of at most ncrit particles.
+// pre-order -> bottom-up multipole moments (tree/moments.hpp) -> groups of at most ncrit particles
+// (tree/groups.hpp). The opening radii for a theta are set separately (tree/mac.hpp).
 #pragma once
 
 #include <Eigen/Core>
@@ -9,10 +10,15 @@
 
 namespace grove {
 
+struct BuildParams {
+    int nleaf = 64; // a cell splits while it holds more particles than this (and keys differ)
+    int ncrit = 64; // most particles per group
+};
+
+// What a tree engine is configured with: the build, and the opening angle its walk uses.
 struct TreeParams {
-    double theta = 0.5; // opening angle
-    int nleaf = 64;     // a cell splits while it holds more particles than this (and keys differ)
-    int ncrit = 64;     // most particles per group
+    double theta = 0.5;
+    BuildParams build;
 };
 
 // Seconds spent in each build phase.
@@ -23,13 +29,13 @@ struct BuildTimes {
 
 // Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws
 // std::invalid_argument for non-finite input, N >= 2^31 or nleaf, ncrit < 1.
-Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
                     BuildTimes* times = nullptr);
 
 // The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
 // benchmark) then allocate nothing, which matters because first-touch page faults on fresh
 // buffers cost as much as the sort itself.
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const TreeParams& params,
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
                        BuildTimes* times = nullptr);
 
 } // namespace grove

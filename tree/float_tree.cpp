@@ -5,9 +5,11 @@
 #include <cstring>
 #include <limits>
 
+#include "tree/mac.hpp"
+
 namespace grove {
 
-void pack_float_tree(const Octree& tree, const FloatTreeArrays& out)
+void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out)
 {
     const double half = 0.5 * tree.box_side;
     const double cx = tree.box_lo[0] + half, cy = tree.box_lo[1] + half, cz = tree.box_lo[2] + half;
@@ -67,37 +69,22 @@ void pack_float_tree(const Octree& tree, const FloatTreeArrays& out)
     }
 }
 
-void float_opening_radii(std::size_t num_nodes, const float* size, const float* com_offset, float theta, float* r_open2)
-{
-    for (std::size_t i = 0; i < num_nodes; ++i) r_open2[i] = opening_radius2(size[i], com_offset[i], theta);
-}
-
 FloatTree::FloatTree(const Octree& tree)
 {
-    const std::size_t n = tree.particles.size(), m = tree.next.size(), g = tree.groups.size();
-    particles.resize(n);
-    com_mass.resize(m);
-    quad.resize(m);
-    next.resize(m);
-    is_leaf.resize(m);
-    range.resize(m);
-    size.resize(m);
-    com_offset.resize(m);
-    r_open2.resize(m);
-    groups.resize(g);
-    order.resize(n);
-    pack_float_tree(tree, FloatTreeArrays{particles.data(), com_mass.data(), quad.data(), next.data(), is_leaf.data(),
-                                          range.data(), size.data(), com_offset.data(), groups.data(), order.data()});
+    const std::size_t counts[] = {tree.particles.size(), tree.next.size(), tree.groups.size()};
+    for_each_array(*this, [&](auto& array, const TreeArrayInfo& info) { array.resize(counts[int(info.extent)]); });
+    pack_float_tree(tree, pointers_of(*this));
 }
 
 void FloatTree::set_opening_radii(float theta)
 {
-    float_opening_radii(next.size(), size.data(), com_offset.data(), theta, r_open2.data());
+    grove::set_opening_radii(*this, theta);
 }
 
 OctreeView<float> FloatTree::view() const
 {
-    return make_view<float>(*this);
+    return make_view(*this, static_cast<std::int32_t>(particles.size()), static_cast<std::int32_t>(next.size()),
+                     static_cast<std::int32_t>(groups.size()));
 }
 
 } // namespace grove

@@ -16,35 +16,10 @@
 
 namespace grove {
 
-struct FloatTreeArrays {
-    Vec4<float>* particles;  // [N]
-    Vec4<float>* com_mass;   // [M]
-    Quadrupole<float>* quad; // [M]
-    std::int32_t* next;      // [M]
-    std::uint8_t* is_leaf;   // [M]
-    ParticleRange* range;    // [M]
-    float* size;             // [M] cell side l
-    float* com_offset;       // [M] delta
-    Group<float>* groups;    // [G]
-    std::uint32_t* order;    // [N] caller index of sorted particle k
-};
+// Writes every array but r_open2 (set per theta) into `out`, which must have room for the tree.
+void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out);
 
-void pack_float_tree(const Octree& tree, const FloatTreeArrays& out);
-
-// Opening radii of every node for theta, in float, with the shared formula.
-void float_opening_radii(std::size_t num_nodes, const float* size, const float* com_offset, float theta,
-                         float* r_open2);
-
-struct FloatTree {
-    std::vector<Vec4<float>> particles, com_mass;
-    std::vector<Quadrupole<float>> quad;
-    std::vector<std::int32_t> next;
-    std::vector<std::uint8_t> is_leaf;
-    std::vector<ParticleRange> range;
-    std::vector<float> size, com_offset, r_open2;
-    std::vector<Group<float>> groups;
-    std::vector<std::uint32_t> order;
-
+struct FloatTree : TreeArrays<float, HostVector> {
     explicit FloatTree(const Octree& tree);
     void set_opening_radii(float theta);
     OctreeView<float> view() const;

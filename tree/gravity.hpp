@@ -10,7 +10,7 @@
 // Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) the traceless quadrupole about R.
 #pragma once
 
-#include "tree/annotation.hpp"
+#include "core/host_device.hpp"
 
 namespace grove {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "tree/annotation.hpp"
+#include "core/host_device.hpp"
 
 namespace grove {
 

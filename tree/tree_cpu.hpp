@@ -6,34 +6,14 @@
 
 #include <vector>
 
-#include "src/force_engine.hpp"
+#include "core/force_engine.hpp"
 #include "tree/build.hpp"
+#include "tree/interaction_lists.hpp"
+#include "tree/tree_sweep.hpp"
 
 namespace grove {
 
-// Interaction lists of every group, concatenated: group g's nodes are
-// node_list[node_offset[g] .. node_offset[g+1]) and likewise for leaves.
-struct InteractionLists {
-    std::vector<std::int64_t> node_offset; // [num_groups + 1]
-    std::vector<std::int64_t> leaf_offset; // [num_groups + 1]
-    std::vector<std::int32_t> node_list;
-    std::vector<std::int32_t> leaf_list;
-};
-
-// Count pass, exclusive scan, write pass over all groups of `tree` (its r_open2 must be set).
-InteractionLists build_interaction_lists(const Octree& tree);
-
-// Mean interaction counts of the last evaluation.
-struct TreeStats {
-    double nodes_per_group = 0, leaves_per_group = 0;
-    double node_interactions_per_particle = 0; // particle-quadrupole interactions
-    double leaf_interactions_per_particle = 0; // particle-particle interactions
-    std::int64_t num_groups = 0, num_nodes = 0;
-};
-
-TreeStats list_statistics(const Octree& tree, const InteractionLists& lists);
-
-class TreeCpuEngine final : public ForceEngine {
+class TreeCpuEngine final : public ForceEngine, public TreeSweep {
   public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
     std::string name() const override { return "tree-cpu"; }
@@ -41,8 +21,12 @@ class TreeCpuEngine final : public ForceEngine {
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
 
-    // Evaluates forces for an already built tree (for theta sweeps that re-walk one tree).
+    // Evaluates forces for an already built tree (its opening radii are set for theta).
     void evaluate(Octree& tree, double theta, Forces& out);
+
+    void load(Octree& tree) override { loaded_ = &tree; }
+    void evaluate_loaded(double theta, Forces& out) override;
+    TreeStats loaded_statistics() const override { return stats_; }
 
   private:
     TreeParams tree_params_;
@@ -50,6 +34,7 @@ class TreeCpuEngine final : public ForceEngine {
     PhaseTimes times_;
     TreeStats stats_;
     Octree tree_; // kept so that repeated builds reuse its storage
+    Octree* loaded_ = nullptr;
 };
 
 } // namespace grove

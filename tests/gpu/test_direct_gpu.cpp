@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "gpu/direct_gpu.h"
-#include "src/direct_cpu.hpp"
-#include "tests/test_support.hpp"
+#include "tree/direct_cpu.hpp"
+#include "support/test_support.hpp"
 
 using namespace grove;
 

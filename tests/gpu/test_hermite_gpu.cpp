@@ -10,11 +10,11 @@
 #include "gpu/tree_gpu.h"
 #include "integrators/hermite.hpp"
 #include "integrators/leapfrog.hpp"
-#include "src/diagnostics.hpp"
-#include "src/force_errors.hpp"
-#include "src/hermite_cpu.hpp"
-#include "src/ic_models.hpp"
-#include "tests/test_support.hpp"
+#include "core/diagnostics.hpp"
+#include "core/force_errors.hpp"
+#include "tree/hermite_cpu.hpp"
+#include "core/ic_models.hpp"
+#include "support/test_support.hpp"
 
 using namespace grove;
 
@@ -157,8 +157,8 @@ TEST_CASE("a leapfrog run on tree-gpu follows the same run on tree-cpu", "[gpu][
     // Over a few steps the trajectories differ by the engines' force differences (float against
     // double, ~1e-6 relative), not more.
     ParticleSet a = make_plummer(4096, 5), b = a;
-    TreeCpuEngine cpu(TreeParams{0.5, 64, 64}, GravityParams{1.0, 0.01});
-    TreeGpuEngine gpu(TreeParams{0.5, 64, 64}, GravityParams{1.0, 0.01});
+    TreeCpuEngine cpu(TreeParams{0.5, {64, 64}}, GravityParams{1.0, 0.01});
+    TreeGpuEngine gpu(TreeParams{0.5, {64, 64}}, GravityParams{1.0, 0.01});
     Leapfrog la(cpu, 1e-3), lb(gpu, 1e-3);
     la.start(a);
     lb.start(b);

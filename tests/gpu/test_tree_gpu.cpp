@@ -9,10 +9,10 @@
 
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
-#include "src/direct_cpu.hpp"
-#include "src/force_errors.hpp"
-#include "src/snapshot.hpp"
-#include "tests/test_support.hpp"
+#include "tree/direct_cpu.hpp"
+#include "core/force_errors.hpp"
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
 #include "tree/build.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/walk.hpp"
@@ -55,8 +55,8 @@ TEST_CASE("tree-gpu lists equal the host walk of the same float tree, group by g
     const bool clustered = GENERATE(false, true);
     const double theta = GENERATE(0.3, 0.75, 1.5);
     const ParticleSet p = clustered ? test::clustered_particles(20000, 7) : test::random_particles(20000, 7);
-    const Octree tree = build_octree(p.pos, p.mass, TreeParams{theta, 16, 32});
-    TreeGpuEngine engine(TreeParams{theta, 16, 32}, GravityParams{});
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
+    TreeGpuEngine engine(TreeParams{theta, {16, 32}}, GravityParams{});
     engine.upload(tree);
     Forces f;
     engine.evaluate(theta, f);
@@ -80,8 +80,8 @@ TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][
 {
     const double theta = GENERATE(0.01, 0.5, 1.0, 4.0);
     const ParticleSet p = test::clustered_particles(5000, 9);
-    const Octree tree = build_octree(p.pos, p.mass, TreeParams{theta, 8, 16});
-    TreeGpuEngine engine(TreeParams{theta, 8, 16}, GravityParams{});
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
+    TreeGpuEngine engine(TreeParams{theta, {8, 16}}, GravityParams{});
     engine.upload(tree);
     Forces f;
     engine.evaluate(theta, f);
@@ -125,7 +125,7 @@ TEST_CASE("tree-gpu forces equal the CPU tree engine within float rounding", "[g
 
 TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")
 {
-    const ParticleSet p = read_snapshot(std::string(GROVE_SOURCE_DIR) + "/data/galaxy_16k.hdf5");
+    const ParticleSet p = read_snapshot(test::data_path("galaxy_16k.hdf5"));
     const GravityParams gravity{p.units.G, 0.05};
     Forces direct;
     DirectCpuEngine(gravity).compute(p.pos, p.mass, direct);
@@ -133,8 +133,8 @@ TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")
     const struct {
         double theta, p50, p90, p99;
     } cases[] = {{0.3, 2.5e-5, 7e-5, 1.4e-4}, {0.5, 1.3e-4, 3.4e-4, 7e-4}, {0.75, 5e-4, 1.3e-3, 2.8e-3}};
-    const Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, 64, 64});
-    TreeGpuEngine engine(TreeParams{0.5, 64, 64}, gravity);
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{64, 64});
+    TreeGpuEngine engine(TreeParams{0.5, {64, 64}}, gravity);
     engine.upload(tree);
     for (const auto& c : cases) {
         Forces f;
@@ -149,7 +149,7 @@ TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")
 
 TEST_CASE("tree-gpu: degenerate inputs and repeatability", "[gpu][tree]")
 {
-    TreeGpuEngine engine(TreeParams{0.5, 8, 8}, GravityParams{1.0, 0.0});
+    TreeGpuEngine engine(TreeParams{0.5, {8, 8}}, GravityParams{1.0, 0.0});
     Forces f;
     SECTION("no particles")
     {
@@ -200,7 +200,7 @@ TEST_CASE("tree-gpu: degenerate inputs and repeatability", "[gpu][tree]")
     SECTION("phase times: pack and upload after upload(), every phase plus the rest after compute()")
     {
         const ParticleSet p = test::clustered_particles(50000, 6);
-        const Octree tree = build_octree(p.pos, p.mass, TreeParams{0.5, 8, 8});
+        const Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 8});
         engine.upload(tree);
         auto has = [](const PhaseTimes& times, const char* name) {
             return std::any_of(times.begin(), times.end(), [&](const auto& t) { return t.first == name; });

@@ -1,0 +1,246 @@
+// The tree engine's list evaluation: a warp takes one group (in chunks of up to 128 targets) with
+// the lane layout of tree/lane_layout.hpp: targets in registers, each tile of 32 sources loaded
+// by the warp into its shared-memory slice, each replica of lanes taking every replicas-th source,
+// partial sums added with shuffles at the end. Node lists use the quadrupole formula, leaf lists
+// the particle-pair formula, both from tree/gravity.hpp. Leaf lists are streamed 32 leaves at a
+// time: a warp scan of their sizes maps each lane of a tile to one source particle, so small
+// leaves still fill whole tiles.
+#include "gpu/evaluate.cuh"
+
+#include "gpu/cuda_check.cuh"
+#include "tree/gravity.hpp"
+#include "tree/lane_layout.hpp"
+
+namespace grove::gpu {
+
+namespace {
+
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpsPerBlock = 4;
+
+struct NodeTile {
+    Vec4<float> com[kWarpLanes];
+    Quadrupole<float> quad[kWarpLanes];
+};
+
+struct LeafTile {
+    Vec4<float> source[kWarpLanes];
+    int index[kWarpLanes]; // the sources' particle indices
+    int begin[kWarpLanes]; // first particle of each of the batch's leaves
+    int first[kWarpLanes]; // exclusive scan of the leaves' sizes
+};
+
+// The lane's targets: slot + lanes * k, clamped into the chunk (clamped copies are computed and
+// dropped, which costs nothing extra on a SIMT machine).
+template <int K> struct Targets {
+    float x[K], y[K], z[K];
+    int index[K]; // particle index (Morton order)
+    Accum<float> a[K];
+
+    __device__ Targets(const Vec4<float>* particles, int first, const LaneLayout& layout, int slot)
+    {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int idx = min(slot + layout.lanes * k, layout.targets - 1);
+            const Vec4<float> p = particles[first + idx];
+            index[k] = first + idx;
+            x[k] = p.x;
+            y[k] = p.y;
+            z[k] = p.z;
+        }
+    }
+
+    // Adds the replicas' partial sums into replica 0 and writes (or adds) its targets' results.
+    __device__ void finish(const LaneLayout& layout, int replica, int slot, float4* out, bool add)
+    {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            Accum<float> sum = a[k];
+            for (int r = 1; r < layout.replicas; ++r) {
+                const int delta = r * layout.lanes;
+                sum.ax += __shfl_down_sync(kFullMask, a[k].ax, delta);
+                sum.ay += __shfl_down_sync(kFullMask, a[k].ay, delta);
+                sum.az += __shfl_down_sync(kFullMask, a[k].az, delta);
+                sum.pot += __shfl_down_sync(kFullMask, a[k].pot, delta);
+            }
+            const int idx = slot + layout.lanes * k;
+            if (replica == 0 && idx < layout.targets) {
+                float4 v = make_float4(sum.ax, sum.ay, sum.az, sum.pot);
+                if (add) {
+                    const float4 old = out[idx];
+                    v.x += old.x;
+                    v.y += old.y;
+                    v.z += old.z;
+                    v.w += old.w;
+                }
+                out[idx] = v;
+            }
+        }
+    }
+};
+
+template <int K>
+__device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
+                           long long length, NodeTile& tile, float eps2, float4* acc)
+{
+    const int lane = threadIdx.x & (kWarpLanes - 1);
+    const int replica = lane / layout.lanes, slot = lane - replica * layout.lanes;
+    const bool active = replica < layout.replicas;
+    Targets<K> t(tree.particles, first, layout, slot);
+    for (long long base = 0; base < length; base += kWarpLanes) {
+        const int count = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - base));
+        if (lane < count) {
+            const std::int32_t node = list[base + lane];
+            tile.com[lane] = tree.com_mass[node];
+            tile.quad[lane] = tree.quad[node];
+        }
+        __syncwarp();
+        if (active)
+            for (int s = replica; s < count; s += layout.replicas) {
+                const Vec4<float> c = tile.com[s];
+                const Quadrupole<float> q = tile.quad[s];
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    t.a[k] = m2p(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
+            }
+        __syncwarp();
+    }
+    t.finish(layout, replica, slot, acc + first, false);
+}
+
+// The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
+// may hold a target itself, whose pair is skipped by index (its mass counts as 0).
+template <int K, bool kSelf>
+__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, float eps2)
+{
+    for (int s = replica; s < count; s += replicas) {
+        const Vec4<float> p = tile.source[s];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float m = kSelf && tile.index[s] == t.index[k] ? 0.f : p.w;
+            t.a[k] = p2p<true>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
+        }
+    }
+}
+
+template <int K>
+__device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
+                           long long length, LeafTile& tile, float eps2, float4* acc)
+{
+    const int lane = threadIdx.x & (kWarpLanes - 1);
+    const int replica = lane / layout.lanes, slot = lane - replica * layout.lanes;
+    const bool active = replica < layout.replicas;
+    Targets<K> t(tree.particles, first, layout, slot);
+    for (long long leaf_base = 0; leaf_base < length; leaf_base += kWarpLanes) {
+        const int leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));
+        int begin = 0, size = 0;
+        if (lane < leaves) {
+            const ParticleRange r = tree.range[list[leaf_base + lane]];
+            begin = r.begin;
+            size = r.end - r.begin;
+        }
+        int inclusive = size;
+#pragma unroll
+        for (int d = 1; d < kWarpLanes; d <<= 1) {
+            const int v = __shfl_up_sync(kFullMask, inclusive, d);
+            if (lane >= d) inclusive += v;
+        }
+        const int total = __shfl_sync(kFullMask, inclusive, kWarpLanes - 1);
+        tile.begin[lane] = begin;
+        tile.first[lane] = inclusive - size;
+        __syncwarp();
+        for (int base = 0; base < total; base += kWarpLanes) {
+            const int u = base + lane;
+            if (u < total) {
+                // The last leaf whose first source is <= u (leaves are never empty).
+                int lo = 0, hi = leaves - 1;
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) >> 1;
+                    if (tile.first[mid] <= u)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                const int j = tile.begin[lo] + (u - tile.first[lo]);
+                tile.index[lane] = j;
+                tile.source[lane] = tree.particles[j];
+            }
+            __syncwarp();
+            const int count = min(kWarpLanes, total - base);
+            // Only a tile holding some of the chunk's own particles pays for the self test.
+            const bool own = __any_sync(kFullMask, u < total && tile.index[lane] >= first &&
+                                                       tile.index[lane] < first + layout.targets);
+            if (active) {
+                if (own)
+                    leaf_tile<K, true>(t, tile, replica, layout.replicas, count, eps2);
+                else
+                    leaf_tile<K, false>(t, tile, replica, layout.replicas, count, eps2);
+            }
+            __syncwarp();
+        }
+    }
+    t.finish(layout, replica, slot, acc + first, true);
+}
+
+// One warp per group; the chunk function is node_chunk or leaf_chunk.
+template <bool kNodes>
+__global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
+    evaluate_kernel(OctreeView<float> tree, const long long* offset, const std::int32_t* list, float eps2, float4* acc)
+{
+    __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
+    __shared__ LeafTile leaf_tiles[kNodes ? 1 : kWarpsPerBlock];
+    const int warp = threadIdx.x / kWarpLanes;
+    const int g = blockIdx.x * kWarpsPerBlock + warp;
+    if (g >= tree.num_groups) return; // the whole warp leaves together
+    const ParticleRange range = tree.groups[g].range;
+    const long long begin = offset[g], length = offset[g + 1] - begin;
+    for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
+        const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
+        if constexpr (kNodes) {
+            NodeTile& tile = node_tiles[warp];
+            if (layout.per_lane == 1)
+                node_chunk<1>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else if (layout.per_lane == 2)
+                node_chunk<2>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else if (layout.per_lane == 3)
+                node_chunk<3>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else
+                node_chunk<4>(tree, first, layout, list + begin, length, tile, eps2, acc);
+        } else {
+            LeafTile& tile = leaf_tiles[warp];
+            if (layout.per_lane == 1)
+                leaf_chunk<1>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else if (layout.per_lane == 2)
+                leaf_chunk<2>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else if (layout.per_lane == 3)
+                leaf_chunk<3>(tree, first, layout, list + begin, length, tile, eps2, acc);
+            else
+                leaf_chunk<4>(tree, first, layout, list + begin, length, tile, eps2, acc);
+        }
+    }
+}
+
+} // namespace
+
+void launch_evaluate_nodes(const OctreeView<float>& tree, const long long* node_offset, const std::int32_t* node_list,
+                           float eps2, float4* sorted, cudaStream_t stream)
+{
+    if (tree.num_groups == 0) return;
+    const auto blocks = static_cast<unsigned>(ceil_div(static_cast<std::size_t>(tree.num_groups), kWarpsPerBlock));
+    evaluate_kernel<true><<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, node_offset, node_list, eps2,
+                                                                                sorted);
+    check_launch("evaluate_kernel<nodes>", stream);
+}
+
+void launch_evaluate_leaves(const OctreeView<float>& tree, const long long* leaf_offset, const std::int32_t* leaf_list,
+                            float eps2, float4* sorted, cudaStream_t stream)
+{
+    if (tree.num_groups == 0) return;
+    const auto blocks = static_cast<unsigned>(ceil_div(static_cast<std::size_t>(tree.num_groups), kWarpsPerBlock));
+    evaluate_kernel<false><<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, leaf_offset, leaf_list, eps2,
+                                                                                 sorted);
+    check_launch("evaluate_kernel<leaves>", stream);
+}
+
+} // namespace grove::gpu

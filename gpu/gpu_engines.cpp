@@ -1,0 +1,27 @@
+#include "gpu/gpu_engines.h"
+
+#include "gpu/device_info.h"
+#include "gpu/direct_gpu.h"
+#include "gpu/hermite_gpu.h"
+#include "gpu/tree_gpu.h"
+
+namespace grove {
+
+void register_gpu_engines(EngineRegistry& registry)
+{
+    registry.set_device_count(cuda_device_count);
+    registry.add({"direct-gpu", true,
+                  [](const EngineConfig& c) {
+                      return std::make_unique<DirectGpuEngine>(c.gravity, precision_by_name(c.precision));
+                  },
+                  [](const EngineConfig& c) {
+                      return std::make_unique<HermiteGpuEngine>(c.gravity, precision_by_name(c.precision));
+                  }});
+    registry.add({"tree-gpu", true,
+                  [](const EngineConfig& c) {
+                      return std::make_unique<TreeGpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}}, c.gravity);
+                  },
+                  nullptr});
+}
+
+} // namespace grove

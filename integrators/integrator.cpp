@@ -1,0 +1,116 @@
+#include "integrators/integrator.hpp"
+
+#include <map>
+#include <stdexcept>
+
+#include "integrators/hermite.hpp"
+#include "integrators/leapfrog.hpp"
+
+namespace grove {
+
+namespace {
+
+class LeapfrogIntegrator final : public Integrator {
+  public:
+    LeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, double dt)
+        : engine_(std::move(engine)), leapfrog_(*engine_, dt)
+    {
+    }
+    std::string name() const override { return "leapfrog"; }
+    std::string engine_name() const override { return engine_->name(); }
+    double interval() const override { return leapfrog_.dt(); }
+    void start(ParticleSet& p) override
+    {
+        leapfrog_.start(p);
+        add_phases();
+    }
+    void advance_to(double t, ParticleSet& p) override
+    {
+        leapfrog_.step(p);
+        add_phases();
+        p.time = t; // no accumulated rounding in the clock
+    }
+    void synchronize(ParticleSet&) override {}                        // every step computes them
+    IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
+    void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }
+    double force_seconds() const override { return leapfrog_.force_seconds(); }
+    std::string summary() const override
+    {
+        std::string s = "force engine phases:";
+        for (const auto& [name, v] : phases_) s += " " + name + " " + std::to_string(v).substr(0, 6);
+        return s;
+    }
+
+  private:
+    void add_phases()
+    {
+        for (const auto& [name, v] : engine_->last_phase_times()) phases_[name] += v;
+    }
+    std::unique_ptr<ForceEngine> engine_;
+    Leapfrog leapfrog_;
+    std::map<std::string, double> phases_;
+};
+
+class HermiteIntegrator final : public Integrator {
+  public:
+    HermiteIntegrator(std::unique_ptr<HermiteEngine> engine, HermiteParams params)
+        : engine_(std::move(engine)), hermite_(*engine_, params), dt_max_(params.dt_max)
+    {
+    }
+    std::string name() const override { return "hermite"; }
+    std::string engine_name() const override { return engine_->name(); }
+    double interval() const override { return dt_max_; }
+    void start(ParticleSet& p) override
+    {
+        hermite_.start(p);
+        synchronize(p);
+    }
+    void advance_to(double t, ParticleSet& p) override { hermite_.advance_to(t, p); }
+    void synchronize(ParticleSet& p) override
+    {
+        p.pot = hermite_.potentials();
+        p.acc = hermite_.state().a;
+    }
+    IntegratorState save(ParticleSet& snapshot) const override
+    {
+        snapshot.acc = hermite_.state().a;
+        if (snapshot.pot.size() != snapshot.mass.size()) snapshot.pot = Eigen::VectorXd::Zero(snapshot.mass.size());
+        IntegratorState s;
+        s.fields = {{"jerk", hermite_.state().j},
+                    {"particle_time", hermite_.state().t.transpose()},
+                    {"particle_step", hermite_.steps().transpose()}};
+        s.counters = {{"block_steps", hermite_.block_steps()}, {"particle_steps", hermite_.particle_steps()}};
+        return s;
+    }
+    void resume(const IntegratorState& s, ParticleSet& p) override
+    {
+        const Eigen::MatrixXd& jerk = s.field("jerk");
+        if (jerk.rows() != 3) throw std::runtime_error("hermite: the checkpoint's jerk is not 3 x N");
+        hermite_.resume(p, jerk, s.field("particle_time").transpose(), s.field("particle_step").transpose(),
+                        s.counter("block_steps"), s.counter("particle_steps"));
+    }
+    double force_seconds() const override { return hermite_.force_seconds(); }
+    std::string summary() const override
+    {
+        return "hermite: " + std::to_string(hermite_.block_steps()) + " block steps, " +
+               std::to_string(hermite_.particle_steps()) + " particle steps";
+    }
+
+  private:
+    std::unique_ptr<HermiteEngine> engine_;
+    Hermite hermite_;
+    double dt_max_;
+};
+
+} // namespace
+
+std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const EngineRegistry& engines)
+{
+    if (c.integrator == "leapfrog") return std::make_unique<LeapfrogIntegrator>(engines.make_force(c.engine), c.dt);
+    if (c.integrator == "hermite")
+        return std::make_unique<HermiteIntegrator>(engines.make_hermite(c.engine, "--integrator hermite"),
+                                                   HermiteParams{c.eta, c.eta, c.dt_max, 0x1.0p-40});
+    throw std::runtime_error("unknown --integrator '" + c.integrator + "' (use leapfrog or hermite)");
+}
+
+} // namespace grove

@@ -1,0 +1,54 @@
+// The interface `grove run` (and later Python and MPI drivers) evolves a particle set through: it
+// owns its force engine, advances to a time, synchronizes the particles' forces and potentials
+// for output, and lists the state a checkpoint must keep (core/integrator_state.hpp), so the
+// program needs no integrator-specific code.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/engine_registry.hpp"
+#include "core/integrator_state.hpp"
+#include "core/particles.hpp"
+
+namespace grove {
+
+class Integrator {
+  public:
+    virtual ~Integrator() = default;
+    virtual std::string name() const = 0;        // "leapfrog", "hermite"
+    virtual std::string engine_name() const = 0; // the engine behind it
+    virtual double interval() const = 0;         // the run loop's step: dt, or Hermite's dt_max
+
+    // Forces (and whatever else it needs) of the initial particles.
+    virtual void start(ParticleSet& particles) = 0;
+    // Advances to t, a multiple of interval() after the start; particles' positions, velocities
+    // and time are then those at t.
+    virtual void advance_to(double t, ParticleSet& particles) = 0;
+    // Brings particles.acc and particles.pot to the particles' current time (for diagnostics and
+    // snapshots); a no-op where every step computes them.
+    virtual void synchronize(ParticleSet& particles) = 0;
+
+    // The state beyond the particles that a bit-identical restart needs. `snapshot` is the copy
+    // of the particles the checkpoint stores; an integrator may fill its forces.
+    virtual IntegratorState save(ParticleSet& snapshot) const = 0;
+    // Continues from a checkpoint's particles and state.
+    virtual void resume(const IntegratorState& state, ParticleSet& particles) = 0;
+
+    virtual double force_seconds() const = 0; // wall time inside the engine
+    virtual std::string summary() const = 0;  // one line for the end of a run
+};
+
+struct IntegratorConfig {
+    std::string integrator = "leapfrog"; // leapfrog | hermite
+    EngineConfig engine;
+    double dt = 0;             // leapfrog step
+    double eta = 0.01;         // hermite: Aarseth's accuracy parameter (also the start-up one)
+    double dt_max = 1.0 / 16;  // hermite: largest block step, a power of two
+};
+
+// Builds the integrator and its engine (from `engines`). Throws std::runtime_error for an
+// unknown integrator, an engine it cannot run on, or bad parameters.
+std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& config, const EngineRegistry& engines);
+
+} // namespace grove

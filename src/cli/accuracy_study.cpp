@@ -1,0 +1,282 @@
+#include "cli/accuracy_study.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/force_errors.hpp"
+#include "core/hdf5_file.hpp"
+#include "engines/engines.hpp"
+#include "tree/build.hpp"
+#include "tree/tree_sweep.hpp"
+
+namespace grove {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+} // namespace
+
+std::vector<double> parse_thetas(const std::string& text)
+{
+    auto fail = [&]() -> std::vector<double> {
+        throw std::runtime_error("--theta takes LO:HI:STEP (e.g. 0.2:1.0:0.1) or a list (0.3,0.5,0.75) of values > 0, "
+                                 "got '" +
+                                 text + "'");
+    };
+    std::vector<double> out;
+    try {
+        if (text.find(':') != std::string::npos) {
+            std::stringstream ss(text);
+            std::string a, b, c;
+            std::getline(ss, a, ':');
+            std::getline(ss, b, ':');
+            std::getline(ss, c, ':');
+            const double lo = std::stod(a), hi = std::stod(b), step = std::stod(c);
+            if (!(lo > 0) || !(hi >= lo) || !(step > 0)) return fail();
+            const auto count = static_cast<int>(std::floor((hi - lo) / step + 1e-9)) + 1;
+            if (count > 1000) return fail();
+            for (int k = 0; k < count; ++k) out.push_back(lo + k * step);
+        } else {
+            std::stringstream ss(text);
+            for (std::string item; std::getline(ss, item, ',');)
+                if (!item.empty()) out.push_back(std::stod(item));
+        }
+    } catch (const std::logic_error&) {
+        return fail();
+    }
+    if (out.empty()) return fail();
+    for (double t : out)
+        if (!(t > 0) || !std::isfinite(t)) return fail();
+    return out;
+}
+
+std::pair<double, double> fit_power_law(const std::vector<double>& x, const std::vector<double>& y)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!(x[i] > 0) || !(y[i] > 0)) continue;
+        const double lx = std::log(x[i]), ly = std::log(y[i]);
+        sx += lx;
+        sy += ly;
+        sxx += lx * lx;
+        sxy += lx * ly;
+        ++n;
+    }
+    if (n < 2 || sxx * n - sx * sx <= 0) return {std::nan(""), std::nan("")};
+    const double alpha = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    return {std::exp((sy - alpha * sx) / n), alpha};
+}
+
+std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vector<std::int32_t>& targets,
+                                           const Eigen::Matrix3Xd& acc, const Eigen::VectorXd& pot,
+                                           const Eigen::Matrix3Xd& ref_acc, const Eigen::VectorXd& ref_pot)
+{
+    const auto m = static_cast<Eigen::Index>(targets.size());
+    Eigen::Matrix3Xd a(3, m);
+    Eigen::VectorXd ph(m);
+    for (Eigen::Index k = 0; k < m; ++k) {
+        a.col(k) = acc.col(targets[static_cast<std::size_t>(k)]);
+        ph[k] = pot[targets[static_cast<std::size_t>(k)]];
+    }
+    const std::vector<double> ea = relative_errors(a, ref_acc), ep = relative_errors(ph, ref_pot);
+    // "all" first, then each particle type present, in type order.
+    std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_type;
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+        auto& slot = by_type[p.type[static_cast<std::size_t>(targets[k])]];
+        slot.first.push_back(ea[k]);
+        slot.second.push_back(ep[k]);
+    }
+    std::vector<ErrorSummary> out;
+    auto summary = [](const std::string& name, std::vector<double> acc_err, std::vector<double> pot_err) {
+        ErrorSummary s;
+        s.component = name;
+        std::sort(acc_err.begin(), acc_err.end());
+        for (double q : kErrorLevels) s.acc_percentiles.push_back(percentile_sorted(acc_err, q));
+        s.pot_percentiles = percentiles(std::move(pot_err), {50, 99});
+        s.sorted_acc_errors = std::move(acc_err);
+        return s;
+    };
+    out.push_back(summary("all", ea, ep));
+    if (by_type.size() > 1)
+        for (auto& [type, errors] : by_type)
+            out.push_back(summary(component_name(type), std::move(errors.first), std::move(errors.second)));
+    return out;
+}
+
+AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
+{
+    if (o.thetas.empty()) throw std::runtime_error("accuracy: no theta given");
+    AccuracyStudy study;
+    study.n = p.size();
+    const GravityParams gravity{o.G, o.eps};
+    // The compared particles: all, or a fixed-seed random sample without repeats.
+    std::vector<std::int32_t> all(p.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int32_t>(i);
+    if (o.sample > 0 && o.sample < p.size()) {
+        std::mt19937_64 rng(o.seed);
+        for (std::size_t i = 0; i < o.sample; ++i) {
+            const std::size_t j = i + static_cast<std::size_t>(rng() % (p.size() - i));
+            std::swap(all[i], all[j]);
+        }
+        all.resize(o.sample);
+        std::sort(all.begin(), all.end());
+    }
+    study.targets = all;
+    const bool sampled = study.targets.size() < p.size();
+
+    Forces ref;
+    EngineConfig config;
+    config.gravity = gravity;
+    config.precision = "double";
+    config.theta = o.thetas.front();
+    config.nleaf = o.nleaf;
+    config.ncrit = o.ncrit;
+    config.engine = o.direct_engine;
+    auto t0 = Clock::now();
+    {
+        auto direct = engines().make_force(config);
+        if (sampled)
+            direct->compute_subset(p.pos, p.mass, study.targets, ref);
+        else
+            direct->compute(p.pos, p.mass, ref);
+    }
+    study.direct_seconds =
+        since(t0) * static_cast<double>(p.size()) / static_cast<double>(std::max<std::size_t>(1, study.targets.size()));
+
+    const BuildParams params{o.nleaf, o.ncrit};
+    // Built twice and the second timed: the first pays one-time page faults, as a run's first
+    // step does, and the table reports the cost of every later force evaluation.
+    Octree tree;
+    build_octree_into(tree, p.pos, p.mass, params);
+    t0 = Clock::now();
+    build_octree_into(tree, p.pos, p.mass, params);
+    study.build_seconds = since(t0);
+
+    config.engine = o.tree_engine;
+    const auto engine = engines().make_force(config);
+    auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
+    if (!sweep) throw std::runtime_error("accuracy: " + o.tree_engine + " cannot evaluate a built tree");
+    sweep->load(tree); // the GPU engine allocates its buffers here
+    t0 = Clock::now();
+    sweep->load(tree);
+    study.build_seconds += since(t0); // the upload is part of the per-build cost
+    for (double theta : o.thetas) {
+        ThetaResult r;
+        r.theta = theta;
+        Forces f;
+        std::vector<double> times;
+        for (int k = 0; k < std::max(1, o.repeat); ++k) {
+            t0 = Clock::now();
+            sweep->evaluate_loaded(theta, f);
+            times.push_back(since(t0));
+        }
+        std::sort(times.begin(), times.end());
+        r.evaluate_seconds = times[times.size() / 2];
+        r.stats = sweep->loaded_statistics();
+        r.errors = summarize_errors(p, study.targets, f.acc, f.pot, ref.acc, ref.pot);
+        study.results.push_back(std::move(r));
+        std::fprintf(stderr, "  theta %.3g done\n", theta);
+    }
+    std::vector<double> x, y;
+    for (const auto& r : study.results) {
+        x.push_back(r.theta);
+        y.push_back(r.errors.front().acc_percentiles.front());
+    }
+    std::tie(study.fit_amplitude, study.fit_exponent) = fit_power_law(x, y);
+    return study;
+}
+
+void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const AccuracyOptions& o,
+                         const std::string& source)
+{
+    // Above this many compared particles a component's errors are stored as a cumulative
+    // distribution (a million sorted errors per theta and component would make files of 100s of MB).
+    constexpr std::size_t kSortedErrorsLimit = 200000;
+    const std::string tmp = path + ".tmp";
+    {
+        h5::Handle file = h5::create_file(tmp);
+        h5::write_attribute(file.id(), "source", source);
+        h5::write_attribute(file.id(), "N", static_cast<double>(s.n));
+        h5::write_attribute(file.id(), "compared", static_cast<double>(s.targets.size()));
+        h5::write_attribute(file.id(), "eps", o.eps);
+        h5::write_attribute(file.id(), "G", o.G);
+        h5::write_attribute(file.id(), "nleaf", static_cast<std::int32_t>(o.nleaf));
+        h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(o.ncrit));
+        h5::write_attribute(file.id(), "tree_engine", o.tree_engine);
+        h5::write_attribute(file.id(), "direct_engine", o.direct_engine);
+        h5::write_attribute(file.id(), "build_seconds", s.build_seconds);
+        h5::write_attribute(file.id(), "direct_seconds", s.direct_seconds);
+        h5::write_attribute(file.id(), "fit_median_amplitude", s.fit_amplitude);
+        h5::write_attribute(file.id(), "fit_median_exponent", s.fit_exponent);
+        h5::write_attribute(file.id(), "percentile_levels", kErrorLevels);
+        std::vector<double> thetas, eval, tree_total, nodes, leaves, pn, pp;
+        std::vector<double> pct; // [theta][level] for all particles
+        for (const auto& r : s.results) {
+            thetas.push_back(r.theta);
+            eval.push_back(r.evaluate_seconds);
+            tree_total.push_back(r.evaluate_seconds + s.build_seconds);
+            nodes.push_back(r.stats.nodes_per_group);
+            leaves.push_back(r.stats.leaves_per_group);
+            pn.push_back(r.stats.node_interactions_per_particle);
+            pp.push_back(r.stats.leaf_interactions_per_particle);
+            pct.insert(pct.end(), r.errors.front().acc_percentiles.begin(), r.errors.front().acc_percentiles.end());
+        }
+        h5::write_dataset(file.id(), "theta", thetas.data(), thetas.size(), 1);
+        h5::write_dataset(file.id(), "evaluate_seconds", eval.data(), eval.size(), 1);
+        h5::write_dataset(file.id(), "tree_seconds", tree_total.data(), tree_total.size(), 1);
+        h5::write_dataset(file.id(), "nodes_per_group", nodes.data(), nodes.size(), 1);
+        h5::write_dataset(file.id(), "leaves_per_group", leaves.data(), leaves.size(), 1);
+        h5::write_dataset(file.id(), "node_interactions_per_particle", pn.data(), pn.size(), 1);
+        h5::write_dataset(file.id(), "leaf_interactions_per_particle", pp.data(), pp.size(), 1);
+        h5::write_dataset(file.id(), "percentiles", pct.data(), thetas.size(), kErrorLevels.size());
+        for (std::size_t k = 0; k < s.results.size(); ++k) {
+            const ThetaResult& r = s.results[k];
+            char name[32];
+            std::snprintf(name, sizeof name, "theta_%03zu", k);
+            h5::Handle g = h5::create_group(file.id(), name);
+            h5::write_attribute(g.id(), "theta", r.theta);
+            h5::write_attribute(g.id(), "evaluate_seconds", r.evaluate_seconds);
+            for (const ErrorSummary& e : r.errors) {
+                h5::Handle c = h5::create_group(g.id(), e.component);
+                h5::write_dataset(c.id(), "percentiles", e.acc_percentiles.data(), e.acc_percentiles.size(), 1);
+                h5::write_dataset(c.id(), "potential_percentiles", e.pot_percentiles.data(), e.pot_percentiles.size(),
+                                  1);
+                const auto& v = e.sorted_acc_errors;
+                if (v.size() <= kSortedErrorsLimit) {
+                    h5::write_dataset(c.id(), "sorted_errors", v.data(), v.size(), 1);
+                } else {
+                    // Fraction of particles with error above 400 log-spaced thresholds.
+                    std::vector<double> xs, frac;
+                    const double lo = std::max(1e-12, v.front()), hi = std::max(lo * 10, v.back());
+                    for (int i = 0; i < 400; ++i) {
+                        const double x = lo * std::pow(hi / lo, i / 399.0);
+                        xs.push_back(x);
+                        frac.push_back(static_cast<double>(v.end() - std::upper_bound(v.begin(), v.end(), x)) /
+                                       static_cast<double>(v.size()));
+                    }
+                    h5::write_dataset(c.id(), "cdf_x", xs.data(), xs.size(), 1);
+                    h5::write_dataset(c.id(), "cdf_fraction_above", frac.data(), frac.size(), 1);
+                }
+            }
+        }
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+} // namespace grove

@@ -1,0 +1,71 @@
+// The theta sweep (Octgrav section 3.1-3.2): one host tree, one direct-summation reference in
+// double precision, then for each opening angle the tree forces and the distribution of relative
+// errors |a_tree - a_direct| / |a_direct| for all particles and per galaxy component.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/particles.hpp"
+#include "tree/interaction_lists.hpp"
+
+namespace grove {
+
+struct AccuracyOptions {
+    std::vector<double> thetas;
+    int nleaf = 64, ncrit = 64;
+    double eps = 0, G = 1;
+    std::size_t sample = 0;                   // 0: reference for every particle; else for this many random ones
+    int repeat = 1;                           // tree evaluations per theta (median time reported)
+    std::string tree_engine = "tree-cpu";     // or tree-gpu
+    std::string direct_engine = "direct-cpu"; // or direct-gpu (double precision)
+    std::uint64_t seed = 1;
+};
+
+// Acceleration error percentiles at these levels, then the potential's at 50 and 99.
+inline const std::vector<double> kErrorLevels = {50, 90, 99, 99.9, 100};
+
+struct ErrorSummary {
+    std::string component; // "all", "bulge", "disk", "halo", ...
+    std::vector<double> sorted_acc_errors;
+    std::vector<double> acc_percentiles; // at kErrorLevels
+    std::vector<double> pot_percentiles; // at 50 and 99
+};
+
+struct ThetaResult {
+    double theta = 0;
+    std::vector<ErrorSummary> errors; // "all" first
+    TreeStats stats;
+    double evaluate_seconds = 0; // walk + evaluation (median of repeats)
+};
+
+struct AccuracyStudy {
+    std::size_t n = 0;
+    std::vector<std::int32_t> targets; // the particles compared (all when no sample)
+    double build_seconds = 0;          // host tree build, once
+    double direct_seconds = 0;         // the reference, scaled to all N when sampled
+    std::vector<ThetaResult> results;
+    double fit_amplitude = 0, fit_exponent = 0; // median error ~ A theta^alpha (all particles)
+};
+
+// "0.2:1.0:0.1" (inclusive range) or "0.3,0.5,0.75"; throws with the accepted forms otherwise.
+std::vector<double> parse_thetas(const std::string& text);
+
+// Least-squares fit of y = A x^alpha in log-log; returns {A, alpha}.
+std::pair<double, double> fit_power_law(const std::vector<double>& x, const std::vector<double>& y);
+
+// Errors of `acc`/`pot` against the reference on `targets` (reference columns in target order),
+// overall and per particle type present.
+std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vector<std::int32_t>& targets,
+                                           const Eigen::Matrix3Xd& acc, const Eigen::VectorXd& pot,
+                                           const Eigen::Matrix3Xd& ref_acc, const Eigen::VectorXd& ref_pot);
+
+AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& options);
+
+// Per theta and component: percentiles, and the sorted errors (or, above 200000 particles, the
+// fraction of particles with error above 400 log-spaced thresholds); timings, list lengths, fit.
+void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& study, const AccuracyOptions& options,
+                         const std::string& source);
+
+} // namespace grove

@@ -1,0 +1,177 @@
+// grove bench tree (GPU builds only). For each model, N and theta: the host build phases, the
+// upload, every GPU phase from CUDA events, list lengths, interaction rate, busy lane fraction and
+// the error against the double-precision GPU direct engine on a random sample of particles.
+#include "cli/bench_tree.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include <omp.h>
+
+#include "gpu/device_info.h"
+#include "gpu/direct_gpu.h"
+#include "gpu/tree_gpu.h"
+#include "cli/cli_common.hpp"
+#include "core/force_errors.hpp"
+#include "core/galaxy_model.hpp"
+#include "core/ic_models.hpp"
+
+namespace grove {
+
+namespace {
+
+double lookup(const PhaseTimes& t, const char* name)
+{
+    for (const auto& [k, v] : t)
+        if (k == name) return v;
+    return 0;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Row {
+    std::string model;
+    long n;
+    double theta;
+    BuildTimes build;
+    double pack, upload;
+    PhaseTimes gpu; // medians
+    TreeGpuStats stats;
+    double p50, p99;
+};
+
+} // namespace
+
+int bench_tree(const cxxopts::ParseResult& r)
+{
+    const int repeat = std::max(1, r["repeat"].as<int>());
+    const double eps = r["tree-eps"].as<double>();
+    const int nleaf = r["nleaf"].as<int>(), ncrit = r["ncrit"].as<int>();
+    const auto sample = static_cast<std::size_t>(std::max(1, r["sample"].as<int>()));
+    std::vector<double> thetas;
+    for (const auto& t : split_list(r["thetas"].as<std::string>())) {
+        try {
+            thetas.push_back(std::stod(t));
+        } catch (const std::logic_error&) {
+            throw std::runtime_error("--thetas takes comma-separated numbers > 0, got '" + t + "'");
+        }
+        if (!(thetas.back() > 0)) throw std::runtime_error("--thetas takes numbers > 0");
+    }
+    if (thetas.empty()) throw std::runtime_error("--thetas is empty");
+    const DeviceSummary dev = describe_device();
+    std::printf("device %s (%d SMs); host: %d OpenMP threads\n", dev.name.c_str(), dev.sm_count, omp_get_max_threads());
+    std::printf("nleaf %d, ncrit %d, eps %g (uniform) / %g kpc (galaxy); GPU phases: median of %d evaluations after "
+                "one warm-up (CUDA events); host build: median of %d builds; errors: |a_tree - a_direct| / |a_direct| "
+                "for %zu random particles against the double-precision GPU direct engine\n\n",
+                nleaf, ncrit, eps, eps, repeat, repeat, sample);
+    std::vector<Row> rows;
+    for (const auto& model : split_list(r["models"].as<std::string>())) {
+        for (const auto& e : split_list(r["tree-sizes"].as<std::string>())) {
+            int exponent = 0;
+            try {
+                exponent = std::stoi(e);
+            } catch (const std::logic_error&) {
+                exponent = -1;
+            }
+            if (exponent < 1 || exponent > 30)
+                throw std::runtime_error("--tree-sizes takes log2 N between 1 and 30, got '" + e + "'");
+            const long n = (1L << exponent) - (model == "uniform" ? 1 : 0);
+            ParticleSet p;
+            if (model == "uniform")
+                p = make_uniform_cube(static_cast<std::size_t>(n), 11, true);
+            else if (model == "galaxy")
+                p = make_galaxy(static_cast<std::size_t>(n), 11, GalaxyParams{});
+            else
+                throw std::runtime_error("--models takes uniform and/or galaxy, got '" + model + "'");
+            const double G = model == "galaxy" ? p.units.G : 1.0;
+            const GravityParams gravity{G, eps};
+            // Reference on a random sample.
+            std::vector<std::int32_t> targets(std::min<std::size_t>(sample, p.size()));
+            std::mt19937_64 rng(7);
+            std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(n - 1));
+            for (auto& t : targets) t = pick(rng);
+            Forces ref;
+            DirectGpuEngine(gravity, Precision::Double).compute_subset(p.pos, p.mass, targets, ref);
+
+            std::vector<BuildTimes> builds;
+            Octree tree;
+            for (int k = 0; k <= repeat; ++k) {
+                BuildTimes t;
+                build_octree_into(tree, p.pos, p.mass, BuildParams{nleaf, ncrit}, &t);
+                if (k > 0) builds.push_back(t);
+            }
+            std::sort(builds.begin(), builds.end(),
+                      [](const BuildTimes& a, const BuildTimes& b) { return a.total() < b.total(); });
+            TreeGpuEngine engine(TreeParams{thetas.front(), {nleaf, ncrit}}, gravity);
+            std::vector<double> packs, uploads;
+            for (int k = 0; k <= repeat; ++k) {
+                engine.upload(tree);
+                if (k > 0) {
+                    packs.push_back(lookup(engine.last_phase_times(), "pack"));
+                    uploads.push_back(lookup(engine.last_phase_times(), "upload"));
+                }
+            }
+            for (double theta : thetas) {
+                Forces f;
+                std::vector<PhaseTimes> runs;
+                for (int k = 0; k <= repeat; ++k) {
+                    engine.evaluate(theta, f);
+                    if (k > 0) runs.push_back(engine.last_phase_times());
+                }
+                Row row{model, n, theta, builds[builds.size() / 2], median(packs), median(uploads), {}, {}, 0, 0};
+                for (const auto& [name, value] : runs.front()) {
+                    std::vector<double> v;
+                    for (const auto& run : runs) v.push_back(lookup(run, name.c_str()));
+                    row.gpu.emplace_back(name, median(v));
+                }
+                row.stats = engine.statistics(tree);
+                Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(targets.size()));
+                for (std::size_t k = 0; k < targets.size(); ++k)
+                    acc.col(static_cast<Eigen::Index>(k)) = f.acc.col(targets[k]);
+                const auto q = percentiles(relative_errors(acc, ref.acc), {50, 99});
+                row.p50 = q[0];
+                row.p99 = q[1];
+                rows.push_back(row);
+                std::fprintf(stderr, "  done: %s N = %ld theta = %.2f\n", model.c_str(), n, theta);
+            }
+        }
+    }
+    std::printf(
+        "times in ms; walk+eval = opening radii + pass 1 + scan + pass 2 + nodes + leaves; total = host build + "
+        "pack + upload + walk+eval + download (with the conversion to the caller's doubles)\n\n");
+    std::printf(
+        "| model | N | theta | keys | sort | build | moments | groups | pack | upload | r_open | pass 1 | scan | "
+        "pass 2 | nodes | leaves | download + convert | walk+eval | total |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const Row& w : rows) {
+        const auto g = [&](const char* name) { return 1e3 * lookup(w.gpu, name); };
+        const double walk_eval = g("opening radii") + g("pass 1") + g("scan") + g("pass 2") + g("nodes") + g("leaves");
+        const double total = 1e3 * (w.build.total() + w.pack + w.upload) + walk_eval + g("download") + g("convert");
+        std::printf("| %s | %ld | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.3f | %.2f | %.2f | %.2f | "
+                    "%.2f | %.2f | %.2f | **%.2f** | %.1f |\n",
+                    w.model.c_str(), w.n, w.theta, 1e3 * w.build.keys, 1e3 * w.build.sort, 1e3 * w.build.build,
+                    1e3 * w.build.moments, 1e3 * w.build.groups, 1e3 * w.pack, 1e3 * w.upload, g("opening radii"),
+                    g("pass 1"), g("scan"), g("pass 2"), g("nodes"), g("leaves"), g("download") + g("convert"),
+                    walk_eval, total);
+    }
+    std::printf("\n| model | N | theta | nodes/group | leaves/group | p-node/particle | p-p/particle | interactions/s "
+                "(nodes+leaves kernels) | busy lanes (nodes, leaves) | median error | 99th pct error |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const Row& w : rows) {
+        const double eval = lookup(w.gpu, "nodes") + lookup(w.gpu, "leaves");
+        std::printf("| %s | %ld | %.2f | %.0f | %.0f | %.0f | %.0f | %.3e | %.1f%% (%.1f%%, %.1f%%) | %.2e | %.2e |\n",
+                    w.model.c_str(), w.n, w.theta, w.stats.lists.nodes_per_group, w.stats.lists.leaves_per_group,
+                    w.stats.lists.node_interactions_per_particle, w.stats.lists.leaf_interactions_per_particle,
+                    w.stats.interactions / eval, 100 * w.stats.busy, 100 * w.stats.busy_nodes,
+                    100 * w.stats.busy_leaves, w.p50, w.p99);
+    }
+    return 0;
+}
+
+} // namespace grove

@@ -1,0 +1,101 @@
+#include "cli/cli_common.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "engines/engines.hpp"
+
+namespace grove {
+
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc, char** argv)
+{
+    try {
+        options.add_options("help")("h,help", "Show this help");
+    } catch (const cxxopts::exceptions::option_already_exists&) {
+        // parsed before with the same options (grove run --restart parses twice)
+    }
+    cxxopts::ParseResult result;
+    try {
+        result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw std::runtime_error(std::string(e.what()) + " (see --help)");
+    }
+    if (result.count("help")) {
+        std::cout << options.help() << std::endl;
+        return std::nullopt;
+    }
+    return result;
+}
+
+void record_options(const cxxopts::ParseResult& result, const std::string& command, ParticleSet& particles)
+{
+    for (const auto* list : {&result.defaults(), &result.arguments()})
+        for (const auto& kv : *list)
+            if (kv.key() != "help") particles.run_parameters[command + "." + kv.key()] = kv.value();
+}
+
+void add_engine_options(cxxopts::Options& options)
+{
+    options.add_options("engine")(
+        "engine", "Force engine: direct, tree (GPU when present, else CPU), direct-cpu, tree-cpu, direct-gpu, tree-gpu",
+        cxxopts::value<std::string>()->default_value("direct"))("precision",
+                                                                "direct-gpu arithmetic: float, mixed or double",
+                                                                cxxopts::value<std::string>()->default_value("double"))(
+        "theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))(
+        "nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))(
+        "ncrit", "Tree: most particles in a group that walks the tree together",
+        cxxopts::value<int>()->default_value("64"))("eps", "Plummer softening length (length units; 0 allowed)",
+                                                    cxxopts::value<double>()->default_value("0"))(
+        "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
+}
+
+EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
+{
+    EngineConfig o;
+    o.engine = result["engine"].as<std::string>();
+    o.precision = result["precision"].as<std::string>();
+    o.theta = result["theta"].as<double>();
+    o.nleaf = result["nleaf"].as<int>();
+    o.ncrit = result["ncrit"].as<int>();
+    o.gravity.eps = result["eps"].as<double>();
+    o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
+    if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))
+        throw std::runtime_error("--eps must be a finite number >= 0");
+    if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
+    if (!(o.theta > 0) || !std::isfinite(o.theta)) throw std::runtime_error("--theta must be a finite number > 0");
+    if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
+    if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
+    return o;
+}
+
+std::vector<std::string> split_list(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+bool gpu_available()
+{
+    return engines().gpu_available();
+}
+
+void report_engine_choice(const std::string& engine)
+{
+    if (engine != "direct" && engine != "tree") return;
+    const bool gpu = gpu_available();
+    std::cerr << "grove: engine " << engine << " -> " << engines().resolve(engine)
+              << (gpu ? " (GPU found)" : " (no GPU found; running on the CPU)") << std::endl;
+}
+
+std::unique_ptr<ForceEngine> make_force_engine(const EngineConfig& config)
+{
+    report_engine_choice(config.engine);
+    return engines().make_force(config);
+}
+
+} // namespace grove

@@ -1,0 +1,107 @@
+// grove bench: the host tree build here; the GPU benchmarks (direct, hermite, tree) in
+// bench_gpu.cpp.
+#include <algorithm>
+#include <cstdio>
+
+#include <omp.h>
+
+#include "cli/bench_gpu.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "core/ic_models.hpp"
+#include "tree/build.hpp"
+#include "tree/interaction_lists.hpp"
+#include "tree/mac.hpp"
+
+namespace grove {
+
+namespace {
+
+// Host tree build split into its phases for Plummer spheres of 10^e particles, and the
+// interaction-list lengths the walk produces.
+int bench_tree_build(const cxxopts::ParseResult& r)
+{
+    const int repeat = std::max(1, r["repeat"].as<int>());
+    const BuildParams params{r["nleaf"].as<int>(), r["ncrit"].as<int>()};
+    std::printf("host tree build, Plummer sphere, nleaf %d, ncrit %d, %d OpenMP threads, median of %d builds after one "
+                "warm-up (ms)\n\n",
+                params.nleaf, params.ncrit, omp_get_max_threads(), repeat);
+    std::printf(
+        "| N | keys | sort | build | moments | groups | total | Mparticles/s |\n|---|---|---|---|---|---|---|---|\n");
+    std::vector<std::pair<long, Octree>> trees;
+    for (const auto& text : split_list(r["build-sizes"].as<std::string>())) {
+        const long n = static_cast<long>(std::stod(text));
+        if (n <= 0) throw std::runtime_error("--build-sizes takes positive particle counts, e.g. 1e5,1e6");
+        const ParticleSet p = make_plummer(static_cast<std::size_t>(n), 5);
+        std::vector<BuildTimes> runs;
+        Octree tree;
+        for (int k = 0; k <= repeat; ++k) {
+            BuildTimes t;
+            build_octree_into(tree, p.pos, p.mass, params, &t);
+            if (k > 0) runs.push_back(t);
+        }
+        std::sort(runs.begin(), runs.end(),
+                  [](const BuildTimes& a, const BuildTimes& b) { return a.total() < b.total(); });
+        const BuildTimes& t = runs[runs.size() / 2];
+        std::printf("| %ld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, 1e3 * t.keys, 1e3 * t.sort,
+                    1e3 * t.build, 1e3 * t.moments, 1e3 * t.groups, 1e3 * t.total(), n / t.total() * 1e-6);
+        std::fflush(stdout);
+        trees.emplace_back(n, std::move(tree));
+    }
+    std::printf(
+        "\ninteraction lists (mean per group: nodes, leaves; per particle: particle-node and particle-particle "
+        "interactions)\n\n| N | theta | groups | nodes/group | leaves/group | p-node/particle | p-p/particle |\n"
+        "|---|---|---|---|---|---|---|\n");
+    for (auto& [n, tree] : trees) {
+        for (double theta : {0.5, 0.75}) {
+            set_opening_radii(tree, theta);
+            const TreeStats s = list_statistics(tree, build_interaction_lists(tree));
+            std::printf("| %ld | %.2f | %lld | %.1f | %.1f | %.1f | %.1f |\n", n, theta,
+                        static_cast<long long>(s.num_groups), s.nodes_per_group, s.leaves_per_group,
+                        s.node_interactions_per_particle, s.leaf_interactions_per_particle);
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+int command_bench(int argc, char** argv)
+{
+    cxxopts::Options options("grove bench",
+                             "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
+                             "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
+    options.add_options()("what",
+                          "What to benchmark: direct (GPU), hermite (GPU Hermite kernel), tree (GPU treecode) or "
+                          "tree-build (host octree)",
+                          cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
+                                                         cxxopts::value<std::string>()->default_value("1e5,1e6"))(
+        "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
+        "ncrit", "tree-build: ncrit", cxxopts::value<int>()->default_value("64"))(
+        "sizes", "log2 N range for all-on-all runs, LO:HI", cxxopts::value<std::string>()->default_value("14:20"))(
+        "active", "log2 range of active targets, LO:HI", cxxopts::value<std::string>()->default_value("6:14"))(
+        "sources", "log2 of the sources for the active runs",
+        cxxopts::value<int>()->default_value("20"))("precision", "Comma-separated precisions: float,mixed,double",
+                                                    cxxopts::value<std::string>()->default_value("float,mixed,double"))(
+        "eps", "Plummer softening", cxxopts::value<double>()->default_value("0.01"))(
+        "repeat", "Timed runs per point (median reported)", cxxopts::value<int>()->default_value("3"));
+    options.add_options("tree")("models", "tree: comma-separated models, uniform (cube, random masses) and galaxy",
+                                cxxopts::value<std::string>()->default_value("uniform,galaxy"))(
+        "tree-sizes", "tree: comma-separated log2 N (uniform uses 2^e - 1 particles)",
+        cxxopts::value<std::string>()->default_value("20,23"))(
+        "thetas", "tree: comma-separated opening angles", cxxopts::value<std::string>()->default_value("0.5,0.75"))(
+        "tree-eps", "tree: Plummer softening", cxxopts::value<double>()->default_value("0"))(
+        "sample", "tree: particles whose error is measured against direct summation",
+        cxxopts::value<int>()->default_value("16384"));
+    options.parse_positional({"what"});
+    options.positional_help("direct|hermite|tree|tree-build");
+    const auto parsed = parse_command(options, argc, argv);
+    if (!parsed) return 0;
+    const std::string what = parsed->count("what") ? (*parsed)["what"].as<std::string>() : "";
+    if (what == "tree-build") return bench_tree_build(*parsed);
+    if (what != "direct" && what != "tree" && what != "hermite")
+        throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree or tree-build");
+    return bench_gpu(what, *parsed);
+}
+
+} // namespace grove

@@ -1,0 +1,57 @@
+// grove info FILE: what a snapshot holds and how it was made.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "core/diagnostics.hpp"
+#include "core/snapshot.hpp"
+
+namespace grove {
+
+int command_info(int argc, char** argv)
+{
+    cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type, time, units, total mass,\n"
+                                           "energies when the file holds potentials, and the run parameters.");
+    options.add_options()("file", "Snapshot (HDF5)", cxxopts::value<std::string>());
+    options.parse_positional({"file"});
+    options.positional_help("FILE");
+    const auto parsed = parse_command(options, argc, argv);
+    if (!parsed) return 0;
+    if (!parsed->count("file")) throw std::runtime_error("missing snapshot file (grove info FILE)");
+    const std::string path = (*parsed)["file"].as<std::string>();
+    const ParticleSet p = read_snapshot(path);
+
+    std::printf("file        %s\n", path.c_str());
+    std::printf("particles   %zu\n", p.size());
+    std::printf("time        %.10g\n", p.time);
+    std::printf("units       %s (G = %.10g; length %.6g cm, mass %.6g g, velocity %.6g cm/s)\n", p.units.system.c_str(),
+                p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s);
+    for (int t = 0; t < kNumParticleTypes; ++t) {
+        std::size_t count = 0;
+        double mass = 0;
+        for (std::size_t i = 0; i < p.size(); ++i)
+            if (p.type[i] == t) {
+                ++count;
+                mass += p.mass[static_cast<Eigen::Index>(i)];
+            }
+        if (count) std::printf("PartType%d   %-9s %12zu particles, mass %.10g\n", t, component_name(t), count, mass);
+    }
+    std::printf("total mass  %.10g\n", p.mass.sum());
+    if (p.has_forces()) {
+        const Diagnostics d = compute_diagnostics(p, p.pot);
+        std::printf("energy      T %.10g  W %.10g  E %.10g  2T/|W| %.6f\n", d.kinetic, d.potential, d.total,
+                    d.virial_ratio);
+        std::printf("lagrangian  r10 %.6g  r50 %.6g  r90 %.6g\n", d.lagrangian_radii[0], d.lagrangian_radii[1],
+                    d.lagrangian_radii[2]);
+    } else {
+        std::printf("energy      (no Potential in the file; run grove forces to add it)\n");
+    }
+    if (!p.run_parameters.empty()) {
+        std::printf("run parameters\n");
+        for (const auto& [key, value] : p.run_parameters) std::printf("  %-28s %s\n", key.c_str(), value.c_str());
+    }
+    return 0;
+}
+
+} // namespace grove

@@ -1,0 +1,53 @@
+// grove: GPU Barnes-Hut treecode for galactic dynamics. Dispatches to one subcommand.
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(int, char**);
+    const char* summary;
+};
+
+const Command kCommands[] = {
+    {"ic", grove::command_ic, "make initial conditions: plummer, hernquist, galaxy, uniform"},
+    {"info", grove::command_info, "describe a snapshot: counts, units, mass, energy, run parameters"},
+    {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
+    {"run", grove::command_run, "evolve a snapshot: leapfrog on any engine; snapshots, diagnostics, timing"},
+    {"accuracy", grove::command_accuracy, "tree-versus-direct error distributions over a range of theta"},
+    {"bench", grove::command_bench, "timing of the force engines (direct: interactions/s against the FP32 limit)"},
+};
+
+void print_usage()
+{
+    std::cout
+        << "grove: GPU Barnes-Hut treecode for galactic dynamics\n\nusage: grove <command> [options]\n\ncommands:\n";
+    for (const auto& c : kCommands)
+        std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+    std::cout << "\n`grove <command> --help` lists each command's options.\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+        print_usage();
+        return argc < 2 ? 2 : 0;
+    }
+    for (const auto& c : kCommands) {
+        if (std::strcmp(argv[1], c.name) != 0) continue;
+        try {
+            return c.run(argc - 1, argv + 1);
+        } catch (const std::exception& e) {
+            std::cerr << "grove " << c.name << ": error: " << e.what() << std::endl;
+            return 1;
+        }
+    }
+    std::cerr << "grove: unknown command '" << argv[1] << "' (see grove --help)" << std::endl;
+    return 2;
+}

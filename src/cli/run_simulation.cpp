@@ -1,0 +1,224 @@
+#include "cli/run_simulation.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "cli/cli_common.hpp"
+#include "core/diagnostics.hpp"
+#include "core/snapshot.hpp"
+#include "engines/engines.hpp"
+
+namespace grove {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Set by SIGINT/SIGTERM: the run finishes its interval, writes a checkpoint and exits.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void request_stop(int signal)
+{
+    g_stop_signal = signal;
+}
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string snapshot_name(const fs::path& dir, int index)
+{
+    char name[32];
+    std::snprintf(name, sizeof name, "snapshot_%04d.hdf5", index);
+    return (dir / name).string();
+}
+
+std::string hms(double seconds)
+{
+    char buf[32];
+    const long s = std::lround(seconds);
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    return buf;
+}
+
+} // namespace
+
+int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
+{
+    const bool hermite = config.integrator.integrator == "hermite";
+    ParticleSet p = read_snapshot(config.input);
+    const double t_start = p.time; // the run's start, also on restart
+    const double t_end = config.t_end;
+    // The run loop's interval: the leapfrog step, or Hermite's largest block step (all particles
+    // meet at its multiples).
+    const double interval = hermite ? config.integrator.dt_max : config.integrator.dt;
+    if (!(interval > 0) || !std::isfinite(interval)) throw std::runtime_error("--dt / --dt-max must be finite and > 0");
+    if (!(t_end > t_start))
+        throw std::runtime_error("--t-end must be later than the snapshot's time " + std::to_string(t_start));
+    const long long total_steps = std::llround((t_end - t_start) / interval);
+    if (total_steps < 1) throw std::runtime_error("--t-end is less than one step after the start");
+    if (hermite && std::abs(t_start + static_cast<double>(total_steps) * interval - t_end) > 1e-12 * t_end)
+        throw std::runtime_error("hermite: --t-end must be a multiple of --dt-max after the start");
+    const double snap_every = config.snapshot_every ? *config.snapshot_every : (t_end - t_start) / 10;
+    if (!(snap_every > 0)) throw std::runtime_error("--snapshot-every must be > 0");
+    const int log_every = config.log_every;
+    if (log_every < 1) throw std::runtime_error("--log-every must be >= 1");
+
+    const double checkpoint_every = config.checkpoint_every;
+    const long long checkpoint_steps = config.checkpoint_steps;
+    if (!(checkpoint_every > 0) || checkpoint_steps < 0)
+        throw std::runtime_error("--checkpoint-every must be > 0 and --checkpoint-steps >= 0");
+    const fs::path dir(config.output);
+    if (!restart && (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0))))
+        throw std::runtime_error("output directory " + dir.string() + " already holds a run; choose another -o");
+
+    IntegratorConfig ic = config.integrator;
+    if (!config.G_given) ic.engine.gravity.G = p.units.G;
+    if (!(ic.engine.gravity.G > 0) || !std::isfinite(ic.engine.gravity.G))
+        throw std::runtime_error("--G must be a finite number > 0");
+    report_engine_choice(ic.engine.engine);
+    const std::unique_ptr<Integrator> integrator = make_integrator(ic, engines());
+    const std::string engine_name = integrator->engine_name();
+    fs::create_directories(dir);
+    for (const auto& [key, value] : config.recorded) p.run_parameters[key] = value;
+    p.run_parameters["run.engine_used"] = engine_name;
+    if (!restart) {
+        std::ofstream yml(dir / "run.yml");
+        yml << "# grove run: every parameter used\n";
+        for (const auto& [k, v] : p.run_parameters) yml << k << ": \"" << v << "\"\n";
+        yml << "run.steps: " << total_steps << "\n";
+    }
+
+    const auto wall_start = Clock::now();
+    double io_seconds = 0;
+    long long first_step = 1;
+    double next_snapshot = t_start + snap_every, e0 = 0;
+    int snapshot_index = 0;
+    std::ofstream diag;
+    if (restart) {
+        const std::map<std::string, std::string> parameters = p.run_parameters;
+        p = restart->particles;
+        p.run_parameters = parameters;
+        integrator->resume(restart->integrator, p);
+        first_step = restart->step + 1;
+        next_snapshot = restart->next_snapshot;
+        snapshot_index = restart->snapshot_index;
+        e0 = restart->reference_energy;
+        // Lines written after the checkpoint would be written again: cut them.
+        fs::resize_file(dir / "diagnostics.txt", static_cast<std::uintmax_t>(restart->diagnostics_bytes));
+        diag.open(dir / "diagnostics.txt", std::ios::app);
+        std::printf("restarting %s at t = %.10g (step %lld)\n", dir.string().c_str(), p.time, restart->step);
+    } else {
+        integrator->start(p);
+        e0 = compute_diagnostics(p, p.pot).total;
+        diag.open(dir / "diagnostics.txt");
+    }
+    if (!restart)
+        diag << "# grove run diagnostics: " << engine_name << ", " << ic.integrator << " "
+             << (hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << interval
+             << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
+             << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
+                "wall_s\n";
+    auto log_line = [&](long long step) {
+        const Diagnostics d = compute_diagnostics(p, p.pot);
+        const double de = e0 != 0 ? (d.total - e0) / std::abs(e0) : 0;
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f\n",
+                      p.time, step, d.kinetic, d.potential, d.total, de, d.virial_ratio, d.momentum[0], d.momentum[1],
+                      d.momentum[2], d.angular_momentum[0], d.angular_momentum[1], d.angular_momentum[2],
+                      d.lagrangian_radii[0], d.lagrangian_radii[1], d.lagrangian_radii[2], since(wall_start));
+        diag << line << std::flush;
+        return de;
+    };
+    auto write_snap = [&] {
+        const auto t = Clock::now();
+        write_snapshot(snapshot_name(dir, snapshot_index++), p);
+        io_seconds += since(t);
+    };
+    auto last_checkpoint = Clock::now();
+    auto write_checkpoint_now = [&](long long step) {
+        const auto t0 = Clock::now();
+        Checkpoint c;
+        c.particles = p;
+        c.argv = config.argv;
+        c.step = step;
+        c.next_snapshot = next_snapshot;
+        c.snapshot_index = snapshot_index;
+        c.reference_energy = e0;
+        diag.flush();
+        c.diagnostics_bytes = static_cast<long long>(fs::file_size(dir / "diagnostics.txt"));
+        c.integrator = integrator->save(c.particles);
+        write_checkpoint((dir / "checkpoint.hdf5").string(), c);
+        io_seconds += since(t0);
+        last_checkpoint = Clock::now();
+    };
+    if (!restart) {
+        log_line(0);
+        write_snap();
+    }
+    const bool tty = isatty(fileno(stderr));
+    g_stop_signal = 0;
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    for (long long s = first_step; s <= total_steps; ++s) {
+        const double t = t_start + static_cast<double>(s) * interval;
+        integrator->advance_to(t, p);
+        const bool last = s == total_steps;
+        const bool snapshot_due = p.time >= next_snapshot - 1e-6 * interval || last;
+        if (s % log_every == 0 || last || snapshot_due) {
+            integrator->synchronize(p);
+            const auto t0 = Clock::now();
+            const double de = log_line(s);
+            io_seconds += since(t0);
+            const double elapsed = since(wall_start);
+            const double eta = elapsed / static_cast<double>(s) * static_cast<double>(total_steps - s);
+            if (tty)
+                std::fprintf(stderr, "\r  t = %-10.6g step %lld/%lld  dE/E %+.2e  elapsed %s  ETA %s   ", p.time, s,
+                             total_steps, de, hms(elapsed).c_str(), hms(eta).c_str());
+            else
+                std::printf("t = %.6g step %lld/%lld dE/E %+.3e elapsed %.1f s ETA %.1f s\n", p.time, s, total_steps,
+                            de, elapsed, eta);
+            std::fflush(stdout);
+        }
+        if (snapshot_due) {
+            write_snap();
+            while (next_snapshot <= p.time + 1e-6 * interval) next_snapshot += snap_every;
+        }
+        if (!last && (g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
+                      since(last_checkpoint) > checkpoint_every))
+            write_checkpoint_now(s);
+        if (g_stop_signal && !last) {
+            if (tty) std::fprintf(stderr, "\n");
+            std::printf("interrupted (signal %d) at t = %.10g after step %lld: checkpoint written; continue with "
+                        "grove run --restart %s\n",
+                        static_cast<int>(g_stop_signal), p.time, s, dir.string().c_str());
+            std::signal(SIGINT, SIG_DFL);
+            std::signal(SIGTERM, SIG_DFL);
+            return 128 + static_cast<int>(g_stop_signal);
+        }
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (tty) std::fprintf(stderr, "\n");
+    const double wall = since(wall_start);
+    const auto done = static_cast<double>(total_steps - first_step + 1);
+    std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", total_steps,
+                hermite ? "dt-max intervals" : "steps", p.time, wall, 1e3 * wall / std::max(1.0, done), snapshot_index,
+                dir.string().c_str());
+    std::printf("timing: force engine %.2f s, integration and diagnostics %.2f s, I/O %.2f s; %s\n",
+                integrator->force_seconds(), wall - integrator->force_seconds() - io_seconds, io_seconds,
+                integrator->summary().c_str());
+    return 0;
+}
+
+} // namespace grove

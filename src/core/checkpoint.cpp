@@ -1,0 +1,130 @@
+#include "core/checkpoint.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "core/hdf5_file.hpp"
+#include "core/snapshot.hpp"
+
+namespace grove {
+
+namespace {
+
+constexpr char kSeparator = '\x1f';
+
+std::string join(const std::vector<std::string>& parts)
+{
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? std::string(1, kSeparator) : "") + parts[i];
+    return out;
+}
+
+std::vector<std::string> split(const std::string& text)
+{
+    std::vector<std::string> out(1);
+    if (text.empty()) return {};
+    for (char c : text)
+        if (c == kSeparator)
+            out.emplace_back();
+        else
+            out.back() += c;
+    return out;
+}
+
+} // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& c)
+{
+    const std::string tmp = path + ".partial";
+    write_snapshot(tmp, c.particles);
+    {
+        h5::Handle file = h5::open_file_rw(tmp);
+        h5::Handle g = h5::create_group(file.id(), "Checkpoint");
+        h5::write_attribute(g.id(), "argv", join(c.argv));
+        h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
+        h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
+        h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
+        h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+        h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
+        // The snapshot groups particles by type; this restores the order they had in memory,
+        // on which the force sums' rounding depends.
+        h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
+        std::vector<std::string> field_names, counter_names;
+        for (const StateField& f : c.integrator.fields) {
+            if (f.values.cols() != c.particles.mass.size())
+                throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
+            field_names.push_back(f.name);
+            h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
+                              static_cast<std::size_t>(f.values.rows()));
+        }
+        for (const auto& [name, value] : c.integrator.counters) {
+            counter_names.push_back(name);
+            h5::write_attribute(g.id(), name, static_cast<double>(value));
+        }
+        h5::write_attribute(g.id(), "state_fields", join(field_names));
+        h5::write_attribute(g.id(), "state_counters", join(counter_names));
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+Checkpoint read_checkpoint(const std::string& path)
+{
+    Checkpoint c;
+    const ParticleSet p = read_snapshot(path);
+    h5::Handle file = h5::open_file_read(path);
+    if (!h5::has_link(file.id(), "Checkpoint")) throw std::runtime_error(path + ": not a grove checkpoint");
+    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    c.argv = split(h5::read_attribute_string(g.id(), "argv"));
+    c.step = static_cast<long long>(h5::read_attribute_doubles(g.id(), "step").at(0));
+    c.next_snapshot = h5::read_attribute_doubles(g.id(), "next_snapshot").at(0);
+    c.snapshot_index = static_cast<int>(h5::read_attribute_doubles(g.id(), "snapshot_index").at(0));
+    c.reference_energy = h5::read_attribute_doubles(g.id(), "reference_energy").at(0);
+    c.diagnostics_bytes = static_cast<long long>(h5::read_attribute_doubles(g.id(), "diagnostics_bytes").at(0));
+    const std::vector<std::uint64_t> ids = h5::read_dataset_u64(g.id(), "memory_order_ids");
+    if (ids.size() != p.size()) throw std::runtime_error(path + ": checkpoint order does not match its particles");
+    std::unordered_map<std::uint64_t, Eigen::Index> where;
+    for (std::size_t i = 0; i < p.size(); ++i) where[p.id[i]] = static_cast<Eigen::Index>(i);
+    c.particles = p;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        const auto it = where.find(ids[k]);
+        if (it == where.end()) throw std::runtime_error(path + ": checkpoint order names an unknown particle");
+        const Eigen::Index i = it->second, o = static_cast<Eigen::Index>(k);
+        c.particles.pos.col(o) = p.pos.col(i);
+        c.particles.vel.col(o) = p.vel.col(i);
+        c.particles.mass[o] = p.mass[i];
+        c.particles.id[k] = p.id[static_cast<std::size_t>(i)];
+        c.particles.type[k] = p.type[static_cast<std::size_t>(i)];
+        if (p.has_forces()) {
+            c.particles.acc.col(o) = p.acc.col(i);
+            c.particles.pot[o] = p.pot[i];
+        }
+    }
+    // Checkpoints before the field list named Hermite's state directly.
+    std::vector<std::string> fields, counters;
+    if (h5::has_attribute(g.id(), "state_fields")) {
+        fields = split(h5::read_attribute_string(g.id(), "state_fields"));
+        counters = split(h5::read_attribute_string(g.id(), "state_counters"));
+    } else if (h5::has_link(g.id(), "jerk")) {
+        fields = {"jerk", "particle_time", "particle_step"};
+        counters = {"block_steps", "particle_steps"};
+    }
+    const auto n = static_cast<Eigen::Index>(ids.size());
+    for (const std::string& name : fields) {
+        if (name.empty()) continue;
+        if (!h5::has_link(g.id(), name)) throw std::runtime_error(path + ": checkpoint field " + name + " is missing");
+        const auto shape = h5::dataset_shape(g.id(), name);
+        const auto rows = static_cast<Eigen::Index>(shape.size() > 1 ? shape[1] : 1);
+        const auto values = h5::read_dataset_doubles(g.id(), name);
+        if (static_cast<Eigen::Index>(values.size()) != rows * n)
+            throw std::runtime_error(path + ": checkpoint field " + name + " does not match the particles");
+        c.integrator.fields.push_back({name, Eigen::Map<const Eigen::MatrixXd>(values.data(), rows, n)});
+    }
+    for (const std::string& name : counters)
+        if (!name.empty())
+            c.integrator.counters.emplace_back(
+                name, static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
+    return c;
+}
+
+} // namespace grove

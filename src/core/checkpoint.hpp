@@ -1,0 +1,30 @@
+// Run checkpoints: a snapshot in double precision (so any tool can read it) plus a /Checkpoint
+// group with what a bit-identical restart needs: the command line, the loop position, the
+// particles' order in memory, the reference energy, the diagnostics file's length, and the
+// integrator's own state as the named fields and counters it lists (core/integrator_state.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/integrator_state.hpp"
+#include "core/particles.hpp"
+
+namespace grove {
+
+struct Checkpoint {
+    ParticleSet particles;         // positions, velocities, masses, accelerations, potentials
+    std::vector<std::string> argv; // the run's command line after "grove run"
+    long long step = 0;            // intervals done
+    double next_snapshot = 0;
+    int snapshot_index = 0;
+    double reference_energy = 0;
+    long long diagnostics_bytes = 0; // diagnostics.txt is cut back to this length on restart
+    IntegratorState integrator;      // whatever the integrator lists (empty for leapfrog)
+};
+
+// Written under a temporary name and renamed, so a crash while writing keeps the previous one.
+void write_checkpoint(const std::string& path, const Checkpoint& c);
+Checkpoint read_checkpoint(const std::string& path);
+
+} // namespace grove

@@ -1,0 +1,68 @@
+#include "core/diagnostics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace grove {
+
+Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& potential,
+                                const std::vector<double>& fractions)
+{
+    if (potential.size() != p.mass.size())
+        throw std::invalid_argument("compute_diagnostics: potential has " + std::to_string(potential.size()) +
+                                    " entries for " + std::to_string(p.size()) + " particles");
+    Diagnostics d;
+    d.mass = p.mass.sum();
+    d.kinetic = 0.5 * (p.vel.colwise().squaredNorm().transpose().array() * p.mass.array()).sum();
+    d.potential = 0.5 * p.mass.dot(potential);
+    d.total = d.kinetic + d.potential;
+    d.virial_ratio = d.potential != 0 ? 2 * d.kinetic / std::abs(d.potential) : 0;
+    d.momentum = p.vel * p.mass;
+    for (Eigen::Index i = 0; i < p.pos.cols(); ++i) d.angular_momentum += p.mass[i] * p.pos.col(i).cross(p.vel.col(i));
+    if (d.mass > 0) {
+        d.centre_of_mass = p.pos * p.mass / d.mass;
+        d.centre_of_mass_velocity = d.momentum / d.mass;
+    }
+    d.lagrangian_fractions = fractions;
+    d.lagrangian_radii = lagrangian_radii(p.pos, p.mass, d.centre_of_mass, fractions);
+    return d;
+}
+
+std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                                     const Eigen::Vector3d& centre, const std::vector<double>& fractions,
+                                     const std::vector<std::size_t>& selection)
+{
+    std::vector<std::size_t> index = selection;
+    if (index.empty()) {
+        index.resize(static_cast<std::size_t>(pos.cols()));
+        std::iota(index.begin(), index.end(), std::size_t{0});
+    }
+    std::vector<std::pair<double, double>> radius_mass(index.size());
+    for (std::size_t k = 0; k < index.size(); ++k) {
+        const auto i = static_cast<Eigen::Index>(index[k]);
+        radius_mass[k] = {(pos.col(i) - centre).norm(), mass[i]};
+    }
+    std::sort(radius_mass.begin(), radius_mass.end());
+    double total = 0;
+    for (const auto& rm : radius_mass) total += rm.second;
+    std::vector<double> radii;
+    for (double f : fractions) {
+        if (!(f > 0 && f <= 1)) throw std::invalid_argument("Lagrangian fraction must lie in (0, 1]");
+        const double target = f * total;
+        double enclosed = 0, r = 0, previous_r = 0, previous_enclosed = 0;
+        for (const auto& [ri, mi] : radius_mass) {
+            previous_r = r;
+            previous_enclosed = enclosed;
+            r = ri;
+            enclosed += mi;
+            if (enclosed >= target) break;
+        }
+        const double span = enclosed - previous_enclosed;
+        radii.push_back(span > 0 ? previous_r + (r - previous_r) * (target - previous_enclosed) / span : r);
+    }
+    return radii;
+}
+
+} // namespace grove

@@ -1,0 +1,38 @@
+// Conserved quantities and structure of a particle set: energies, virial ratio, momenta, centre of
+// mass and Lagrangian radii. Potentials come from a force engine (G included, per unit mass).
+#pragma once
+
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include "core/particles.hpp"
+
+namespace grove {
+
+struct Diagnostics {
+    double mass = 0;
+    double kinetic = 0;      // T = 1/2 sum m v^2
+    double potential = 0;    // W = 1/2 sum m phi
+    double total = 0;        // T + W
+    double virial_ratio = 0; // 2T/|W| (1 in equilibrium)
+    Eigen::Vector3d momentum = Eigen::Vector3d::Zero();
+    Eigen::Vector3d angular_momentum = Eigen::Vector3d::Zero(); // about the origin
+    Eigen::Vector3d centre_of_mass = Eigen::Vector3d::Zero();
+    Eigen::Vector3d centre_of_mass_velocity = Eigen::Vector3d::Zero();
+    std::vector<double> lagrangian_fractions;
+    std::vector<double> lagrangian_radii; // about the centre of mass, one per fraction
+};
+
+// `potential` has one entry per particle (N); `fractions` lie in (0, 1].
+Diagnostics compute_diagnostics(const ParticleSet& particles, const Eigen::VectorXd& potential,
+                                const std::vector<double>& fractions = {0.1, 0.5, 0.9});
+
+// Radii about `centre` enclosing the given fractions of the mass of the selected particles
+// (all when `selection` is empty), interpolating between the bracketing particles.
+std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                                     const Eigen::Vector3d& centre, const std::vector<double>& fractions,
+                                     const std::vector<std::size_t>& selection = {});
+
+} // namespace grove

@@ -1,0 +1,91 @@
+#include "core/engine_registry.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace grove {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+} // namespace
+
+void EngineRegistry::add(EngineEntry entry)
+{
+    for (auto& e : entries_)
+        if (e.name == entry.name) {
+            e = std::move(entry);
+            return;
+        }
+    entries_.push_back(std::move(entry));
+}
+
+void EngineRegistry::set_device_count(std::function<int()> device_count)
+{
+    device_count_ = std::move(device_count);
+}
+
+bool EngineRegistry::gpu_available() const
+{
+    return device_count_ && device_count_() > 0;
+}
+
+bool EngineRegistry::has(const std::string& name) const
+{
+    return std::any_of(entries_.begin(), entries_.end(), [&](const EngineEntry& e) { return e.name == name; });
+}
+
+std::vector<std::string> EngineRegistry::names() const
+{
+    std::vector<std::string> out;
+    for (const auto& e : entries_) out.push_back(e.name);
+    return out;
+}
+
+std::string EngineRegistry::resolve(const std::string& name) const
+{
+    if (name == "direct" || name == "tree") return name + (gpu_available() ? "-gpu" : "-cpu");
+    return name;
+}
+
+const EngineEntry& EngineRegistry::find(const std::string& name) const
+{
+    for (const auto& e : entries_) {
+        if (e.name != name) continue;
+        if (e.needs_gpu && !gpu_available())
+            throw std::runtime_error("engine " + name + " needs a CUDA GPU and none is visible; use " +
+                                     name.substr(0, name.find('-')) + "-cpu");
+        return e;
+    }
+    if (ends_with(name, "-gpu") && has(name.substr(0, name.size() - 4) + "-cpu"))
+        throw std::runtime_error("engine " + name + " needs a CUDA GPU and this build has no GPU engines (built "
+                                 "without nvcc); use " + name.substr(0, name.size() - 4) + "-cpu");
+    std::string known = "direct, tree";
+    for (const auto& e : entries_) known += ", " + e.name;
+    throw std::runtime_error("unknown engine '" + name + "' (use " + known + ")");
+}
+
+std::unique_ptr<ForceEngine> EngineRegistry::make_force(const EngineConfig& config) const
+{
+    const EngineEntry& e = find(resolve(config.engine));
+    if (!e.make_force) throw std::runtime_error("engine " + e.name + " computes no plain forces");
+    return e.make_force(config);
+}
+
+std::unique_ptr<HermiteEngine> EngineRegistry::make_hermite(const EngineConfig& config, const std::string& role) const
+{
+    const EngineEntry& e = find(resolve(config.engine));
+    if (!e.make_hermite) {
+        std::string choices;
+        for (const auto& x : entries_)
+            if (x.make_hermite) choices += (choices.empty() ? "" : ", ") + x.name;
+        throw std::runtime_error(role + " runs on direct, " + choices + " (got '" + config.engine + "')");
+    }
+    return e.make_hermite(config);
+}
+
+} // namespace grove

@@ -1,0 +1,60 @@
+// The one place engines are chosen by name. Each engine library adds its entries ({name,
+// needs_gpu, factories}); the command line, the tests, the GRAPE libraries and Python all create
+// engines through a registry, so none of them needs to know which engines a build has.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/force_engine.hpp"
+#include "core/hermite_engine.hpp"
+
+namespace grove {
+
+// Everything an engine factory may read; each engine takes what applies to it.
+struct EngineConfig {
+    std::string engine = "direct";    // a registered name, or "direct" / "tree" (GPU when present)
+    std::string precision = "double"; // GPU direct engines: float | mixed | double
+    double theta = 0.5;               // tree opening angle
+    int nleaf = 64;                   // tree: most particles in a leaf cell
+    int ncrit = 64;                   // tree: most particles in a group
+    GravityParams gravity;
+};
+
+struct EngineEntry {
+    std::string name; // e.g. "tree-gpu"
+    bool needs_gpu = false;
+    // Either factory may be empty: a tree engine has no Hermite form.
+    std::function<std::unique_ptr<ForceEngine>(const EngineConfig&)> make_force;
+    std::function<std::unique_ptr<HermiteEngine>(const EngineConfig&)> make_hermite;
+};
+
+class EngineRegistry {
+  public:
+    void add(EngineEntry entry); // replaces an entry of the same name
+    // The GPU library installs its device count; without one there is no GPU.
+    void set_device_count(std::function<int()> device_count);
+
+    bool gpu_available() const;
+    bool has(const std::string& name) const;
+    std::vector<std::string> names() const;
+
+    // "direct" / "tree" -> "direct-gpu" / "tree-gpu" when a GPU is visible, else the -cpu engine;
+    // other names unchanged.
+    std::string resolve(const std::string& name) const;
+    // The entry for a resolved name. Throws std::runtime_error naming the choices for an unknown
+    // name, and saying why for a GPU engine without a GPU (or a build without GPU engines).
+    const EngineEntry& find(const std::string& name) const;
+
+    std::unique_ptr<ForceEngine> make_force(const EngineConfig& config) const;
+    // `role` names the caller in the error for an engine without a Hermite form.
+    std::unique_ptr<HermiteEngine> make_hermite(const EngineConfig& config, const std::string& role) const;
+
+  private:
+    std::vector<EngineEntry> entries_;
+    std::function<int()> device_count_;
+};
+
+} // namespace grove

@@ -1,0 +1,48 @@
+// The one interface every force engine implements: positions and masses in, accelerations and
+// potentials out, in the caller's particle order. Integrators and commands see only this.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace grove {
+
+struct GravityParams {
+    double G = 1.0;   // gravitational constant in the snapshot's units
+    double eps = 0.0; // Plummer softening length (0 allowed)
+};
+
+struct Forces {
+    Eigen::Matrix3Xd acc; // 3 x N accelerations
+    Eigen::VectorXd pot;  // N potentials (G included; a particle's own term excluded)
+};
+
+// Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
+using PhaseTimes = std::vector<std::pair<std::string, double>>;
+
+class ForceEngine {
+  public:
+    virtual ~ForceEngine() = default;
+    virtual std::string name() const = 0;
+    // Every particle feels every other; `out` is resized to N.
+    virtual void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) = 0;
+    // Forces on the particles `targets` (indices into pos) from all particles; out has
+    // targets.size() columns. Direct engines implement it (the accuracy reference for a sample);
+    // the default throws std::runtime_error naming the engine.
+    virtual void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                                const std::vector<std::int32_t>& targets, Forces& out);
+    virtual PhaseTimes last_phase_times() const { return {}; }
+};
+
+inline void ForceEngine::compute_subset(const Eigen::Matrix3Xd&, const Eigen::VectorXd&,
+                                        const std::vector<std::int32_t>&, Forces&)
+{
+    throw std::runtime_error("engine " + name() + " computes forces only for all particles");
+}
+
+} // namespace grove

@@ -1,0 +1,269 @@
+#include "core/snapshot.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+#include "core/hdf5_file.hpp"
+
+namespace grove {
+
+namespace {
+
+// One row per per-particle dataset: this table alone drives both the writer and the reader.
+struct SnapshotField {
+    const char* name;                // dataset name inside /PartTypeN
+    int components;                  // 3 for vectors, 1 for scalars
+    bool required;                   // a reader error if absent (Masses may come from MassTable instead)
+    bool integer_ids;                // ParticleIDs: uint64 instead of double
+    double* (*column)(ParticleSet&); // first element of the 3xN or N storage (nullptr for IDs)
+    bool (*present)(const ParticleSet&);
+};
+
+bool always(const ParticleSet&)
+{
+    return true;
+}
+bool with_forces(const ParticleSet& p)
+{
+    return p.has_forces();
+}
+
+const std::array<SnapshotField, 6> kFields = {{
+    {"Coordinates", 3, true, false, [](ParticleSet& p) { return p.pos.data(); }, always},
+    {"Velocities", 3, true, false, [](ParticleSet& p) { return p.vel.data(); }, always},
+    {"Masses", 1, true, false, [](ParticleSet& p) { return p.mass.data(); }, always},
+    {"ParticleIDs", 1, true, true, nullptr, always},
+    {"Potential", 1, false, false, [](ParticleSet& p) { return p.pot.data(); }, with_forces},
+    {"Acceleration", 3, false, false, [](ParticleSet& p) { return p.acc.data(); }, with_forces},
+}};
+
+std::string part_type_group(int type)
+{
+    return "PartType" + std::to_string(type);
+}
+
+std::array<std::vector<std::size_t>, kNumParticleTypes> indices_by_type(const ParticleSet& p)
+{
+    std::array<std::vector<std::size_t>, kNumParticleTypes> out;
+    for (std::size_t i = 0; i < p.size(); ++i) out[p.type[i]].push_back(i);
+    return out;
+}
+
+void write_header(hid_t file, const ParticleSet& p,
+                  const std::array<std::vector<std::size_t>, kNumParticleTypes>& by_type)
+{
+    auto header = h5::create_group(file, "Header");
+    std::vector<std::uint64_t> counts(kNumParticleTypes);
+    std::vector<std::uint32_t> high_words(kNumParticleTypes);
+    for (int t = 0; t < kNumParticleTypes; ++t) {
+        counts[t] = by_type[t].size();
+        high_words[t] = static_cast<std::uint32_t>(counts[t] >> 32);
+    }
+    h5::write_attribute(header.id(), "NumPart_ThisFile", counts);
+    h5::write_attribute(header.id(), "NumPart_Total", counts);
+    h5::write_attribute(header.id(), "NumPart_Total_HighWord", high_words);
+    h5::write_attribute(header.id(), "MassTable", std::vector<double>(kNumParticleTypes, 0.0));
+    h5::write_attribute(header.id(), "Time", p.time);
+    h5::write_attribute(header.id(), "Redshift", 0.0);
+    h5::write_attribute(header.id(), "BoxSize", 0.0);
+    h5::write_attribute(header.id(), "NumFilesPerSnapshot", std::int32_t{1});
+    h5::write_attribute(header.id(), "Flag_Entropy_ICs", std::int32_t{0});
+    h5::write_attribute(header.id(), "Flag_DoublePrecision", std::int32_t{1});
+    h5::write_attribute(header.id(), "Dimension", std::int32_t{3});
+
+    auto units = h5::create_group(file, "Units");
+    h5::write_attribute(units.id(), "UnitLength_in_cm", p.units.length_cm);
+    h5::write_attribute(units.id(), "UnitMass_in_g", p.units.mass_g);
+    h5::write_attribute(units.id(), "UnitVelocity_in_cm_per_s", p.units.velocity_cm_s);
+    h5::write_attribute(units.id(), "UnitTime_in_s", p.units.time_s());
+
+    auto params = h5::create_group(file, "RunParameters");
+    for (const auto& [key, value] : p.run_parameters) h5::write_attribute(params.id(), key, value);
+    char g_text[32];
+    std::snprintf(g_text, sizeof(g_text), "%.17g", p.units.G);
+    h5::write_attribute(params.id(), "UnitSystem", p.units.system);
+    h5::write_attribute(params.id(), "GravitationalConstant", std::string(g_text));
+}
+
+void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::size_t>& indices, int type)
+{
+    auto group = h5::create_group(file, part_type_group(type));
+    auto& mutable_p = const_cast<ParticleSet&>(p); // the column accessors are shared with the reader
+    for (const auto& field : kFields) {
+        if (!field.present(p)) continue;
+        if (field.integer_ids) {
+            std::vector<std::uint64_t> ids(indices.size());
+            for (std::size_t k = 0; k < indices.size(); ++k) ids[k] = p.id[indices[k]];
+            h5::write_dataset(group.id(), field.name, ids.data(), ids.size());
+            continue;
+        }
+        const double* column = field.column(mutable_p);
+        const auto c = static_cast<std::size_t>(field.components);
+        std::vector<double> rows(indices.size() * c);
+        for (std::size_t k = 0; k < indices.size(); ++k)
+            for (std::size_t j = 0; j < c; ++j) rows[k * c + j] = column[indices[k] * c + j];
+        h5::write_dataset(group.id(), field.name, rows.data(), indices.size(), field.components == 3 ? 3 : 0);
+    }
+}
+
+// Units: from /RunParameters when grove wrote the file; from /Units (cgs factors) otherwise,
+// defaulting to GADGET's kpc, 1e10 Msun, km/s as other GADGET codes do.
+Units read_units(hid_t file, const std::map<std::string, std::string>& params)
+{
+    Units units = gadget_units();
+    const auto system = params.find("UnitSystem");
+    if (system != params.end() && (system->second == "nbody" || system->second == "gadget"))
+        units = units_by_name(system->second);
+    if (h5::has_link(file, "Units")) {
+        auto group = h5::open_group(file, "Units");
+        auto read_or = [&](const char* name, double fallback) {
+            return h5::has_attribute(group.id(), name) ? h5::read_attribute_doubles(group.id(), name).at(0) : fallback;
+        };
+        units.length_cm = read_or("UnitLength_in_cm", units.length_cm);
+        units.mass_g = read_or("UnitMass_in_g", units.mass_g);
+        units.velocity_cm_s = read_or("UnitVelocity_in_cm_per_s", units.velocity_cm_s);
+        if (system == params.end()) {
+            units.system = "gadget";
+            units.G = gadget_units().G * (units.mass_g / gadget_units().mass_g) *
+                      (gadget_units().length_cm / units.length_cm) *
+                      std::pow(gadget_units().velocity_cm_s / units.velocity_cm_s, 2) /
+                      (units.length_cm * units.velocity_cm_s * units.velocity_cm_s);
+        }
+    }
+    const auto g = params.find("GravitationalConstant");
+    if (g != params.end()) units.G = std::stod(g->second);
+    return units;
+}
+
+// Reads the particles of one /PartTypeN group, checking every dataset's shape.
+ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
+                           const std::vector<std::uint64_t>& header_counts)
+{
+    auto group = h5::open_group(file, part_type_group(type));
+    const std::string where = "/" + part_type_group(type);
+    if (!h5::has_link(group.id(), "Coordinates")) throw std::runtime_error(where + " has no Coordinates dataset");
+    const auto coord_shape = h5::dataset_shape(group.id(), "Coordinates");
+    if (coord_shape.size() != 2 || coord_shape[1] != 3)
+        throw std::runtime_error(where + "/Coordinates must have shape (N, 3)");
+    const std::size_t n = coord_shape[0];
+    if (!header_counts.empty() && header_counts[type] != n)
+        throw std::runtime_error(where + "/Coordinates has " + std::to_string(n) +
+                                 " rows but Header/NumPart_ThisFile says " + std::to_string(header_counts[type]));
+
+    ParticleSet part;
+    part.resize(n, static_cast<Component>(type));
+    if (n == 0) return part; // an empty group (other codes write them) has nothing to check
+    bool has_forces = true;
+    for (const auto& field : kFields) {
+        const std::string path = where + "/" + field.name;
+        if (!h5::has_link(group.id(), field.name)) {
+            if (std::string(field.name) == "Masses" && mass_table_entry > 0) {
+                part.mass.setConstant(mass_table_entry);
+                continue;
+            }
+            if (field.required)
+                throw std::runtime_error(path + " is missing" +
+                                         (std::string(field.name) == "Masses" ? " and Header/MassTable is zero" : ""));
+            has_forces = false;
+            continue;
+        }
+        const auto shape = h5::dataset_shape(group.id(), field.name);
+        const bool shape_ok = field.components == 3 ? (shape.size() == 2 && shape[0] == n && shape[1] == 3)
+                                                    : (shape.size() == 1 && shape[0] == n);
+        if (!shape_ok) {
+            std::string got;
+            for (auto d : shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
+            throw std::runtime_error(path + " has shape (" + got + "), expected (" + std::to_string(n) +
+                                     (field.components == 3 ? ", 3)" : ")"));
+        }
+        if (field.integer_ids) {
+            part.id = h5::read_dataset_u64(group.id(), field.name);
+            continue;
+        }
+        if (!field.required) { // optional force fields: allocate before filling
+            if (field.components == 3)
+                part.acc.resize(3, static_cast<Eigen::Index>(n));
+            else
+                part.pot.resize(static_cast<Eigen::Index>(n));
+        }
+        const auto values = h5::read_dataset_doubles(group.id(), field.name);
+        std::copy(values.begin(), values.end(), field.column(part));
+    }
+    if (!has_forces) {
+        part.acc.resize(3, 0);
+        part.pot.resize(0);
+    }
+    return part;
+}
+
+} // namespace
+
+void write_snapshot(const std::string& path, const ParticleSet& particles)
+{
+    particles.validate("cannot write " + path);
+    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+    try {
+        const auto by_type = indices_by_type(particles);
+        {
+            auto file = h5::create_file(temporary);
+            write_header(file.id(), particles, by_type);
+            for (int t = 0; t < kNumParticleTypes; ++t)
+                if (!by_type[t].empty()) write_particles(file.id(), particles, by_type[t], t);
+        }
+        if (std::rename(temporary.c_str(), path.c_str()) != 0)
+            throw std::runtime_error("cannot rename the finished file into place");
+    } catch (const std::exception& e) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error("cannot write " + path + ": " + e.what());
+    }
+}
+
+ParticleSet read_snapshot(const std::string& path)
+{
+    ParticleSet out;
+    try {
+        auto file = h5::open_file_read(path);
+        std::vector<std::uint64_t> header_counts;
+        std::vector<double> mass_table(kNumParticleTypes, 0.0);
+        if (h5::has_link(file.id(), "Header")) {
+            auto header = h5::open_group(file.id(), "Header");
+            if (h5::has_attribute(header.id(), "NumPart_ThisFile"))
+                header_counts = h5::read_attribute_u64(header.id(), "NumPart_ThisFile");
+            if (!header_counts.empty() && header_counts.size() != kNumParticleTypes)
+                throw std::runtime_error("Header/NumPart_ThisFile must have 6 entries");
+            if (h5::has_attribute(header.id(), "MassTable"))
+                mass_table = h5::read_attribute_doubles(header.id(), "MassTable");
+            if (mass_table.size() != kNumParticleTypes)
+                throw std::runtime_error("Header/MassTable must have 6 entries");
+            if (h5::has_attribute(header.id(), "Time"))
+                out.time = h5::read_attribute_doubles(header.id(), "Time").at(0);
+        }
+        if (h5::has_link(file.id(), "RunParameters")) {
+            auto params = h5::open_group(file.id(), "RunParameters");
+            for (auto& [key, value] : h5::attributes_as_text(params.id())) out.run_parameters[key] = value;
+        }
+        out.units = read_units(file.id(), out.run_parameters);
+
+        bool any_group = false;
+        for (int t = 0; t < kNumParticleTypes; ++t) {
+            if (!h5::has_link(file.id(), part_type_group(t))) continue;
+            ParticleSet part = read_particles(file.id(), t, mass_table[t], header_counts);
+            out = any_group ? concatenate(out, part) : [&] {
+                part.time = out.time;
+                part.units = out.units;
+                part.run_parameters = out.run_parameters;
+                return part;
+            }();
+            any_group = true;
+        }
+        if (!any_group) throw std::runtime_error("no particle groups (PartType0..PartType5)");
+        out.validate("particle data");
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    return out;
+}
+
+} // namespace grove

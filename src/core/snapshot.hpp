@@ -1,0 +1,26 @@
+// Snapshots in the GADGET/SWIFT HDF5 layout (Springel 2005; SWIFT's gravity_io), so that yt,
+// pynbody, h5py scripts and other codes read them:
+//   /Header         NumPart_ThisFile, NumPart_Total (uint64[6]), NumPart_Total_HighWord, MassTable,
+//                   Time, Redshift, BoxSize, NumFilesPerSnapshot, Flag_*, Dimension
+//   /Units          UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s, UnitTime_in_s
+//   /PartTypeN      Coordinates, Velocities, Masses, ParticleIDs [, Potential, Acceleration]
+//   /RunParameters  every option that made the file, as string attributes
+// Writes go to a temporary name in the same directory and are renamed when complete.
+#pragma once
+
+#include <string>
+
+#include "core/particles.hpp"
+
+namespace grove {
+
+// Writes `particles` to `path` atomically. Throws std::runtime_error naming the path if it cannot
+// be written; an existing file under `path` is then left untouched.
+void write_snapshot(const std::string& path, const ParticleSet& particles);
+
+// Reads a snapshot written by grove or a GADGET-style file from another code (single or double
+// precision, masses in MassTable, optional datasets missing). Validates it (ParticleSet::validate)
+// and throws std::runtime_error naming the file and the problem.
+ParticleSet read_snapshot(const std::string& path);
+
+} // namespace grove

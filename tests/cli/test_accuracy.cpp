@@ -1,0 +1,143 @@
+// The theta sweep: error measures against hand-computed values, percentiles of a known
+// distribution, the power-law fit, --sample against the full reference, and the whole pipeline
+// (grove ic galaxy -> grove accuracy -> the plot scripts) on the CPU engines.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/accuracy_study.hpp"
+#include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
+#include "core/force_errors.hpp"
+#include "core/galaxy_model.hpp"
+#include "tree/tree_cpu.hpp"
+
+using namespace grove;
+
+TEST_CASE("relative errors and percentiles against hand-computed values", "[accuracy]")
+{
+    Eigen::Matrix3Xd ref(3, 3), acc(3, 3);
+    ref << 3, 0, 0, 4, 1, 0, 0, 0, 2;       // columns (3,4,0), (0,1,0), (0,0,2)
+    acc << 3, 0, 0, 4.5, 1, 0, 0, 0.1, 1.0; // errors 0.5/5, 0.1/1, 1/2
+    const auto e = relative_errors(acc, ref);
+    CHECK(e[0] == Approx(0.1));
+    CHECK(e[1] == Approx(0.1));
+    CHECK(e[2] == Approx(0.5));
+    // Percentiles of 0, 1, ..., 100 are the levels themselves; of two values, interpolated.
+    std::vector<double> v(101);
+    for (int i = 0; i <= 100; ++i) v[static_cast<std::size_t>(i)] = 100 - i;
+    const auto q = percentiles(v, {0, 50, 90, 99.5, 100});
+    CHECK(q[0] == 0);
+    CHECK(q[1] == 50);
+    CHECK(q[2] == Approx(90));
+    CHECK(q[3] == Approx(99.5));
+    CHECK(q[4] == 100);
+    CHECK(percentile_sorted({1.0, 3.0}, 25) == Approx(1.5));
+    // A power law is recovered exactly.
+    const auto [a, alpha] =
+        fit_power_law({0.2, 0.5, 1.0}, {3e-3 * std::pow(0.2, 2.7), 3e-3 * std::pow(0.5, 2.7), 3e-3});
+    CHECK(a == Approx(3e-3));
+    CHECK(alpha == Approx(2.7));
+    CHECK(parse_thetas("0.2:1.0:0.1").size() == 9);
+    CHECK(parse_thetas("0.3,0.5").at(1) == 0.5);
+    CHECK_THROWS_WITH(parse_thetas("0:1:0.1"), Catch::Contains("LO:HI:STEP"));
+    CHECK_THROWS_WITH(parse_thetas("a,b"), Catch::Contains("LO:HI:STEP"));
+}
+
+TEST_CASE("per-component summaries split the errors by particle type", "[accuracy]")
+{
+    ParticleSet p;
+    p.resize(4);
+    p.type = {1, 2, 2, 3};
+    Eigen::Matrix3Xd ref = Eigen::Matrix3Xd::Ones(3, 4), acc = ref;
+    acc(0, 1) += std::sqrt(3.0) * 0.2; // disk particle: error 0.2
+    const Eigen::VectorXd pot = Eigen::VectorXd::Ones(4);
+    const auto s = summarize_errors(p, {0, 1, 2, 3}, acc, pot, ref, pot);
+    REQUIRE(s.size() == 4);
+    CHECK(s[0].component == "all");
+    CHECK(s[0].acc_percentiles.back() == Approx(0.2)); // max
+    CHECK(s[2].component == "disk");
+    REQUIRE(s[2].sorted_acc_errors.size() == 2);
+    CHECK(s[2].sorted_acc_errors[0] == 0.0);
+    CHECK(s[2].sorted_acc_errors[1] == Approx(0.2));
+    CHECK(s[3].component == "bulge");
+}
+
+TEST_CASE("a sampled reference agrees with the full one on the sampled particles", "[accuracy]")
+{
+    const ParticleSet p = make_galaxy(3000, 4, GalaxyParams{});
+    AccuracyOptions o;
+    o.thetas = {0.6};
+    o.G = p.units.G;
+    o.eps = 0.05;
+    o.sample = 250;
+    const AccuracyStudy s = run_accuracy_study(p, o);
+    REQUIRE(s.targets.size() == 250);
+    Forces tree, direct;
+    TreeCpuEngine(TreeParams{0.6, {64, 64}}, GravityParams{o.G, o.eps}).compute(p.pos, p.mass, tree);
+    DirectCpuEngine(GravityParams{o.G, o.eps}).compute(p.pos, p.mass, direct);
+    const auto all = relative_errors(tree.acc, direct.acc);
+    std::vector<double> expected;
+    for (auto i : s.targets) expected.push_back(all[static_cast<std::size_t>(i)]);
+    std::sort(expected.begin(), expected.end());
+    const auto& got = s.results.at(0).errors.at(0).sorted_acc_errors;
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k] == Approx(expected[k]).epsilon(1e-9));
+}
+
+TEST_CASE("accuracy pipeline end to end: ic, accuracy, the three plot scripts", "[accuracy][cli][scripts][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "accuracy_pipeline";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string exe = GROVE_EXE, src = GROVE_SOURCE_DIR, d = dir.string();
+    auto run = [&](const std::string& cmd) { return std::system((cmd + " >> " + d + "/log.txt 2>&1").c_str()); };
+    REQUIRE(run(exe + " ic galaxy -n 3000 --seed 2 -o " + d + "/g.hdf5") == 0);
+    REQUIRE(run(exe + " accuracy " + d + "/g.hdf5 --engine tree-cpu --theta 0.4:0.8:0.2 --eps 0.05 -o " + d +
+                "/acc.hdf5") == 0);
+    CHECK(run(exe + " accuracy " + d + "/g.hdf5 --theta 0:1:0.1") != 0); // bad theta: an error, no crash
+    if (!test::python_has("matplotlib, h5py, numpy"))
+        GROVE_SKIP_TEST("matplotlib/h5py/numpy missing for /usr/bin/python3; the plots were not checked");
+    REQUIRE(run(exe + " run " + d + "/g.hdf5 -o " + d + "/run --engine tree-cpu --eps 0.1 --dt 1e-3 --t-end 3e-3") ==
+            0);
+    const std::string py = "/usr/bin/python3 " + src + "/scripts/";
+    REQUIRE(run(py + "plot_accuracy.py " + d + "/acc.hdf5 -o " + d + "/acc.png") == 0);
+    REQUIRE(run(py + "plot_run.py " + d + "/run/diagnostics.txt -o " + d + "/run.png") == 0);
+    REQUIRE(run(py + "plot_snapshot.py " + d + "/run/snapshot_0001.hdf5 -o " + d + "/snap.png") == 0);
+    for (const char* png : {"acc.png", "run.png", "snap.png"}) {
+        INFO(png);
+        CHECK(fs::file_size(dir / png) > 10000);
+    }
+}
+
+TEST_CASE("the accuracy study on a three-body model reproduces the hand-computed quadrupole error", "[accuracy]")
+{
+    // Two masses m/2 at x = -d and +d, one at x = R. With nleaf = ncrit = 1 and theta = 0.5 the
+    // far particle takes the pair as one cell: monopole plus quadrupole about its centre of mass
+    // (Q_xx = 2 m d^2), an on-axis pull of m/R^2 (1 + 3 d^2/R^2), against the exact
+    // m/2 [(R - d)^-2 + (R + d)^-2]. The pair sees the far particle exactly (a one-particle cell
+    // has no quadrupole) and each other through their leaves: errors at rounding.
+    const double m = 1, d = 1, R = 100;
+    ParticleSet p;
+    p.resize(3);
+    p.pos.col(0) << -d, 0, 0;
+    p.pos.col(1) << d, 0, 0;
+    p.pos.col(2) << R, 0, 0;
+    p.mass << m / 2, m / 2, 1e-3;
+    AccuracyOptions o;
+    o.thetas = {0.5};
+    o.nleaf = 1;
+    o.ncrit = 1;
+    const AccuracyStudy s = run_accuracy_study(p, o);
+    const double exact = m / 2 * (1 / ((R - d) * (R - d)) + 1 / ((R + d) * (R + d)));
+    const double quadrupole = m / (R * R) * (1 + 3 * d * d / (R * R));
+    const double expected = std::abs(exact - quadrupole) / exact; // about 5 (d/R)^4
+    const auto& all = s.results.at(0).errors.at(0);
+    CHECK(all.acc_percentiles.back() == Approx(expected).epsilon(1e-6)); // max: the far particle
+    CHECK(all.sorted_acc_errors.at(1) < 1e-14);                          // the pair: exact
+    CHECK(expected == Approx(5 * std::pow(d / R, 4)).epsilon(0.01));
+}

@@ -1,0 +1,122 @@
+// The grove program end to end on small files, and the snapshot seen by yt.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "tree/direct_cpu.hpp"
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
+
+using namespace grove;
+
+namespace {
+
+struct CommandResult {
+    int status;
+    std::string output; // stdout and stderr
+};
+
+CommandResult run_command(const std::string& command)
+{
+    CommandResult r{0, ""};
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::array<char, 4096> buffer;
+    while (std::fgets(buffer.data(), buffer.size(), pipe)) r.output += buffer.data();
+    const int raw = pclose(pipe);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+CommandResult run_grove(const std::string& args)
+{
+    return run_command(std::string(GROVE_EXE) + " " + args);
+}
+
+} // namespace
+
+TEST_CASE("grove info and grove forces on a small file", "[cli]")
+{
+    ParticleSet p = test::random_particles(300, 13);
+    const std::string in = test::scratch_path("cli_in.hdf5");
+    const std::string out = test::scratch_path("cli_out.hdf5");
+    write_snapshot(in, p);
+
+    const auto info = run_grove("info " + in);
+    CHECK(info.status == 0);
+    CHECK_THAT(info.output, Catch::Contains("300 particles"));
+    CHECK_THAT(info.output, Catch::Contains("units       nbody"));
+
+    const auto forces = run_grove("forces " + in + " --engine direct-cpu --eps 0.01 -o " + out);
+    INFO(forces.output);
+    REQUIRE(forces.status == 0);
+    const ParticleSet back = read_snapshot(out);
+    REQUIRE(back.has_forces());
+    Forces ref;
+    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, ref);
+    CHECK((back.acc - ref.acc).norm() <= 1e-14 * ref.acc.norm());
+    CHECK(back.run_parameters.at("forces.engine") == "direct-cpu");
+    CHECK(back.run_parameters.at("forces.eps") == "0.01");
+
+    const auto info2 = run_grove("info " + out);
+    CHECK_THAT(info2.output, Catch::Contains("2T/|W|"));
+    CHECK_THAT(info2.output, Catch::Contains("forces.engine"));
+
+    const auto tree = run_grove("forces " + in + " --engine tree-cpu --theta 0.4 -o " + out);
+    INFO(tree.output);
+    CHECK(tree.status == 0);
+}
+
+TEST_CASE("the sample model in data/ reads and is a Plummer sphere in equilibrium", "[cli]")
+{
+    const ParticleSet p = read_snapshot(test::data_path("plummer_4096.hdf5"));
+    REQUIRE(p.size() == 4096);
+    CHECK(p.units.system == "nbody");
+    CHECK(p.run_parameters.at("ic.model") == "plummer");
+    Forces f;
+    DirectCpuEngine(GravityParams{}).compute(p.pos, p.mass, f);
+    CHECK(std::abs(f.pot.dot(p.mass) / 2 + 0.5) < 0.03); // W = -1/2 in Henon units
+}
+
+TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
+{
+    const std::string in = test::scratch_path("cli_bad_in.hdf5");
+    write_snapshot(in, test::random_particles(10));
+    auto r = run_grove("info " + test::scratch_path("missing.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("missing.hdf5: no such file"));
+    r = run_grove("forces " + in + " --engine warp-drive -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("unknown engine 'warp-drive'"));
+    r = run_grove("forces " + in + " --eps -1 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--eps"));
+    r = run_grove("forces " + in + " --no-such-option");
+    CHECK(r.status == 1);
+    r = run_grove("forces " + in + " -o /nonexistent_dir/out.hdf5 --engine direct-cpu");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("cannot write /nonexistent_dir/out.hdf5"));
+    r = run_grove("frobnicate");
+    CHECK(r.status == 2);
+    CHECK(run_grove("forces --help").status == 0);
+}
+
+TEST_CASE("yt opens a grove snapshot as a Gadget HDF5 dataset", "[cli][yt]")
+{
+    // Debian's python3-yt lives with /usr/bin/python3; the README's setup installs it.
+    if (!test::python_has("yt")) GROVE_SKIP_TEST("yt is not installed for /usr/bin/python3");
+    ParticleSet p = test::random_particles(200, 17);
+    for (std::size_t i = 0; i < p.size(); ++i) p.type[i] = static_cast<std::uint8_t>(1 + i % 3);
+    p.units = gadget_units();
+    const std::string path = test::scratch_path("yt.hdf5");
+    write_snapshot(path, p);
+    const auto r = run_command("/usr/bin/python3 -c \"import yt; yt.set_log_level(50); ds = yt.load('" + path +
+                               "'); print(type(ds).__name__); ad = ds.all_data(); "
+                               "print(int(ad['all', 'particle_mass'].size))\"");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("GadgetHDF5Dataset"));
+    CHECK_THAT(r.output, Catch::Contains("200"));
+}

@@ -1,0 +1,147 @@
+// `grove run` end to end: outputs on a small galaxy, restarts from checkpoints, interruption.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
+
+using namespace grove;
+
+
+TEST_CASE("grove run writes snapshots, diagnostics and parameters, and refuses to overwrite", "[integrator][cli][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "run_galaxy";
+    fs::remove_all(dir);
+    const std::string cmd = std::string(GROVE_EXE) + " run " + test::data_path("galaxy_16k.hdf5") + " -o " +
+                            dir.string() +
+                            " --engine tree-cpu --eps 0.1 --dt 2.5e-4 --t-end 1e-3 --snapshot-every 5e-4 --log-every 1"
+                            " > " +
+                            (dir.string() + ".log") + " 2>&1";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    CHECK(fs::exists(dir / "snapshot_0000.hdf5"));
+    CHECK(fs::exists(dir / "snapshot_0002.hdf5"));
+    CHECK_FALSE(fs::exists(dir / "snapshot_0003.hdf5"));
+    const ParticleSet last = read_snapshot((dir / "snapshot_0002.hdf5").string());
+    CHECK(last.time == Approx(1e-3));
+    CHECK(last.run_parameters.at("run.engine_used") == "tree-cpu");
+    std::ifstream diag(dir / "diagnostics.txt");
+    std::string line;
+    int rows = 0;
+    double de = 0;
+    while (std::getline(diag, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        ++rows;
+        double t, step, T, W, E;
+        std::istringstream(line) >> t >> step >> T >> W >> E >> de;
+    }
+    CHECK(rows == 5);           // t = 0 and four steps
+    CHECK(std::abs(de) < 1e-3); // four small steps of an equilibrium model
+    CHECK(fs::exists(dir / "run.yml"));
+    // A second run into the same directory is refused and loses nothing.
+    CHECK(std::system(cmd.c_str()) != 0);
+    CHECK(fs::exists(dir / "snapshot_0002.hdf5"));
+}
+
+TEST_CASE("the galaxy equilibrium script runs end to end on a small model", "[integrator][scripts][slow]")
+{
+    namespace fs = std::filesystem;
+    // Needs Debian's python3-h5py and numpy for /usr/bin/python3 (scripts/setup.sh installs them).
+    if (!test::python_has("h5py, numpy")) GROVE_SKIP_TEST("h5py/numpy missing for /usr/bin/python3");
+    const fs::path out = fs::path(GROVE_TEST_SCRATCH) / "equilibrium";
+    fs::remove_all(out);
+    const std::string cmd = std::string("/usr/bin/python3 ") + GROVE_SOURCE_DIR +
+                            "/scripts/galaxy_equilibrium.py --grove " + GROVE_EXE +
+                            " --n 2000 --engine tree-cpu --dt 1e-3 --t-end 4e-3 --snapshots 2 --out " + out.string() +
+                            " > " + out.string() + ".log 2>&1";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::ifstream table(out / "equilibrium.md");
+    const std::string text((std::istreambuf_iterator<char>(table)), std::istreambuf_iterator<char>());
+    CHECK(text.find("| bulge r10 |") != std::string::npos);
+    CHECK(text.find("| disk median abs(z) |") != std::string::npos);
+    CHECK(text.find("| halo r90 |") != std::string::npos);
+}
+
+namespace {
+
+// Runs `grove run` with arguments; returns the exit status (the shell's, 128 + signal when
+// killed) and keeps the output in DIR.log.
+int grove_run(const std::string& args, const std::string& log, const std::string& prefix = "")
+{
+    const std::string cmd = prefix + std::string(GROVE_EXE) + " run " + args + " > " + log + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool same_particles(const std::string& a, const std::string& b)
+{
+    const ParticleSet pa = read_snapshot(a), pb = read_snapshot(b);
+    return pa.pos == pb.pos && pa.vel == pb.vel && pa.time == pb.time;
+}
+
+} // namespace
+
+TEST_CASE("restart from a checkpoint continues bit-identically (leapfrog and Hermite)", "[integrator][restart][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path root = fs::path(GROVE_TEST_SCRATCH) / "restart";
+    fs::remove_all(root);
+    fs::create_directories(root);
+    const std::string plummer = test::data_path("plummer_4096.hdf5");
+    struct Case {
+        const char* name;
+        std::string args;
+    } cases[] = {
+        {"leapfrog", "--engine tree-cpu --eps 0.01 --dt 0.005 --t-end 0.2 --snapshot-every 0.1"},
+        {"hermite", "--integrator hermite --engine direct-cpu --eps 0.00390625 --dt-max 0.0078125 --t-end 0.0625 "
+                    "--snapshot-every 0.03125 --log-every 2"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const std::string a = (root / (std::string(c.name) + "_a")).string();
+        const std::string b = (root / (std::string(c.name) + "_b")).string();
+        REQUIRE(grove_run(plummer + " -o " + a + " " + c.args, a + ".log") == 0);
+        // The same run checkpointing every 3 intervals; restarting it from its last checkpoint
+        // recomputes the tail, which must come out identical to the bits.
+        REQUIRE(grove_run(plummer + " -o " + b + " " + c.args + " --checkpoint-steps 3", b + ".log") == 0);
+        REQUIRE(fs::exists(fs::path(b) / "checkpoint.hdf5"));
+        REQUIRE(grove_run("--restart " + b, b + ".restart.log") == 0);
+        CHECK(same_particles(a + "/snapshot_0002.hdf5", b + "/snapshot_0002.hdf5"));
+        std::ifstream da(a + "/diagnostics.txt"), db(b + "/diagnostics.txt");
+        std::string la, lb;
+        int lines = 0;
+        while (std::getline(da, la)) {
+            REQUIRE(std::getline(db, lb));
+            CHECK(la.substr(0, la.rfind(' ')) == lb.substr(0, lb.rfind(' '))); // all but the wall time
+            ++lines;
+        }
+        CHECK_FALSE(std::getline(db, lb)); // no duplicated lines after the restart
+        CHECK(lines > 3);
+    }
+    // Bad restarts are refused with a message.
+    CHECK(grove_run("--restart " + (root / "nothing").string(), (root / "bad.log").string()) == 1);
+}
+
+TEST_CASE("SIGINT finishes the step and leaves a checkpoint and valid snapshots", "[integrator][restart][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "interrupt";
+    fs::remove_all(dir);
+    // A run of about a minute, interrupted after one second.
+    const int status = grove_run(test::data_path("plummer_4096.hdf5") + " -o " + dir.string() +
+                                     " --engine direct-cpu --eps 0.01 --dt 0.001 --t-end 5 --snapshot-every 0.002",
+                                 dir.string() + ".log", "timeout -s INT 1 ");
+    CHECK(status == 124); // timeout's status when it had to send the signal
+    REQUIRE(fs::exists(dir / "checkpoint.hdf5"));
+    for (const auto& entry : fs::directory_iterator(dir))
+        if (entry.path().extension() == ".hdf5") CHECK_NOTHROW(read_snapshot(entry.path().string()));
+    std::ifstream log(dir.string() + ".log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("interrupted (signal 2)") != std::string::npos);
+}

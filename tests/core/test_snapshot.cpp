@@ -1,0 +1,245 @@
+// Snapshot round trip, foreign GADGET files, and every kind of bad input named in the foundation issue.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "core/hdf5_file.hpp"
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
+
+using namespace grove;
+
+namespace {
+
+// Writes a minimal GADGET-style file by hand: one PartType group with the given arrays.
+// `coords_cols` lets tests write wrongly shaped coordinates; empty `masses` omits the dataset.
+void write_raw(const std::string& path, int type, const std::vector<double>& coords, std::size_t coords_cols,
+               const std::vector<double>& vels, const std::vector<double>& masses,
+               const std::vector<std::uint64_t>& ids, double mass_table_entry = 0)
+{
+    auto file = h5::create_file(path);
+    auto header = h5::create_group(file.id(), "Header");
+    std::vector<std::uint64_t> counts(6, 0);
+    counts[static_cast<std::size_t>(type)] = coords.size() / coords_cols;
+    h5::write_attribute(header.id(), "NumPart_ThisFile", counts);
+    std::vector<double> table(6, 0.0);
+    table[static_cast<std::size_t>(type)] = mass_table_entry;
+    h5::write_attribute(header.id(), "MassTable", table);
+    auto group = h5::create_group(file.id(), "PartType" + std::to_string(type));
+    h5::write_dataset(group.id(), "Coordinates", coords.data(), coords.size() / coords_cols, coords_cols);
+    h5::write_dataset(group.id(), "Velocities", vels.data(), vels.size() / 3, 3);
+    if (!masses.empty()) h5::write_dataset(group.id(), "Masses", masses.data(), masses.size(), 0);
+    h5::write_dataset(group.id(), "ParticleIDs", ids.data(), ids.size());
+}
+
+void write_raw_simple(const std::string& path, std::vector<double> coords, std::vector<double> masses,
+                      std::vector<std::uint64_t> ids)
+{
+    std::vector<double> vels(coords.size(), 0.0);
+    write_raw(path, 1, coords, 3, vels, masses, ids);
+}
+
+std::string read_error(const std::string& path)
+{
+    try {
+        read_snapshot(path);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("snapshot round trip is bit-exact for every field", "[snapshot]")
+{
+    // Three components in type order (the order the reader returns), with large, sparse IDs.
+    ParticleSet sorted;
+    for (int t = 1; t <= 3; ++t) {
+        ParticleSet part =
+            test::random_particles(80 + 9 * static_cast<std::size_t>(t), 7 + static_cast<std::uint64_t>(t));
+        for (std::size_t i = 0; i < part.size(); ++i) {
+            part.type[i] = static_cast<std::uint8_t>(t);
+            part.id[i] = 1000003u * static_cast<std::uint64_t>(t) + 17 * i;
+        }
+        sorted = (t == 1) ? part : concatenate(sorted, part);
+    }
+    sorted.acc = Eigen::Matrix3Xd::Random(3, static_cast<Eigen::Index>(sorted.size()));
+    sorted.pot = Eigen::VectorXd::Random(static_cast<Eigen::Index>(sorted.size()));
+    sorted.time = 1.0 / 3.0;
+    sorted.units = gadget_units();
+    sorted.run_parameters["ic.model"] = "test";
+    sorted.run_parameters["ic.n"] = "257";
+
+    const std::string path = test::scratch_path("roundtrip.hdf5");
+    write_snapshot(path, sorted);
+    const ParticleSet back = read_snapshot(path);
+    REQUIRE(back.size() == sorted.size());
+    CHECK(back.pos == sorted.pos);
+    CHECK(back.vel == sorted.vel);
+    CHECK(back.mass == sorted.mass);
+    CHECK(back.id == sorted.id);
+    CHECK(back.type == sorted.type);
+    CHECK(back.acc == sorted.acc);
+    CHECK(back.pot == sorted.pot);
+    CHECK(back.time == sorted.time);
+    CHECK(back.units.system == "gadget");
+    CHECK(back.units.G == sorted.units.G);
+    CHECK(back.units.length_cm == sorted.units.length_cm);
+    CHECK(back.run_parameters.at("ic.model") == "test");
+    CHECK(back.run_parameters.at("ic.n") == "257");
+    CHECK(back.type[0] == 1);
+    CHECK(back.type.back() == 3);
+}
+
+TEST_CASE("snapshot layout follows GADGET/SWIFT and avoids names that confuse readers", "[snapshot]")
+{
+    ParticleSet p = test::random_particles(10);
+    const std::string path = test::scratch_path("layout.hdf5");
+    write_snapshot(path, p);
+    auto file = h5::open_file_read(path);
+    auto header = h5::open_group(file.id(), "Header");
+    CHECK(h5::read_attribute_u64(header.id(), "NumPart_ThisFile") == std::vector<std::uint64_t>{0, 10, 0, 0, 0, 0});
+    CHECK(h5::read_attribute_u64(header.id(), "NumPart_Total") == std::vector<std::uint64_t>{0, 10, 0, 0, 0, 0});
+    CHECK(h5::read_attribute_doubles(header.id(), "MassTable") == std::vector<double>(6, 0.0));
+    CHECK(h5::read_attribute_doubles(header.id(), "Flag_DoublePrecision").at(0) == 1);
+    CHECK(h5::read_attribute_doubles(header.id(), "Dimension").at(0) == 3);
+    CHECK_FALSE(h5::has_attribute(header.id(), "HubbleParam"));
+    for (const char* veto : {"Config", "Parameters", "Constants", "Policy"}) CHECK_FALSE(h5::has_link(file.id(), veto));
+    CHECK(h5::has_link(file.id(), "Units"));
+    CHECK(h5::has_link(file.id(), "RunParameters"));
+    auto group = h5::open_group(file.id(), "PartType1");
+    CHECK(h5::dataset_shape(group.id(), "Coordinates") == std::vector<hsize_t>{10, 3});
+    CHECK_FALSE(h5::has_link(group.id(), "Potential")); // no forces computed
+}
+
+TEST_CASE("GADGET single-precision files with MassTable masses are read", "[snapshot]")
+{
+    const std::string path = test::scratch_path("gadget_float.hdf5");
+    {
+        auto file = h5::create_file(path);
+        auto header = h5::create_group(file.id(), "Header");
+        h5::write_attribute(header.id(), "NumPart_ThisFile", std::vector<std::uint32_t>{0, 3, 0, 0, 0, 0});
+        h5::write_attribute(header.id(), "MassTable", std::vector<double>{0, 0.25, 0, 0, 0, 0});
+        h5::write_attribute(header.id(), "Time", 2.5);
+        auto group = h5::create_group(file.id(), "PartType1");
+        const float coords[9] = {1.5f, 2.f, 3.f, -1.f, 0.25f, 0.f, 7.f, 8.f, 9.f};
+        const float vels[9] = {0.5f, 0, 0, 0, 0.5f, 0, 0, 0, 0.5f};
+        const std::uint32_t ids[3] = {4, 5, 6};
+        const hsize_t dims2[2] = {3, 3}, dims1[1] = {3};
+        h5::Handle s2(H5Screate_simple(2, dims2, nullptr), H5Sclose);
+        h5::Handle s1(H5Screate_simple(1, dims1, nullptr), H5Sclose);
+        h5::Handle c(
+            H5Dcreate2(group.id(), "Coordinates", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+        H5Dwrite(c.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, coords);
+        h5::Handle v(
+            H5Dcreate2(group.id(), "Velocities", H5T_IEEE_F32LE, s2.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+        H5Dwrite(v.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vels);
+        h5::Handle i(
+            H5Dcreate2(group.id(), "ParticleIDs", H5T_STD_U32LE, s1.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose);
+        H5Dwrite(i.id(), H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids);
+    }
+    const ParticleSet p = read_snapshot(path);
+    REQUIRE(p.size() == 3);
+    CHECK(p.pos(0, 0) == 1.5);
+    CHECK(p.pos(1, 1) == 0.25);
+    CHECK(p.vel(2, 2) == 0.5);
+    CHECK(p.mass[1] == 0.25);
+    CHECK(p.id == std::vector<std::uint64_t>{4, 5, 6});
+    CHECK(p.time == 2.5);
+    CHECK(p.units.system == "gadget"); // no units given: GADGET's defaults
+    CHECK(std::abs(p.units.G - 43007.1) < 0.5);
+    CHECK_FALSE(p.has_forces());
+}
+
+TEST_CASE("bad snapshots are rejected with a message naming the file and the problem", "[snapshot]")
+{
+    const std::string path = test::scratch_path("bad.hdf5");
+    const std::vector<double> xyz = {0, 0, 0, 1, 0, 0};
+
+    SECTION("missing file")
+    {
+        CHECK_THAT(read_error(test::scratch_path("does_not_exist.hdf5")),
+                   Catch::Contains("does_not_exist.hdf5") && Catch::Contains("no such file"));
+    }
+    SECTION("not HDF5")
+    {
+        std::ofstream(path) << "this is text, not HDF5\n";
+        CHECK_THAT(read_error(path), Catch::Contains("bad.hdf5") && Catch::Contains("not an HDF5 file"));
+    }
+    SECTION("no particle groups")
+    {
+        auto file = h5::create_file(path);
+        h5::create_group(file.id(), "Header");
+        file.reset();
+        CHECK_THAT(read_error(path), Catch::Contains("no particle groups"));
+    }
+    SECTION("coordinates of the wrong shape")
+    {
+        write_raw(path, 1, {0, 0, 1, 1}, 2, {0, 0, 0, 0, 0, 0}, {1, 1}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("Coordinates must have shape (N, 3)"));
+    }
+    SECTION("a dataset of the wrong length")
+    {
+        write_raw(path, 1, xyz, 3, {0, 0, 0}, {1, 1}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("/PartType1/Velocities has shape (1, 3), expected (2, 3)"));
+    }
+    SECTION("missing masses without a MassTable entry")
+    {
+        write_raw(path, 1, xyz, 3, {0, 0, 0, 0, 0, 0}, {}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("Masses is missing"));
+    }
+    SECTION("NaN coordinate")
+    {
+        write_raw_simple(path, {0, std::nan(""), 0, 1, 0, 0}, {1, 1}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("non-finite coordinate"));
+    }
+    SECTION("infinite mass")
+    {
+        write_raw_simple(path, xyz, {1, std::numeric_limits<double>::infinity()}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("non-finite mass"));
+    }
+    SECTION("negative mass")
+    {
+        write_raw_simple(path, xyz, {1, -1}, {1, 2});
+        CHECK_THAT(read_error(path), Catch::Contains("negative mass"));
+    }
+    SECTION("zero particles")
+    {
+        write_raw_simple(path, {}, {}, {});
+        CHECK_THAT(read_error(path), Catch::Contains("zero particles"));
+    }
+    SECTION("duplicate IDs")
+    {
+        write_raw_simple(path, xyz, {1, 1}, {7, 7});
+        CHECK_THAT(read_error(path), Catch::Contains("duplicate particle ID 7"));
+    }
+    SECTION("header count disagrees with the datasets")
+    {
+        write_raw_simple(path, xyz, {1, 1}, {1, 2});
+        {
+            h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+            auto header = h5::open_group(file.id(), "Header");
+            h5::write_attribute(header.id(), "NumPart_ThisFile", std::vector<std::uint64_t>{0, 5, 0, 0, 0, 0});
+        }
+        CHECK_THAT(read_error(path), Catch::Contains("NumPart_ThisFile says 5"));
+    }
+}
+
+TEST_CASE("an unwritable output path fails cleanly and leaves the existing file intact", "[snapshot]")
+{
+    const ParticleSet p = test::random_particles(5);
+    CHECK_THROWS_WITH(write_snapshot(test::scratch_path("no_such_dir/out.hdf5"), p), Catch::Contains("cannot write"));
+
+    const std::string path = test::scratch_path("keep.hdf5");
+    write_snapshot(path, p);
+    ParticleSet bad = p;
+    bad.mass[2] = std::nan("");
+    CHECK_THROWS_WITH(write_snapshot(path, bad), Catch::Contains("cannot write") && Catch::Contains("non-finite mass"));
+    CHECK(read_snapshot(path).mass == p.mass); // the old file is untouched
+}

@@ -1,0 +1,73 @@
+// Particle sets for tests: random, clustered and degenerate configurations with fixed seeds.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "core/particles.hpp"
+
+namespace grove::test {
+
+// N particles uniform in [-1, 1]^3, masses uniform in [0.5, 1.5] / N, small random velocities.
+inline ParticleSet random_particles(std::size_t n, std::uint64_t seed = 1)
+{
+    ParticleSet p;
+    p.resize(n);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<Eigen::Index>(i);
+        p.pos.col(c) << u(rng), u(rng), u(rng);
+        p.vel.col(c) << 0.1 * u(rng), 0.1 * u(rng), 0.1 * u(rng);
+        p.mass[c] = (1.0 + 0.5 * u(rng)) / static_cast<double>(n);
+    }
+    return p;
+}
+
+// Two Plummer-like clumps of very different size: tests deep trees and wide dynamic range.
+inline ParticleSet clustered_particles(std::size_t n, std::uint64_t seed = 2)
+{
+    ParticleSet p = random_particles(n, seed);
+    std::mt19937_64 rng(seed + 100);
+    std::normal_distribution<double> g(0.0, 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<Eigen::Index>(i);
+        const double scale = (i % 3 == 0) ? 1e-3 : 0.2;
+        const double offset = (i % 3 == 0) ? 0.7 : -0.3;
+        p.pos.col(c) << offset + scale * g(rng), scale * g(rng), scale * g(rng);
+    }
+    return p;
+}
+
+// A sample file of data/: from $GROVE_DATA_DIR when set (a test binary run outside its build tree,
+// e.g. on the GPU host), else from the copy of data/ that CMake puts in the build tree.
+inline std::string data_path(const std::string& name)
+{
+    const char* dir = std::getenv("GROVE_DATA_DIR");
+    return std::string(dir && *dir ? dir : GROVE_TEST_DATA) + "/" + name;
+}
+
+// True when Debian's /usr/bin/python3 imports every module named (comma-separated).
+inline bool python_has(const std::string& modules)
+{
+    return std::system(("/usr/bin/python3 -c 'import " + modules + "' > /dev/null 2>&1").c_str()) == 0;
+}
+
+// Ends the test as skipped: CTest reports it so (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt)
+// instead of counting a test that checked nothing as passed.
+#define GROVE_SKIP_TEST(why)                                                                                          \
+    do {                                                                                                              \
+        std::cout << "grove-test-skipped: " << (why) << std::endl;                                                    \
+        return;                                                                                                       \
+    } while (0)
+
+// A fresh path under the build tree's test scratch folder.
+inline std::string scratch_path(const std::string& name)
+{
+    return std::string(GROVE_TEST_SCRATCH) + "/" + name;
+}
+
+} // namespace grove::test

@@ -1,0 +1,54 @@
+#include "tree/direct_cpu.hpp"
+
+#include <chrono>
+
+#include "tree/gravity.hpp"
+
+namespace grove {
+
+namespace {
+
+Accum<double> sum_over_sources(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Eigen::Index i, double eps2)
+{
+    Accum<double> acc;
+    const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i);
+    const Eigen::Index n = pos.cols();
+    for (Eigen::Index j = 0; j < n; ++j) {
+        if (j == i) continue; // a particle never acts on itself, whatever eps
+        acc = p2p(acc, pos(0, j) - xi, pos(1, j) - yi, pos(2, j) - zi, mass[j], eps2);
+    }
+    return acc;
+}
+
+} // namespace
+
+DirectCpuEngine::DirectCpuEngine(GravityParams params) : params_(params) {}
+
+void DirectCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+{
+    std::vector<std::int32_t> all(static_cast<std::size_t>(pos.cols()));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int32_t>(i);
+    const auto start = std::chrono::steady_clock::now();
+    compute_subset(pos, mass, all, out);
+    times_ = {{"direct", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+}
+
+void DirectCpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                                     const std::vector<std::int32_t>& targets, Forces& out)
+{
+    const auto m = static_cast<Eigen::Index>(targets.size());
+    out.acc.resize(3, m);
+    out.pot.resize(m);
+    const double eps2 = params_.eps * params_.eps;
+    const double G = params_.G;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (Eigen::Index k = 0; k < m; ++k) {
+        const auto acc = sum_over_sources(pos, mass, static_cast<Eigen::Index>(targets[static_cast<std::size_t>(k)]), eps2);
+        out.acc(0, k) = G * acc.ax;
+        out.acc(1, k) = G * acc.ay;
+        out.acc(2, k) = G * acc.az;
+        out.pot[k] = G * acc.pot;
+    }
+}
+
+} // namespace grove

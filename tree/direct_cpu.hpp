@@ -1,0 +1,24 @@
+// Direct summation on the CPU in double precision with OpenMP: the accuracy reference for every
+// other engine. O(N^2); each target sums over all sources with the shared p2p formula.
+#pragma once
+
+#include "core/force_engine.hpp"
+
+namespace grove {
+
+class DirectCpuEngine final : public ForceEngine {
+  public:
+    explicit DirectCpuEngine(GravityParams params);
+    std::string name() const override { return "direct-cpu"; }
+    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    PhaseTimes last_phase_times() const override { return times_; }
+
+    void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                        const std::vector<std::int32_t>& targets, Forces& out) override;
+
+  private:
+    GravityParams params_;
+    PhaseTimes times_;
+};
+
+} // namespace grove

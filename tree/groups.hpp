@@ -1,0 +1,16 @@
+// Groups: the maximal cells of at most ncrit particles, contiguous in Morton order, each with the
+// bounding box of its particles. A group walks the tree together (tree/walk.hpp).
+#pragma once
+
+#include <vector>
+
+#include "tree/octree.hpp"
+#include "tree/segments.hpp"
+
+namespace grove {
+
+// Counted per segment, scanned, then written with their boxes; a leaf holding more than ncrit
+// particles is cut into consecutive chunks.
+void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments);
+
+} // namespace grove
