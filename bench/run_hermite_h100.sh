@@ -5,18 +5,21 @@
 set -uo pipefail
 out=${1:?output directory}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.gpu/lib
-B=$PWD/.gpu/bin
-echo "== gpu tests"; $B/grove_gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
-echo "== memcheck"; compute-sanitizer --tool memcheck $B/grove_gpu_tests "[hermite-small]" 2>&1 | tail -1
-echo "== racecheck"; compute-sanitizer --tool racecheck $B/grove_gpu_tests "[hermite-small]" 2>&1 | tail -1
-echo "== kernel"; $B/grove bench hermite --sizes ${SIZES:-14:20} --active 6:14 --sources 20 --precision mixed,double --repeat 3 > "$out/bench_hermite.md" 2>&1; cat "$out/bench_hermite.md"
+# Programs from build/ (scripts/setup.sh), or from the folder GROVE_BIN names (e.g. a copy made
+# for a host without the build's libraries; set LD_LIBRARY_PATH for them).
+grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
+gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
+export GROVE_DATA_DIR=$PWD/data # the sample models the tests read
+echo "== gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
+echo "== memcheck"; compute-sanitizer --tool memcheck $gpu_tests "[hermite-small]" 2>&1 | tail -1
+echo "== racecheck"; compute-sanitizer --tool racecheck $gpu_tests "[hermite-small]" 2>&1 | tail -1
+echo "== kernel"; $grove bench hermite --sizes ${SIZES:-14:20} --active 6:14 --sources 20 --precision mixed,double --repeat 3 > "$out/bench_hermite.md" 2>&1; cat "$out/bench_hermite.md"
 for n in 16384 65536 262144; do
-  $B/grove ic plummer -n $n --seed 1 -o /tmp/p$n.hdf5 > /dev/null
+  $grove ic plummer -n $n --seed 1 -o /tmp/p$n.hdf5 > /dev/null
   for prec in ${PRECISIONS:-mixed double}; do
     echo "== hermite N = $n $prec"
     rm -rf /tmp/h$n$prec
-    timeout ${RUN_LIMIT:-150} $B/grove run /tmp/p$n.hdf5 -o /tmp/h$n$prec --integrator hermite --engine direct-gpu --precision $prec --eps 0.00390625 --eta 0.01 --dt-max 0.03125 --t-end 0.25 --log-every 8 > "$out/hermite_${n}_$prec.log" 2>&1
+    timeout ${RUN_LIMIT:-150} $grove run /tmp/p$n.hdf5 -o /tmp/h$n$prec --integrator hermite --engine direct-gpu --precision $prec --eps 0.00390625 --eta 0.01 --dt-max 0.03125 --t-end 0.25 --log-every 8 > "$out/hermite_${n}_$prec.log" 2>&1
     tail -2 "$out/hermite_${n}_$prec.log"
   done
 done

@@ -12,7 +12,7 @@ int cuda_device_count();
 struct DeviceSummary {
     std::string name;
     int sm_count = 0;
-    double clock_ghz = 0; // peak SM clock the device reports
+    double clock_ghz = 0;      // peak SM clock the device reports
     int fp32_lanes_per_sm = 0; // 128 for sm_80 (A100 has 64) and sm_90
     // FP32 instruction limit in interactions/s for `instructions` FP32 instructions per interaction:
     // sm_count * lanes * clock / instructions (DESIGN.md section 4 uses 13).

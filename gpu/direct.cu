@@ -33,7 +33,7 @@ using gpu::plan_j_split;
 using Double4 = Vec4<double>; // 32-byte aligned (CUDA 13 deprecates the unaligned Double4)
 
 struct DirectConfig {
-    static constexpr int threads = 128; // j-particles per tile, threads per block
+    static constexpr int threads = 128;     // j-particles per tile, threads per block
     static constexpr int blocks_per_sm = 8; // resident blocks of the acc+pot kernels per SM
     static_assert(threads % 32 == 0, "whole warps");
 };
@@ -253,10 +253,9 @@ struct DirectGpuEngine::Impl {
                 int num_targets)
     {
         constexpr int kThreads = DirectConfig::threads;
-        const JSplit plan =
-            plan_j_split(static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
-                         static_cast<std::size_t>(num_sources), kThreads, sm_count, DirectConfig::blocks_per_sm,
-                         forced_splits);
+        const JSplit plan = plan_j_split(
+            static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
+            static_cast<std::size_t>(num_sources), kThreads, sm_count, DirectConfig::blocks_per_sm, forced_splits);
         const auto i_blocks = static_cast<std::size_t>(plan.i_blocks);
         const auto j_chunk = static_cast<std::size_t>(plan.chunk);
         splits = plan.splits;

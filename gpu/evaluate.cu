@@ -15,7 +15,6 @@ namespace grove::gpu {
 
 namespace {
 
-
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
 
@@ -228,8 +227,8 @@ void launch_evaluate_nodes(const OctreeView<float>& tree, const long long* node_
 {
     if (tree.num_groups == 0) return;
     const auto blocks = static_cast<unsigned>(ceil_div(static_cast<std::size_t>(tree.num_groups), kWarpsPerBlock));
-    evaluate_kernel<true><<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, node_offset, node_list, eps2,
-                                                                                sorted);
+    evaluate_kernel<true>
+        <<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, node_offset, node_list, eps2, sorted);
     check_launch("evaluate_kernel<nodes>", stream);
 }
 
@@ -238,8 +237,8 @@ void launch_evaluate_leaves(const OctreeView<float>& tree, const long long* leaf
 {
     if (tree.num_groups == 0) return;
     const auto blocks = static_cast<unsigned>(ceil_div(static_cast<std::size_t>(tree.num_groups), kWarpsPerBlock));
-    evaluate_kernel<false><<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, leaf_offset, leaf_list, eps2,
-                                                                                 sorted);
+    evaluate_kernel<false>
+        <<<blocks, kWarpsPerBlock * kWarpLanes, 0, stream>>>(tree, leaf_offset, leaf_list, eps2, sorted);
     check_launch("evaluate_kernel<leaves>", stream);
 }
 

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/hermite_predict.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
 #include "gpu/j_split.hpp"
-#include "core/hermite_predict.hpp"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -325,9 +325,9 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     d.d_active.reserve(mm, "active list");
     std::copy(active.begin(), active.end(), d.h_active.data());
     const int per_thread = d.precision == Precision::Mixed ? kTargetsMixed : kTargetsDouble;
-    const gpu::JSplit plan = gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * per_thread,
-                                               static_cast<std::size_t>(d.n), kThreads, d.sm_count, kBlocksPerSm,
-                                               d.forced_splits);
+    const gpu::JSplit plan =
+        gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * per_thread, static_cast<std::size_t>(d.n), kThreads,
+                          d.sm_count, kBlocksPerSm, d.forced_splits);
     const int blocks_x = plan.i_blocks, splits = plan.splits, chunk = plan.chunk;
     d.splits = splits;
     d.d_partial.reserve(mm * splits, "hermite partial sums");

@@ -10,8 +10,8 @@
 
 #include <memory>
 
-#include "gpu/direct_gpu.h"
 #include "core/hermite_engine.hpp"
+#include "gpu/direct_gpu.h"
 
 namespace grove {
 

@@ -10,9 +10,9 @@
 namespace grove::gpu {
 
 struct JSplit {
-    int splits = 1;    // blocks along y
-    int chunk = 0;     // j-particles per split, a multiple of the tile
-    int i_blocks = 0;  // blocks along x
+    int splits = 1;   // blocks along y
+    int chunk = 0;    // j-particles per split, a multiple of the tile
+    int i_blocks = 0; // blocks along x
 };
 
 // num_targets i-particles, targets_per_block per block; num_sources j-particles in tiles of

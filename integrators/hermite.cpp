@@ -93,7 +93,8 @@ double Hermite::block_step()
     evaluate(t_next, active_);
     const auto m = static_cast<Eigen::Index>(active_.size());
     bool underflow = false;
-#pragma omp parallel for schedule(static) reduction(|| : underflow)
+// A block step often has one or two active particles: a parallel region would cost more.
+#pragma omp parallel for schedule(static) reduction(|| : underflow) if (m > 64)
     for (Eigen::Index k = 0; k < m; ++k) {
         const Eigen::Index i = active_[static_cast<std::size_t>(k)];
         const double dt = dt_[i];

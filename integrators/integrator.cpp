@@ -30,7 +30,7 @@ class LeapfrogIntegrator final : public Integrator {
         add_phases();
         p.time = t; // no accumulated rounding in the clock
     }
-    void synchronize(ParticleSet&) override {}                        // every step computes them
+    void synchronize(ParticleSet&) override {}                       // every step computes them
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }

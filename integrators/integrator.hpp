@@ -42,9 +42,9 @@ class Integrator {
 struct IntegratorConfig {
     std::string integrator = "leapfrog"; // leapfrog | hermite
     EngineConfig engine;
-    double dt = 0;             // leapfrog step
-    double eta = 0.01;         // hermite: Aarseth's accuracy parameter (also the start-up one)
-    double dt_max = 1.0 / 16;  // hermite: largest block step, a power of two
+    double dt = 0;            // leapfrog step
+    double eta = 0.01;        // hermite: Aarseth's accuracy parameter (also the start-up one)
+    double dt_max = 1.0 / 16; // hermite: largest block step, a power of two
 };
 
 // Builds the integrator and its engine (from `engines`). Throws std::runtime_error for an

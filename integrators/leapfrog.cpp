@@ -43,7 +43,7 @@ void Leapfrog::step(ParticleSet& p)
     double* x = p.pos.data();
     double* v = p.vel.data();
     const double* a0 = p.acc.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count > 16384)
     for (std::int64_t i = 0; i < count; ++i) {
         v[i] += half * a0[i];
         x[i] += dt * v[i];
@@ -51,7 +51,7 @@ void Leapfrog::step(ParticleSet& p)
     compute_forces(p);
     const double* a1 = p.acc.data();
     bool finite = true;
-#pragma omp parallel for schedule(static) reduction(&& : finite)
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (count > 16384)
     for (std::int64_t i = 0; i < count; ++i) {
         v[i] += half * a1[i];
         finite = finite && std::isfinite(x[i]) && std::isfinite(v[i]);

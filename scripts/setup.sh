@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build ccache libeigen3-dev libcxxopts-dev libhdf5-dev catch2
+packages=(build-essential cmake ninja-build ccache libeigen3-dev libcxxopts-dev libhdf5-dev catch2 clang-format-14
           python3-h5py python3-matplotlib python3-numpy python3-yt)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -21,8 +21,9 @@ fi
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 
 build=${GROVE_BUILD_DIR:-build}
+mkdir -p "$build"
+log="$build/configure.log"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DGROVE_CUDA_ARCHITECTURES="${GROVE_CUDA_ARCHITECTURES:-90}" >"$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; exit 1; }
-grep -E "^-- grove:" "$build.configure.log" || true
+  -DGROVE_CUDA_ARCHITECTURES="${GROVE_CUDA_ARCHITECTURES:-90}" >"$log" 2>&1 || { cat "$log"; exit 1; }
+grep -E "^-- grove:" "$log" || true
 cmake --build "$build" -j "$(nproc)"

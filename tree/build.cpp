@@ -198,8 +198,8 @@ Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, co
     return tree;
 }
 
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
-                       BuildTimes* times)
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                       const BuildParams& params, BuildTimes* times)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;

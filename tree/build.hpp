@@ -35,7 +35,7 @@ Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, co
 // The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
 // benchmark) then allocate nothing, which matters because first-touch page faults on fresh
 // buffers cost as much as the sort itself.
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
-                       BuildTimes* times = nullptr);
+void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
+                       const BuildParams& params, BuildTimes* times = nullptr);
 
 } // namespace grove

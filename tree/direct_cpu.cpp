@@ -41,9 +41,10 @@ void DirectCpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::V
     out.pot.resize(m);
     const double eps2 = params_.eps * params_.eps;
     const double G = params_.G;
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (m * pos.cols() > 65536)
     for (Eigen::Index k = 0; k < m; ++k) {
-        const auto acc = sum_over_sources(pos, mass, static_cast<Eigen::Index>(targets[static_cast<std::size_t>(k)]), eps2);
+        const auto acc =
+            sum_over_sources(pos, mass, static_cast<Eigen::Index>(targets[static_cast<std::size_t>(k)]), eps2);
         out.acc(0, k) = G * acc.ax;
         out.acc(1, k) = G * acc.ay;
         out.acc(2, k) = G * acc.az;

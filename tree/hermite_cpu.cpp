@@ -21,14 +21,14 @@ void HermiteCpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     const auto n = static_cast<Eigen::Index>(state_.size());
     xp_.resize(3, n);
     vp_.resize(3, n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 4096)
     for (Eigen::Index i = 0; i < n; ++i) hermite_predict(state_, i, t, xp_.col(i).data(), vp_.col(i).data());
     const auto m = static_cast<Eigen::Index>(active.size());
     out.acc.resize(3, m);
     out.jerk.resize(3, m);
     out.pot.resize(m);
     const double eps2 = gravity_.eps * gravity_.eps, G = gravity_.G;
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) if (m * n > 65536)
     for (Eigen::Index k = 0; k < m; ++k) {
         const Eigen::Index i = active[static_cast<std::size_t>(k)];
         AccumJerk<double> s;

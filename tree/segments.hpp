@@ -22,5 +22,4 @@ struct Segment {
     std::int32_t num_groups = 0;
 };
 
-
 } // namespace grove

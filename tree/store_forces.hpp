@@ -1,5 +1,6 @@
-// The tree engines' last step, written once: sums kept in Morton order and without G become the
-// caller's accelerations and potentials, times G, in the caller's particle order.
+// The tree engines' last step, written once: sums without G become the caller's accelerations
+// and potentials, times G, in the caller's particle order. `order` maps sum k to the caller's
+// index (Morton-ordered sums); nullptr when the sums are in the caller's order already.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ void store_forces(const std::uint32_t* order, const Accum<T>* sorted, Eigen::Ind
     out.pot.resize(n);
 #pragma omp parallel for schedule(static) if (n > 4096)
     for (Eigen::Index k = 0; k < n; ++k) {
-        const auto i = static_cast<Eigen::Index>(order[k]);
+        const auto i = order ? static_cast<Eigen::Index>(order[k]) : k;
         const Accum<T>& a = sorted[k];
         out.acc(0, i) = G * a.ax;
         out.acc(1, i) = G * a.ay;

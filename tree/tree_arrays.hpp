@@ -65,7 +65,10 @@ template <class T, template <class> class Store> struct TreeArrays {
     Store<Group<T>> groups;     // [G] in Morton order; their ranges tile [0, N)
 
     // The arrays above, in the same order, and what each is.
-    auto tie() { return std::tie(particles, order, next, is_leaf, range, com_mass, quad, size, com_offset, r_open2, groups); }
+    auto tie()
+    {
+        return std::tie(particles, order, next, is_leaf, range, com_mass, quad, size, com_offset, r_open2, groups);
+    }
     auto tie() const
     {
         return std::tie(particles, order, next, is_leaf, range, com_mass, quad, size, com_offset, r_open2, groups);
@@ -82,10 +85,12 @@ template <class T, template <class> class Store> struct TreeArrays {
 // Calls f(array, info) for every array of a TreeArrays.
 template <class Arrays, class F> void for_each_array(Arrays& a, F&& f)
 {
-    std::apply([&](auto&... arrays) {
-        std::size_t k = 0;
-        (f(arrays, std::remove_reference_t<Arrays>::kInfo[k++]), ...);
-    }, a.tie());
+    std::apply(
+        [&](auto&... arrays) {
+            std::size_t k = 0;
+            (f(arrays, std::remove_reference_t<Arrays>::kInfo[k++]), ...);
+        },
+        a.tie());
 }
 
 namespace detail {

@@ -4,8 +4,8 @@
 // jumping to next[i]. No stack, no recursion, no divergent depth on the device.
 //
 // A node is opened for group g by the acceptance criterion of tree/mac.hpp (r_open^2 precomputed
-// per node for the current theta). Opened leaves go to the leaf list (their particles interact one by one), accepted nodes to the node
-// list (their quadrupole expansion is used).
+// per node for the current theta). Opened leaves go to the leaf list (their particles interact one by one), accepted
+// nodes to the node list (their quadrupole expansion is used).
 //
 // The walk runs twice (ArborX's first/second pass): CountPass only counts, so that the caller can
 // scan the counts into offsets and size the lists exactly; WritePass writes at those offsets.

@@ -7,7 +7,8 @@ namespace grove {
 
 int bench_gpu(const std::string& what, const cxxopts::ParseResult&)
 {
-    throw std::runtime_error("grove bench " + what + " needs the GPU engines; this build has none (built without nvcc)");
+    throw std::runtime_error("grove bench " + what +
+                             " needs the GPU engines; this build has none (built without nvcc)");
 }
 
 } // namespace grove

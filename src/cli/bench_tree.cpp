@@ -10,13 +10,13 @@
 
 #include <omp.h>
 
-#include "gpu/device_info.h"
-#include "gpu/direct_gpu.h"
-#include "gpu/tree_gpu.h"
 #include "cli/cli_common.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "gpu/device_info.h"
+#include "gpu/direct_gpu.h"
+#include "gpu/tree_gpu.h"
 
 namespace grove {
 

@@ -3,9 +3,9 @@
 
 #include "cli/accuracy_study.hpp"
 #include "cli/cli_common.hpp"
-#include "engines/engines.hpp"
 #include "cli/commands.hpp"
 #include "core/snapshot.hpp"
+#include "engines/engines.hpp"
 
 namespace grove {
 

@@ -14,16 +14,16 @@
 namespace grove {
 
 struct RunConfig {
-    std::string input;                        // initial snapshot
-    std::string output;                       // directory
+    std::string input;  // initial snapshot
+    std::string output; // directory
     IntegratorConfig integrator;
-    bool G_given = false;                     // --G given; else G comes from the snapshot's units
+    bool G_given = false; // --G given; else G comes from the snapshot's units
     double t_end = 0;
-    std::optional<double> snapshot_every;     // default (t_end - t_start) / 10
-    int log_every = 10;                       // intervals between diagnostics lines
-    double checkpoint_every = 1800;           // wall seconds
-    long long checkpoint_steps = 0;           // 0: off
-    std::vector<std::string> argv;            // the command line after "grove run" (for restarts)
+    std::optional<double> snapshot_every;        // default (t_end - t_start) / 10
+    int log_every = 10;                          // intervals between diagnostics lines
+    double checkpoint_every = 1800;              // wall seconds
+    long long checkpoint_steps = 0;              // 0: off
+    std::vector<std::string> argv;               // the command line after "grove run" (for restarts)
     std::map<std::string, std::string> recorded; // every option, into the files' run parameters
 };
 

@@ -122,8 +122,8 @@ Checkpoint read_checkpoint(const std::string& path)
     }
     for (const std::string& name : counters)
         if (!name.empty())
-            c.integrator.counters.emplace_back(
-                name, static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
+            c.integrator.counters.emplace_back(name,
+                                               static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
     return c;
 }
 

@@ -62,8 +62,10 @@ const EngineEntry& EngineRegistry::find(const std::string& name) const
         return e;
     }
     if (ends_with(name, "-gpu") && has(name.substr(0, name.size() - 4) + "-cpu"))
-        throw std::runtime_error("engine " + name + " needs a CUDA GPU and this build has no GPU engines (built "
-                                 "without nvcc); use " + name.substr(0, name.size() - 4) + "-cpu");
+        throw std::runtime_error("engine " + name +
+                                 " needs a CUDA GPU and this build has no GPU engines (built "
+                                 "without nvcc); use " +
+                                 name.substr(0, name.size() - 4) + "-cpu");
     std::string known = "direct, tree";
     for (const auto& e : entries_) known += ", " + e.name;
     throw std::runtime_error("unknown engine '" + name + "' (use " + known + ")");

@@ -46,7 +46,6 @@ Handle open_group(hid_t parent, const std::string& name);
 bool has_link(hid_t parent, const std::string& name);
 bool has_attribute(hid_t object, const std::string& name);
 
-
 // Attributes (scalars and short arrays).
 void write_attribute(hid_t object, const std::string& name, double value);
 void write_attribute(hid_t object, const std::string& name, std::int32_t value);

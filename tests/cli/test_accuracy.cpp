@@ -9,10 +9,10 @@
 #include <filesystem>
 
 #include "cli/accuracy_study.hpp"
-#include "support/test_support.hpp"
-#include "tree/direct_cpu.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
+#include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
 #include "tree/tree_cpu.hpp"
 
 using namespace grove;

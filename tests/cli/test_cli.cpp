@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <sys/wait.h>
 
-#include "tree/direct_cpu.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
 
 using namespace grove;
 

@@ -13,7 +13,6 @@
 
 using namespace grove;
 
-
 TEST_CASE("grove run writes snapshots, diagnostics and parameters, and refuses to overwrite", "[integrator][cli][slow]")
 {
     namespace fs = std::filesystem;

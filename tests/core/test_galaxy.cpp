@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "core/diagnostics.hpp"
-#include "tree/direct_cpu.hpp"
 #include "core/eddington.hpp"
 #include "core/galaxy_model.hpp"
+#include "tree/direct_cpu.hpp"
 
 using namespace grove;
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/diagnostics.hpp"
-#include "tree/direct_cpu.hpp"
 #include "core/ic_models.hpp"
+#include "tree/direct_cpu.hpp"
 
 using namespace grove;
 

@@ -44,14 +44,14 @@ TEST_CASE("GPU engine names without a GPU, or without GPU engines, say why", "[e
     EngineRegistry cpu_only = cpu_only_registry();
     EngineConfig c;
     c.engine = "tree-gpu";
-    CHECK_THROWS_WITH(cpu_only.make_force(c), Catch::Contains("this build has no GPU engines") &&
-                                                   Catch::Contains("use tree-cpu"));
+    CHECK_THROWS_WITH(cpu_only.make_force(c),
+                      Catch::Contains("this build has no GPU engines") && Catch::Contains("use tree-cpu"));
     CHECK(cpu_only.resolve("direct") == "direct-cpu");
 
     EngineRegistry no_device = cpu_only_registry();
     no_device.set_device_count([] { return 0; });
-    no_device.add({"tree-gpu", true, [](const EngineConfig&) -> std::unique_ptr<ForceEngine> { return nullptr; },
-                   nullptr});
+    no_device.add(
+        {"tree-gpu", true, [](const EngineConfig&) -> std::unique_ptr<ForceEngine> { return nullptr; }, nullptr});
     CHECK_THROWS_WITH(no_device.make_force(c), Catch::Contains("needs a CUDA GPU and none is visible"));
     CHECK(no_device.resolve("tree") == "tree-cpu");
 }

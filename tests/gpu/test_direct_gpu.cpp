@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "gpu/direct_gpu.h"
-#include "tree/direct_cpu.hpp"
 #include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
 
 using namespace grove;
 

@@ -6,15 +6,16 @@
 #include <algorithm>
 #include <random>
 
+#include "core/diagnostics.hpp"
+#include "core/force_errors.hpp"
+#include "core/ic_models.hpp"
 #include "gpu/hermite_gpu.h"
 #include "gpu/tree_gpu.h"
 #include "integrators/hermite.hpp"
 #include "integrators/leapfrog.hpp"
-#include "core/diagnostics.hpp"
-#include "core/force_errors.hpp"
-#include "tree/hermite_cpu.hpp"
-#include "core/ic_models.hpp"
 #include "support/test_support.hpp"
+#include "tree/hermite_cpu.hpp"
+#include "tree/tree_cpu.hpp"
 
 using namespace grove;
 

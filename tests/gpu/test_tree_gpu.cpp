@@ -7,14 +7,15 @@
 #include <chrono>
 #include <cmath>
 
-#include "gpu/device_buffer.cuh"
-#include "gpu/tree_gpu.h"
-#include "tree/direct_cpu.hpp"
 #include "core/force_errors.hpp"
 #include "core/snapshot.hpp"
+#include "gpu/device_buffer.cuh"
+#include "gpu/tree_gpu.h"
 #include "support/test_support.hpp"
 #include "tree/build.hpp"
+#include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/tree_cpu.hpp"
 #include "tree/walk.hpp"
 
 using namespace grove;

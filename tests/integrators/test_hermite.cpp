@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "integrators/hermite.hpp"
 #include "core/diagnostics.hpp"
-#include "tree/hermite_cpu.hpp"
 #include "core/ic_models.hpp"
+#include "integrators/hermite.hpp"
 #include "support/test_support.hpp"
+#include "tree/hermite_cpu.hpp"
 
 using namespace grove;
 

@@ -65,4 +65,3 @@ TEST_CASE("leapfrog is time-reversible", "[integrator]")
     CHECK((p.vel + start.vel).norm() < 1e-10);
     CHECK_THROWS_WITH(Leapfrog(engine, -1), Catch::Contains("--dt"));
 }
-

@@ -58,10 +58,10 @@ inline bool python_has(const std::string& modules)
 
 // Ends the test as skipped: CTest reports it so (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt)
 // instead of counting a test that checked nothing as passed.
-#define GROVE_SKIP_TEST(why)                                                                                          \
-    do {                                                                                                              \
-        std::cout << "grove-test-skipped: " << (why) << std::endl;                                                    \
-        return;                                                                                                       \
+#define GROVE_SKIP_TEST(why)                                                                                           \
+    do {                                                                                                               \
+        std::cout << "grove-test-skipped: " << (why) << std::endl;                                                     \
+        return;                                                                                                        \
     } while (0)
 
 // A fresh path under the build tree's test scratch folder.

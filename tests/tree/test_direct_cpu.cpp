@@ -1,8 +1,8 @@
 // The CPU direct engine against hand-computed values and Newton's third law.
 #include <catch2/catch.hpp>
 
-#include "tree/direct_cpu.hpp"
 #include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
 #include "tree/gravity.hpp"
 
 using namespace grove;

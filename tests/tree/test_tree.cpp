@@ -7,10 +7,10 @@
 #include <limits>
 #include <random>
 
-#include "tree/direct_cpu.hpp"
 #include "core/force_errors.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
