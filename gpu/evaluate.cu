@@ -30,6 +30,18 @@ struct LeafTile {
     int first[kWarpLanes]; // exclusive scan of the leaves' sizes
 };
 
+// What this lane does in a layout: which replica of the lanes it belongs to and which target
+// slot it holds; lanes beyond the replicas sit idle.
+struct WarpRole {
+    int lane, replica, slot;
+    bool active;
+    __device__ explicit WarpRole(const LaneLayout& layout)
+        : lane(static_cast<int>(threadIdx.x) & (kWarpLanes - 1)), replica(lane / layout.lanes),
+          slot(lane - replica * layout.lanes), active(replica < layout.replicas)
+    {
+    }
+};
+
 // The lane's targets: slot + lanes * k, clamped into the chunk (clamped copies are computed and
 // dropped, which costs nothing extra on a SIMT machine).
 template <int K> struct Targets {
@@ -83,9 +95,9 @@ template <int K>
 __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, NodeTile& tile, float eps2, float4* acc)
 {
-    const int lane = threadIdx.x & (kWarpLanes - 1);
-    const int replica = lane / layout.lanes, slot = lane - replica * layout.lanes;
-    const bool active = replica < layout.replicas;
+    const WarpRole role(layout);
+    const int lane = role.lane, replica = role.replica, slot = role.slot;
+    const bool active = role.active;
     Targets<K> t(tree.particles, first, layout, slot);
     for (long long base = 0; base < length; base += kWarpLanes) {
         const int count = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - base));
@@ -127,9 +139,9 @@ template <int K>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, LeafTile& tile, float eps2, float4* acc)
 {
-    const int lane = threadIdx.x & (kWarpLanes - 1);
-    const int replica = lane / layout.lanes, slot = lane - replica * layout.lanes;
-    const bool active = replica < layout.replicas;
+    const WarpRole role(layout);
+    const int lane = role.lane, replica = role.replica, slot = role.slot;
+    const bool active = role.active;
     Targets<K> t(tree.particles, first, layout, slot);
     for (long long leaf_base = 0; leaf_base < length; leaf_base += kWarpLanes) {
         const int leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));

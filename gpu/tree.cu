@@ -30,12 +30,6 @@ double seconds_since(Clock::time_point start)
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Every array is uploaded but the opening radii, which the device computes per theta.
-bool on_device(const TreeArrayInfo&)
-{
-    return true;
-}
-
 // Sums from Morton order to the caller's order: a permutation, cheap on the device where
 // scattered writes are (on the host it cost 3 ms at 2^20).
 __global__ void to_caller_order_kernel(int n, const std::uint32_t* order, const float4* sorted, float4* out)
@@ -100,13 +94,11 @@ struct TreeGpuEngine::Impl {
         pack_float_tree(t, pointers_of(host));
         const double pack_seconds = seconds_since(start);
 
-        for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) {
-            if (on_device(info)) a.reserve(count(info), info.name);
-        });
+        for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) { a.reserve(count(info), info.name); });
         CUDA_CHECK(cudaEventRecord(events[0], stream));
         for_each_array_pair(host, dev, [&](auto& h, auto& d, const TreeArrayInfo& info) {
             const std::size_t n = count(info);
-            if (on_device(info) && !info.per_theta && n)
+            if (!info.per_theta && n) // the device computes the per-theta arrays
                 CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(*h.data()), cudaMemcpyHostToDevice, stream));
         });
         CUDA_CHECK(cudaEventRecord(events[1], stream));

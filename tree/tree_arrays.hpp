@@ -65,14 +65,8 @@ template <class T, template <class> class Store> struct TreeArrays {
     Store<Group<T>> groups;     // [G] in Morton order; their ranges tile [0, N)
 
     // The arrays above, in the same order, and what each is.
-    auto tie()
-    {
-        return std::tie(particles, order, next, is_leaf, range, com_mass, quad, size, com_offset, r_open2, groups);
-    }
-    auto tie() const
-    {
-        return std::tie(particles, order, next, is_leaf, range, com_mass, quad, size, com_offset, r_open2, groups);
-    }
+    auto tie() { return tie_of(*this); }
+    auto tie() const { return tie_of(*this); }
     static constexpr TreeArrayInfo kInfo[] = {
         {"tree particles", Extent::particles, false}, {"tree order", Extent::particles, false},
         {"tree next indices", Extent::nodes, false},  {"tree leaf flags", Extent::nodes, false},
@@ -80,7 +74,18 @@ template <class T, template <class> class Store> struct TreeArrays {
         {"tree quadrupoles", Extent::nodes, false},   {"tree cell sizes", Extent::nodes, false},
         {"tree com offsets", Extent::nodes, false},   {"tree opening radii", Extent::nodes, true},
         {"tree groups", Extent::groups, false}};
+
+  private:
+    template <class Self> static auto tie_of(Self& s)
+    {
+        return std::tie(s.particles, s.order, s.next, s.is_leaf, s.range, s.com_mass, s.quad, s.size, s.com_offset,
+                        s.r_open2, s.groups);
+    }
 };
+
+static_assert(std::tuple_size_v<decltype(TreeArrays<float, Pointer>{}.tie())> ==
+                  sizeof(TreeArrays<float, Pointer>::kInfo) / sizeof(TreeArrayInfo),
+              "every tree array has its TreeArrayInfo");
 
 // Calls f(array, info) for every array of a TreeArrays.
 template <class Arrays, class F> void for_each_array(Arrays& a, F&& f)

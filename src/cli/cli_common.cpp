@@ -29,11 +29,13 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int
     return result;
 }
 
-void record_options(const cxxopts::ParseResult& result, const std::string& command, ParticleSet& particles)
+std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& result, const std::string& command)
 {
+    std::map<std::string, std::string> out;
     for (const auto* list : {&result.defaults(), &result.arguments()})
         for (const auto& kv : *list)
-            if (kv.key() != "help") particles.run_parameters[command + "." + kv.key()] = kv.value();
+            if (kv.key() != "help") out[command + "." + kv.key()] = kv.value();
+    return out;
 }
 
 void add_engine_options(cxxopts::Options& options)

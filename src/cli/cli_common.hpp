@@ -2,6 +2,7 @@
 // snapshot's /RunParameters, and the engine options that select and configure a force engine.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,8 +20,9 @@ namespace grove {
 // std::runtime_error with cxxopts' message for unknown or malformed options.
 std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc, char** argv);
 
-// Copies every option of `result` (given and defaulted) into run_parameters as "command.option".
-void record_options(const cxxopts::ParseResult& result, const std::string& command, ParticleSet& particles);
+// Every option of `result` (given and defaulted) as "command.option" -> value, for the
+// /RunParameters of the files a command writes.
+std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& result, const std::string& command);
 
 void add_engine_options(cxxopts::Options& options);
 // Reads and checks the options added by add_engine_options; G is --G when given, else default_G

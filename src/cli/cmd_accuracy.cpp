@@ -9,6 +9,81 @@
 
 namespace grove {
 
+namespace {
+
+struct AccuracyCommand {
+    std::string input, output;
+    AccuracyOptions options;
+    bool G_given = false; // --G given; else G comes from the snapshot's units
+};
+
+AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
+{
+    if (!r.count("file")) throw std::runtime_error("missing input snapshot (grove accuracy FILE)");
+
+    AccuracyCommand c;
+    c.input = r["file"].as<std::string>();
+    c.output = r["output"].as<std::string>();
+    c.G_given = r.count("G") > 0;
+    AccuracyOptions& o = c.options;
+    o.thetas = parse_thetas(r["theta"].as<std::string>());
+    o.nleaf = r["nleaf"].as<int>();
+    o.ncrit = r["ncrit"].as<int>();
+    o.eps = r["eps"].as<double>();
+    o.G = c.G_given ? r["G"].as<double>() : 1.0;
+    const long long sample = r["sample"].as<long long>();
+    if (sample < 0) throw std::runtime_error("--sample must be >= 0");
+    o.sample = static_cast<std::size_t>(sample);
+    o.repeat = r["repeat"].as<int>();
+    o.seed = r["seed"].as<unsigned long long>();
+    if (o.nleaf < 1 || o.ncrit < 1) throw std::runtime_error("--nleaf and --ncrit must be >= 1");
+    if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and --G > 0");
+    if (o.repeat < 1) throw std::runtime_error("--repeat must be >= 1");
+    const std::string engine = engines().resolve(r["engine"].as<std::string>());
+    if (engine != "tree-cpu" && engine != "tree-gpu")
+        throw std::runtime_error("--engine must be tree, tree-cpu or tree-gpu (got '" + engine + "')");
+    engines().find(engine); // a GPU engine without a GPU is an error here, before any work
+    o.tree_engine = engine;
+    o.direct_engine = engines().resolve("direct");
+
+    return c;
+}
+
+int run_accuracy(const AccuracyCommand& c)
+{
+    const std::string& in = c.input;
+    const ParticleSet p = read_snapshot(in);
+    AccuracyOptions o = c.options;
+    if (!c.G_given) o.G = p.units.G;
+    if (!(o.G > 0)) throw std::runtime_error("--G must be > 0");
+    std::fprintf(stderr, "grove accuracy: %zu particles, %s against %s (double)%s\n", p.size(), o.tree_engine.c_str(),
+                 o.direct_engine.c_str(), o.sample ? ", sampled" : "");
+    const AccuracyStudy s = run_accuracy_study(p, o);
+    const std::string& out = c.output;
+    write_accuracy_hdf5(out, s, o, in);
+
+    std::printf("%s: N = %zu, compared %zu, eps %g, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "
+                "direct %.3f s%s\n\n",
+                in.c_str(), p.size(), s.targets.size(), o.eps, o.nleaf, o.ncrit, o.tree_engine.c_str(),
+                o.direct_engine.c_str(), s.build_seconds, s.direct_seconds, o.sample ? " (scaled to all N)" : "");
+    std::printf("| theta | component | p50 | p90 | p99 | p99.9 | max | pot p50 | nodes/group | leaves/group | "
+                "tree ms | speed-up vs direct |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const auto& t : s.results) {
+        const double tree_s = t.evaluate_seconds + s.build_seconds;
+        for (const auto& e : t.errors) {
+            const auto& q = e.acc_percentiles;
+            std::printf("| %.3g | %s | %.2e | %.2e | %.2e | %.2e | %.2e | %.2e | %.0f | %.0f | %.1f | %.0f |\n",
+                        t.theta, e.component.c_str(), q[0], q[1], q[2], q[3], q[4], e.pot_percentiles[0],
+                        t.stats.nodes_per_group, t.stats.leaves_per_group, 1e3 * tree_s, s.direct_seconds / tree_s);
+        }
+    }
+    std::printf("\nmedian error (all particles) ~ %.3g * theta^%.2f (least squares in log-log)\nwrote %s\n",
+                s.fit_amplitude, s.fit_exponent, out.c_str());
+    return 0;
+}
+
+} // namespace
+
 int command_accuracy(int argc, char** argv)
 {
     cxxopts::Options options("grove accuracy",
@@ -33,56 +108,7 @@ int command_accuracy(int argc, char** argv)
     options.positional_help("FILE [--theta 0.2:1.0:0.1] [-o accuracy.hdf5]");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
-    const auto& r = *parsed;
-    if (!r.count("file")) throw std::runtime_error("missing input snapshot (grove accuracy FILE)");
-    const std::string in = r["file"].as<std::string>();
-    const ParticleSet p = read_snapshot(in);
-
-    AccuracyOptions o;
-    o.thetas = parse_thetas(r["theta"].as<std::string>());
-    o.nleaf = r["nleaf"].as<int>();
-    o.ncrit = r["ncrit"].as<int>();
-    o.eps = r["eps"].as<double>();
-    o.G = r.count("G") ? r["G"].as<double>() : p.units.G;
-    const long long sample = r["sample"].as<long long>();
-    if (sample < 0) throw std::runtime_error("--sample must be >= 0");
-    o.sample = static_cast<std::size_t>(sample);
-    o.repeat = r["repeat"].as<int>();
-    o.seed = r["seed"].as<unsigned long long>();
-    if (o.nleaf < 1 || o.ncrit < 1) throw std::runtime_error("--nleaf and --ncrit must be >= 1");
-    if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and --G > 0");
-    if (o.repeat < 1) throw std::runtime_error("--repeat must be >= 1");
-    const std::string engine = engines().resolve(r["engine"].as<std::string>());
-    if (engine != "tree-cpu" && engine != "tree-gpu")
-        throw std::runtime_error("--engine must be tree, tree-cpu or tree-gpu (got '" + engine + "')");
-    engines().find(engine); // a GPU engine without a GPU is an error here, before any work
-    o.tree_engine = engine;
-    o.direct_engine = engines().resolve("direct");
-
-    std::fprintf(stderr, "grove accuracy: %zu particles, %s against %s (double)%s\n", p.size(), o.tree_engine.c_str(),
-                 o.direct_engine.c_str(), o.sample ? ", sampled" : "");
-    const AccuracyStudy s = run_accuracy_study(p, o);
-    const std::string out = r["output"].as<std::string>();
-    write_accuracy_hdf5(out, s, o, in);
-
-    std::printf("%s: N = %zu, compared %zu, eps %g, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "
-                "direct %.3f s%s\n\n",
-                in.c_str(), p.size(), s.targets.size(), o.eps, o.nleaf, o.ncrit, o.tree_engine.c_str(),
-                o.direct_engine.c_str(), s.build_seconds, s.direct_seconds, o.sample ? " (scaled to all N)" : "");
-    std::printf("| theta | component | p50 | p90 | p99 | p99.9 | max | pot p50 | nodes/group | leaves/group | "
-                "tree ms | speed-up vs direct |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (const auto& t : s.results) {
-        const double tree_s = t.evaluate_seconds + s.build_seconds;
-        for (const auto& e : t.errors) {
-            const auto& q = e.acc_percentiles;
-            std::printf("| %.3g | %s | %.2e | %.2e | %.2e | %.2e | %.2e | %.2e | %.0f | %.0f | %.1f | %.0f |\n",
-                        t.theta, e.component.c_str(), q[0], q[1], q[2], q[3], q[4], e.pot_percentiles[0],
-                        t.stats.nodes_per_group, t.stats.leaves_per_group, 1e3 * tree_s, s.direct_seconds / tree_s);
-        }
-    }
-    std::printf("\nmedian error (all particles) ~ %.3g * theta^%.2f (least squares in log-log)\nwrote %s\n",
-                s.fit_amplitude, s.fit_exponent, out.c_str());
-    return 0;
+    return run_accuracy(accuracy_command(*parsed));
 }
 
 } // namespace grove

@@ -1,5 +1,6 @@
 // grove ic MODEL -n N --seed S -o FILE: initial conditions written as a snapshot.
 #include <cstdio>
+#include <map>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -8,6 +9,83 @@
 #include "core/snapshot.hpp"
 
 namespace grove {
+
+namespace {
+
+// Everything `grove ic` needs, parsed from the command line.
+struct IcConfig {
+    std::string model, output;
+    std::size_t n = 0;
+    std::uint64_t seed = 1;
+    double cutoff = 0;                           // plummer
+    double mass = 1, scale = 1, truncation = 0;  // hernquist
+    std::string units = "nbody";                 // hernquist
+    bool random_masses = false;                  // uniform
+    GalaxyParams galaxy;                         // galaxy
+    std::map<std::string, std::string> recorded; // every option, into /RunParameters
+};
+
+IcConfig ic_config(const cxxopts::ParseResult& r)
+{
+    if (!r.count("model")) throw std::runtime_error("missing model (plummer, hernquist, galaxy or uniform)");
+    if (!r.count("output")) throw std::runtime_error("missing output path (-o FILE)");
+    IcConfig c;
+    c.model = r["model"].as<std::string>();
+    c.output = r["output"].as<std::string>();
+    const long long n = r["n"].as<long long>();
+    if (n <= 0) throw std::runtime_error("-n must be > 0 (got " + std::to_string(n) + ")");
+    c.n = static_cast<std::size_t>(n);
+    c.seed = r["seed"].as<unsigned long long>();
+    c.cutoff = r["cutoff"].as<double>();
+    c.mass = r["mass"].as<double>();
+    c.scale = r["scale"].as<double>();
+    c.truncation = r["truncation"].as<double>();
+    c.units = r["units"].as<std::string>();
+    c.random_masses = r.count("random-masses") > 0;
+    GalaxyParams& g = c.galaxy;
+    g.bulge_mass = r["bulge-mass"].as<double>();
+    g.bulge_scale = r["bulge-scale"].as<double>();
+    g.bulge_truncation = r["bulge-truncation"].as<double>();
+    g.disk_mass = r["disk-mass"].as<double>();
+    g.disk_scale_length = r["disk-scale-length"].as<double>();
+    g.disk_scale_height = r["disk-scale-height"].as<double>();
+    g.toomre_q = r["disk-q"].as<double>();
+    g.q_radius = r["disk-q-radius"].as<double>();
+    const std::string halo = r["halo"].as<std::string>();
+    if (c.model == "galaxy" && halo != "nfw" && halo != "hernquist")
+        throw std::runtime_error("--halo must be nfw or hernquist (got '" + halo + "')");
+    g.halo_profile = halo == "nfw" ? HaloProfile::Nfw : HaloProfile::Hernquist;
+    g.halo_mass = r["halo-mass"].as<double>();
+    g.halo_scale = r["halo-scale"].as<double>();
+    g.halo_truncation = r["halo-truncation"].as<double>();
+    c.recorded = recorded_options(r, "ic");
+    return c;
+}
+
+int run_ic(const IcConfig& c)
+{
+    ParticleSet p;
+    if (c.model == "plummer") {
+        p = make_plummer(c.n, c.seed, c.cutoff);
+    } else if (c.model == "hernquist") {
+        const Units units = units_by_name(c.units);
+        p = make_hernquist(c.n, c.seed, c.mass, c.scale, units.G, c.truncation);
+        p.units = units;
+    } else if (c.model == "galaxy") {
+        p = make_galaxy(c.n, c.seed, c.galaxy);
+    } else if (c.model == "uniform") {
+        p = make_uniform_cube(c.n, c.seed, c.random_masses);
+    } else {
+        throw std::runtime_error("unknown model '" + c.model + "' (use plummer, hernquist, galaxy or uniform)");
+    }
+    for (const auto& [key, value] : c.recorded) p.run_parameters[key] = value;
+    write_snapshot(c.output, p);
+    std::printf("wrote %s: %s model, %zu particles, seed %llu\n", c.output.c_str(), c.model.c_str(), p.size(),
+                static_cast<unsigned long long>(c.seed));
+    return 0;
+}
+
+} // namespace
 
 int command_ic(int argc, char** argv)
 {
@@ -50,52 +128,7 @@ int command_ic(int argc, char** argv)
     options.positional_help("MODEL -n N -o FILE");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
-    const auto& r = *parsed;
-    if (!r.count("model")) throw std::runtime_error("missing model (plummer, hernquist, galaxy or uniform)");
-    if (!r.count("output")) throw std::runtime_error("missing output path (-o FILE)");
-    const std::string model = r["model"].as<std::string>();
-    const long long n = r["n"].as<long long>();
-    if (n <= 0) throw std::runtime_error("-n must be > 0 (got " + std::to_string(n) + ")");
-    const auto count = static_cast<std::size_t>(n);
-    const std::uint64_t seed = r["seed"].as<unsigned long long>();
-
-    ParticleSet p;
-    if (model == "plummer") {
-        p = make_plummer(count, seed, r["cutoff"].as<double>());
-    } else if (model == "hernquist") {
-        const Units units = units_by_name(r["units"].as<std::string>());
-        p = make_hernquist(count, seed, r["mass"].as<double>(), r["scale"].as<double>(), units.G,
-                           r["truncation"].as<double>());
-        p.units = units;
-    } else if (model == "galaxy") {
-        GalaxyParams g;
-        g.bulge_mass = r["bulge-mass"].as<double>();
-        g.bulge_scale = r["bulge-scale"].as<double>();
-        g.bulge_truncation = r["bulge-truncation"].as<double>();
-        g.disk_mass = r["disk-mass"].as<double>();
-        g.disk_scale_length = r["disk-scale-length"].as<double>();
-        g.disk_scale_height = r["disk-scale-height"].as<double>();
-        g.toomre_q = r["disk-q"].as<double>();
-        g.q_radius = r["disk-q-radius"].as<double>();
-        const std::string halo = r["halo"].as<std::string>();
-        if (halo != "nfw" && halo != "hernquist")
-            throw std::runtime_error("--halo must be nfw or hernquist (got '" + halo + "')");
-        g.halo_profile = halo == "nfw" ? HaloProfile::Nfw : HaloProfile::Hernquist;
-        g.halo_mass = r["halo-mass"].as<double>();
-        g.halo_scale = r["halo-scale"].as<double>();
-        g.halo_truncation = r["halo-truncation"].as<double>();
-        p = make_galaxy(count, seed, g);
-    } else if (model == "uniform") {
-        p = make_uniform_cube(count, seed, r.count("random-masses") > 0);
-    } else {
-        throw std::runtime_error("unknown model '" + model + "' (use plummer, hernquist, galaxy or uniform)");
-    }
-    record_options(r, "ic", p);
-    const std::string out = r["output"].as<std::string>();
-    write_snapshot(out, p);
-    std::printf("wrote %s: %s model, %zu particles, seed %llu\n", out.c_str(), model.c_str(), p.size(),
-                static_cast<unsigned long long>(seed));
-    return 0;
+    return run_ic(ic_config(*parsed));
 }
 
 } // namespace grove

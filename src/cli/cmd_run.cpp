@@ -61,9 +61,7 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     c.checkpoint_every = r["checkpoint-every"].as<double>();
     c.checkpoint_steps = r["checkpoint-steps"].as<long long>();
     c.argv = std::move(args);
-    ParticleSet recorded;
-    record_options(r, "run", recorded);
-    c.recorded = recorded.run_parameters;
+    c.recorded = recorded_options(r, "run");
     return c;
 }
 
