@@ -26,8 +26,8 @@ double seconds_since(Clock::time_point start)
 }
 
 // Smallest cube containing all particles; a degenerate extent (N = 1, coincident points) gets
-// side 1 so that keys stay defined. Checks finiteness in the same pass (a serial allFinite() over
-// the input cost a millisecond per million particles).
+// side 1 so that keys stay defined. Checks finiteness in the same pass, rather than in a serial
+// pass of its own over the input.
 void bounding_cube(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, double lo[3], double& side)
 {
     double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
@@ -152,8 +152,7 @@ void build_nodes(Octree& tree, const BuildParams& params, std::vector<Segment>& 
     const TopDownBuilder builder(tree, tree.keys, params.nleaf);
     // About 64 subtrees per thread balance the dynamic schedule; fewer, larger ones would leave
     // threads idle at the end, more would grow the serial top. Below 2048 particles a subtree is
-    // too little work to be worth a scheduling step (10^5 particles on 16 threads built in 1.4 ms
-    // with subtrees of 97 particles).
+    // too little work to be worth a scheduling step.
     const std::int32_t subtree_limit =
         std::max({params.ncrit, params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
     segments.clear();

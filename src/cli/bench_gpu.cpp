@@ -44,12 +44,12 @@ void uniform_cube(std::size_t n, Eigen::Matrix3Xd& pos, Eigen::VectorXd& mass, s
     mass = std::move(p.mass);
 }
 
-int bench_direct(const cxxopts::ParseResult& r)
+int bench_direct(const BenchConfig& r)
 {
     const DeviceSummary dev = describe_device();
     const double limit = dev.interaction_limit(13.0);
-    const double eps = r["eps"].as<double>();
-    const int repeat = std::max(1, r["repeat"].as<int>());
+    const double eps = r.eps;
+    const int repeat = std::max(1, r.repeat);
     std::printf("device %s: %d SMs, %.3f GHz, %d FP32 lanes/SM\n", dev.name.c_str(), dev.sm_count, dev.clock_ghz,
                 dev.fp32_lanes_per_sm);
     std::printf(
@@ -80,25 +80,25 @@ int bench_direct(const cxxopts::ParseResult& r)
                     static_cast<long>(pos.cols()), engine.last_splits(), t * 1e3, rate, 100 * rate / limit);
         std::fflush(stdout);
     };
-    const auto precisions = split_list(r["precision"].as<std::string>());
+    const auto precisions = split_list(r.precision);
     for (const auto& pname : precisions) {
         const Precision prec = precision_by_name(pname);
         DirectGpuEngine engine(GravityParams{1.0, eps}, prec);
-        for (int e : parse_exponent_range(r["sizes"].as<std::string>(), "sizes")) {
+        for (int e : parse_exponent_range(r.sizes, "sizes")) {
             Eigen::Matrix3Xd pos;
             Eigen::VectorXd mass;
             uniform_cube(std::size_t{1} << e, pos, mass, 42);
             run(engine, pos, mass, nullptr, prec);
         }
     }
-    const int sources_exp = r["sources"].as<int>();
+    const int sources_exp = r.sources;
     Eigen::Matrix3Xd pos;
     Eigen::VectorXd mass;
     uniform_cube(std::size_t{1} << sources_exp, pos, mass, 43);
     for (const auto& pname : precisions) {
         const Precision prec = precision_by_name(pname);
         DirectGpuEngine engine(GravityParams{1.0, eps}, prec);
-        for (int e : parse_exponent_range(r["active"].as<std::string>(), "active")) {
+        for (int e : parse_exponent_range(r.active, "active")) {
             std::vector<std::int32_t> active(std::size_t{1} << e);
             std::mt19937 rng(static_cast<unsigned>(e));
             std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(pos.cols()) - 1);
@@ -110,10 +110,10 @@ int bench_direct(const cxxopts::ParseResult& r)
 }
 // Hermite kernel (prediction + acc/jerk/pot + reduction) rates: N_i = N_j = 2^sizes, and 2^active
 // targets against 2^sources, in mixed and double precision.
-int bench_hermite(const cxxopts::ParseResult& r)
+int bench_hermite(const BenchConfig& r)
 {
-    const int repeat = std::max(1, r["repeat"].as<int>());
-    const double eps = r["eps"].as<double>();
+    const int repeat = std::max(1, r.repeat);
+    const double eps = r.eps;
     std::printf("Hermite kernel: on-device prediction of all j, acc + jerk + pot of the active i, j-split reduction; "
                 "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
                 eps, repeat);
@@ -145,19 +145,18 @@ int bench_hermite(const cxxopts::ParseResult& r)
                     engine.last_splits(), 1e3 * t, static_cast<double>(active_count) * static_cast<double>(n) / t);
         std::fflush(stdout);
     };
-    for (const auto& pname : split_list(r["precision"].as<std::string>())) {
+    for (const auto& pname : split_list(r.precision)) {
         const Precision prec = precision_by_name(pname);
         if (prec == Precision::Float) continue;
-        for (int e : parse_exponent_range(r["sizes"].as<std::string>(), "sizes"))
-            run(prec, std::size_t{1} << e, std::size_t{1} << e);
-        for (int e : parse_exponent_range(r["active"].as<std::string>(), "active"))
-            run(prec, std::size_t{1} << r["sources"].as<int>(), std::size_t{1} << e);
+        for (int e : parse_exponent_range(r.sizes, "sizes")) run(prec, std::size_t{1} << e, std::size_t{1} << e);
+        for (int e : parse_exponent_range(r.active, "active"))
+            run(prec, std::size_t{1} << r.sources, std::size_t{1} << e);
     }
     return 0;
 }
 } // namespace
 
-int bench_gpu(const std::string& what, const cxxopts::ParseResult& r)
+int bench_gpu(const std::string& what, const BenchConfig& r)
 {
     if (!gpu_available()) throw std::runtime_error("grove bench " + what + " needs a CUDA GPU and none is visible");
     if (what == "hermite") return bench_hermite(r);

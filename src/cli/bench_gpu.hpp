@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include <cxxopts.hpp>
+#include "cli/bench_config.hpp"
 
 namespace grove {
 
-int bench_gpu(const std::string& what, const cxxopts::ParseResult& options);
+int bench_gpu(const std::string& what, const BenchConfig& config);
 
 } // namespace grove

@@ -5,7 +5,7 @@
 
 namespace grove {
 
-int bench_gpu(const std::string& what, const cxxopts::ParseResult&)
+int bench_gpu(const std::string& what, const BenchConfig&)
 {
     throw std::runtime_error("grove bench " + what +
                              " needs the GPU engines; this build has none (built without nvcc)");

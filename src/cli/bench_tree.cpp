@@ -48,14 +48,14 @@ struct Row {
 
 } // namespace
 
-int bench_tree(const cxxopts::ParseResult& r)
+int bench_tree(const BenchConfig& r)
 {
-    const int repeat = std::max(1, r["repeat"].as<int>());
-    const double eps = r["tree-eps"].as<double>();
-    const int nleaf = r["nleaf"].as<int>(), ncrit = r["ncrit"].as<int>();
-    const auto sample = static_cast<std::size_t>(std::max(1, r["sample"].as<int>()));
+    const int repeat = std::max(1, r.repeat);
+    const double eps = r.tree_eps;
+    const int nleaf = r.nleaf, ncrit = r.ncrit;
+    const auto sample = static_cast<std::size_t>(std::max(1, r.sample));
     std::vector<double> thetas;
-    for (const auto& t : split_list(r["thetas"].as<std::string>())) {
+    for (const auto& t : split_list(r.thetas)) {
         try {
             thetas.push_back(std::stod(t));
         } catch (const std::logic_error&) {
@@ -71,8 +71,8 @@ int bench_tree(const cxxopts::ParseResult& r)
                 "for %zu random particles against the double-precision GPU direct engine\n\n",
                 nleaf, ncrit, eps, eps, repeat, repeat, sample);
     std::vector<Row> rows;
-    for (const auto& model : split_list(r["models"].as<std::string>())) {
-        for (const auto& e : split_list(r["tree-sizes"].as<std::string>())) {
+    for (const auto& model : split_list(r.models)) {
+        for (const auto& e : split_list(r.tree_sizes)) {
             int exponent = 0;
             try {
                 exponent = std::stoi(e);

@@ -1,10 +1,10 @@
 // grove bench tree: the GPU tree engine's phases, list lengths, rates, busy lanes and accuracy.
 #pragma once
 
-#include <cxxopts.hpp>
+#include "cli/bench_config.hpp"
 
 namespace grove {
 
-int bench_tree(const cxxopts::ParseResult& options);
+int bench_tree(const BenchConfig& config);
 
 } // namespace grove

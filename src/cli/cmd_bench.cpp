@@ -5,6 +5,7 @@
 
 #include <omp.h>
 
+#include "cli/bench_config.hpp"
 #include "cli/bench_gpu.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -19,17 +20,17 @@ namespace {
 
 // Host tree build split into its phases for Plummer spheres of 10^e particles, and the
 // interaction-list lengths the walk produces.
-int bench_tree_build(const cxxopts::ParseResult& r)
+int bench_tree_build(const BenchConfig& r)
 {
-    const int repeat = std::max(1, r["repeat"].as<int>());
-    const BuildParams params{r["nleaf"].as<int>(), r["ncrit"].as<int>()};
+    const int repeat = std::max(1, r.repeat);
+    const BuildParams params{r.nleaf, r.ncrit};
     std::printf("host tree build, Plummer sphere, nleaf %d, ncrit %d, %d OpenMP threads, median of %d builds after one "
                 "warm-up (ms)\n\n",
                 params.nleaf, params.ncrit, omp_get_max_threads(), repeat);
     std::printf(
         "| N | keys | sort | build | moments | groups | total | Mparticles/s |\n|---|---|---|---|---|---|---|---|\n");
     std::vector<std::pair<long, Octree>> trees;
-    for (const auto& text : split_list(r["build-sizes"].as<std::string>())) {
+    for (const auto& text : split_list(r.build_sizes)) {
         const long n = static_cast<long>(std::stod(text));
         if (n <= 0) throw std::runtime_error("--build-sizes takes positive particle counts, e.g. 1e5,1e6");
         const ParticleSet p = make_plummer(static_cast<std::size_t>(n), 5);
@@ -62,6 +63,27 @@ int bench_tree_build(const cxxopts::ParseResult& r)
         }
     }
     return 0;
+}
+
+BenchConfig bench_config(const cxxopts::ParseResult& r)
+{
+    BenchConfig c;
+    c.what = r.count("what") ? r["what"].as<std::string>() : "";
+    c.build_sizes = r["build-sizes"].as<std::string>();
+    c.nleaf = r["nleaf"].as<int>();
+    c.ncrit = r["ncrit"].as<int>();
+    c.sizes = r["sizes"].as<std::string>();
+    c.active = r["active"].as<std::string>();
+    c.sources = r["sources"].as<int>();
+    c.precision = r["precision"].as<std::string>();
+    c.eps = r["eps"].as<double>();
+    c.repeat = r["repeat"].as<int>();
+    c.models = r["models"].as<std::string>();
+    c.tree_sizes = r["tree-sizes"].as<std::string>();
+    c.thetas = r["thetas"].as<std::string>();
+    c.tree_eps = r["tree-eps"].as<double>();
+    c.sample = r["sample"].as<int>();
+    return c;
 }
 
 } // namespace
@@ -97,11 +119,11 @@ int command_bench(int argc, char** argv)
     options.positional_help("direct|hermite|tree|tree-build");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
-    const std::string what = parsed->count("what") ? (*parsed)["what"].as<std::string>() : "";
-    if (what == "tree-build") return bench_tree_build(*parsed);
-    if (what != "direct" && what != "tree" && what != "hermite")
+    const BenchConfig c = bench_config(*parsed);
+    if (c.what == "tree-build") return bench_tree_build(c);
+    if (c.what != "direct" && c.what != "tree" && c.what != "hermite")
         throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree or tree-build");
-    return bench_gpu(what, *parsed);
+    return bench_gpu(c.what, c);
 }
 
 } // namespace grove

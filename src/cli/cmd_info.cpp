@@ -9,17 +9,10 @@
 
 namespace grove {
 
-int command_info(int argc, char** argv)
+namespace {
+
+int run_info(const std::string& path)
 {
-    cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type, time, units, total mass,\n"
-                                           "energies when the file holds potentials, and the run parameters.");
-    options.add_options()("file", "Snapshot (HDF5)", cxxopts::value<std::string>());
-    options.parse_positional({"file"});
-    options.positional_help("FILE");
-    const auto parsed = parse_command(options, argc, argv);
-    if (!parsed) return 0;
-    if (!parsed->count("file")) throw std::runtime_error("missing snapshot file (grove info FILE)");
-    const std::string path = (*parsed)["file"].as<std::string>();
     const ParticleSet p = read_snapshot(path);
 
     std::printf("file        %s\n", path.c_str());
@@ -52,6 +45,21 @@ int command_info(int argc, char** argv)
         for (const auto& [key, value] : p.run_parameters) std::printf("  %-28s %s\n", key.c_str(), value.c_str());
     }
     return 0;
+}
+
+} // namespace
+
+int command_info(int argc, char** argv)
+{
+    cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type, time, units, total mass,\n"
+                                           "energies when the file holds potentials, and the run parameters.");
+    options.add_options()("file", "Snapshot (HDF5)", cxxopts::value<std::string>());
+    options.parse_positional({"file"});
+    options.positional_help("FILE");
+    const auto parsed = parse_command(options, argc, argv);
+    if (!parsed) return 0;
+    if (!parsed->count("file")) throw std::runtime_error("missing snapshot file (grove info FILE)");
+    return run_info((*parsed)["file"].as<std::string>());
 }
 
 } // namespace grove

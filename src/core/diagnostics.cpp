@@ -23,9 +23,7 @@ Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& pot
     for (Eigen::Index i = 0; i < p.pos.cols(); ++i) d.angular_momentum += p.mass[i] * p.pos.col(i).cross(p.vel.col(i));
     if (d.mass > 0) {
         d.centre_of_mass = p.pos * p.mass / d.mass;
-        d.centre_of_mass_velocity = d.momentum / d.mass;
     }
-    d.lagrangian_fractions = fractions;
     d.lagrangian_radii = lagrangian_radii(p.pos, p.mass, d.centre_of_mass, fractions);
     return d;
 }

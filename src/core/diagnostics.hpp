@@ -20,8 +20,6 @@ struct Diagnostics {
     Eigen::Vector3d momentum = Eigen::Vector3d::Zero();
     Eigen::Vector3d angular_momentum = Eigen::Vector3d::Zero(); // about the origin
     Eigen::Vector3d centre_of_mass = Eigen::Vector3d::Zero();
-    Eigen::Vector3d centre_of_mass_velocity = Eigen::Vector3d::Zero();
-    std::vector<double> lagrangian_fractions;
     std::vector<double> lagrangian_radii; // about the centre of mass, one per fraction
 };
 

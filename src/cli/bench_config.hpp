@@ -1,0 +1,25 @@
+// The options of `grove bench`, parsed once (cmd_bench.cpp) for every benchmark.
+#pragma once
+
+#include <string>
+
+namespace grove {
+
+struct BenchConfig {
+    std::string what;                    // direct | hermite | tree | tree-build
+    std::string build_sizes = "1e5,1e6"; // tree-build: particle counts
+    int nleaf = 64, ncrit = 64;
+    std::string sizes = "14:20"; // direct, hermite: log2 N range for all-on-all runs
+    std::string active = "6:14"; // log2 range of active targets
+    int sources = 20;            // log2 of the sources for the active runs
+    std::string precision = "float,mixed,double";
+    double eps = 0.01;
+    int repeat = 3;
+    std::string models = "uniform,galaxy"; // tree
+    std::string tree_sizes = "20,23";      // tree: log2 N
+    std::string thetas = "0.5,0.75";       // tree
+    double tree_eps = 0;                   // tree
+    int sample = 16384;                    // tree: particles compared against direct summation
+};
+
+} // namespace grove

@@ -1,0 +1,44 @@
+// The j-split planner every direct kernel launches with (plain C++, so CI checks it).
+#include <catch2/catch.hpp>
+
+#include "gpu/j_split.hpp"
+
+using grove::gpu::plan_j_split;
+
+TEST_CASE("j-splits fill the device, cover every source in whole tiles, and obey forced values", "[gpu-plan]")
+{
+    SECTION("many targets: one split")
+    {
+        const auto p = plan_j_split(1 << 20, 256, 1 << 20, 128, 132, 8, 0);
+        CHECK(p.splits == 1);
+        CHECK(p.i_blocks == 4096);
+        CHECK(p.chunk >= (1 << 20));
+    }
+    SECTION("few targets: enough splits for sm_count x blocks_per_sm blocks")
+    {
+        const auto p = plan_j_split(64, 256, 1 << 20, 128, 132, 8, 0);
+        CHECK(p.i_blocks == 1);
+        // The chunk is rounded up to whole tiles, which may cost a few splits.
+        CHECK(p.splits * p.i_blocks > 132 * 8 * 3 / 4);
+        CHECK(p.chunk % 128 == 0);
+        CHECK(static_cast<long long>(p.splits) * p.chunk >= (1 << 20));
+        CHECK(static_cast<long long>(p.splits - 1) * p.chunk < (1 << 20)); // no empty split
+    }
+    SECTION("the kernel's blocks per SM decide the split count")
+    {
+        const auto eight = plan_j_split(64, 256, 1 << 20, 128, 132, 8, 0);
+        const auto four = plan_j_split(64, 256, 1 << 20, 128, 132, 4, 0);
+        CHECK(four.splits < eight.splits);
+    }
+    SECTION("never more splits than tiles, never fewer than one")
+    {
+        CHECK(plan_j_split(1, 256, 100, 128, 132, 8, 0).splits == 1);
+        CHECK(plan_j_split(1, 256, 1000, 128, 132, 8, 0).splits == 8);
+        CHECK(plan_j_split(1, 256, 0, 128, 132, 8, 0).splits == 1);
+    }
+    SECTION("forced splits are taken as far as the tiles allow")
+    {
+        CHECK(plan_j_split(1 << 20, 256, 1 << 20, 128, 132, 8, 7).splits == 7);
+        CHECK(plan_j_split(1 << 20, 256, 256, 128, 132, 8, 7).splits == 2);
+    }
+}
