@@ -19,7 +19,8 @@ void register_gpu_engines(EngineRegistry& registry)
                   }});
     registry.add({"tree-gpu", true,
                   [](const EngineConfig& c) {
-                      return std::make_unique<TreeGpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}}, c.gravity);
+                      return std::make_unique<TreeGpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
+                                                             c.gravity);
                   },
                   nullptr});
 }

@@ -17,6 +17,7 @@
 #include "gpu/tree_walk.cuh"
 #include "tree/float_tree.hpp"
 #include "tree/lane_layout.hpp"
+#include "tree/refit.hpp"
 #include "tree/store_forces.hpp"
 
 namespace grove {
@@ -49,6 +50,7 @@ struct TreeGpuEngine::Impl {
     PhaseTimes times, upload_times;
 
     Octree tree;                    // compute()'s host tree, kept so that repeated builds reuse its storage
+    TreeUpdater updater;            // compute(): build or refit
     const Octree* loaded = nullptr; // the tree last uploaded (statistics)
     int num_particles = 0, num_nodes = 0, num_groups = 0;
     bool uploaded = false, evaluated = false;
@@ -63,7 +65,7 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
     gpu::DeviceBuffer<float4> d_sorted, d_out;
 
-    Impl(TreeParams p, GravityParams g) : params(p), gravity(g)
+    Impl(TreeParams p, GravityParams g) : params(p), gravity(g), updater(p.rebuild_every)
     {
         if (cuda_device_count() == 0) throw std::runtime_error("tree-gpu: no CUDA device is visible");
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -198,14 +200,11 @@ void TreeGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& 
 {
     const auto start = Clock::now();
     BuildTimes build;
-    build_octree_into(impl_->tree, pos, mass, impl_->params.build, &build);
+    impl_->updater.update(impl_->tree, pos, mass, impl_->params.build, &build);
     upload(impl_->tree);
     evaluate(impl_->params.theta, out);
-    PhaseTimes all = {{"keys", build.keys},
-                      {"sort", build.sort},
-                      {"build", build.build},
-                      {"moments", build.moments},
-                      {"groups", build.groups}};
+    PhaseTimes all = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
+                      {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     all.insert(all.end(), impl_->upload_times.begin(), impl_->upload_times.end());
     all.insert(all.end(), impl_->times.begin(), impl_->times.end());
     // Whatever the phases leave out of the call's wall time (launches, waits), so that a run's

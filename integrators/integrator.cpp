@@ -1,5 +1,7 @@
 #include "integrators/integrator.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <stdexcept>
 
@@ -26,10 +28,16 @@ class LeapfrogIntegrator final : public Integrator {
     }
     void advance_to(double t, ParticleSet& p) override
     {
+        const double force_before = leapfrog_.force_seconds();
+        const auto start = Clock::now();
         leapfrog_.step(p);
+        const double wall = std::chrono::duration<double>(Clock::now() - start).count();
         add_phases();
         p.time = t; // no accumulated rounding in the clock
+        last_ = engine_->last_phase_times();
+        last_.emplace_back("integration", std::max(0.0, wall - (leapfrog_.force_seconds() - force_before)));
     }
+    PhaseTimes last_phases() const override { return last_; }
     void synchronize(ParticleSet&) override {}                       // every step computes them
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }
@@ -46,9 +54,11 @@ class LeapfrogIntegrator final : public Integrator {
     {
         for (const auto& [name, v] : engine_->last_phase_times()) phases_[name] += v;
     }
+    using Clock = std::chrono::steady_clock;
     std::unique_ptr<ForceEngine> engine_;
     Leapfrog leapfrog_;
     std::map<std::string, double> phases_;
+    PhaseTimes last_;
 };
 
 class HermiteIntegrator final : public Integrator {
@@ -65,7 +75,16 @@ class HermiteIntegrator final : public Integrator {
         hermite_.start(p);
         synchronize(p);
     }
-    void advance_to(double t, ParticleSet& p) override { hermite_.advance_to(t, p); }
+    void advance_to(double t, ParticleSet& p) override
+    {
+        const double force_before = hermite_.force_seconds();
+        const auto start = std::chrono::steady_clock::now();
+        hermite_.advance_to(t, p);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double force = hermite_.force_seconds() - force_before;
+        last_ = {{"force", force}, {"integration", std::max(0.0, wall - force)}};
+    }
+    PhaseTimes last_phases() const override { return last_; }
     void synchronize(ParticleSet& p) override
     {
         p.pot = hermite_.potentials();
@@ -100,6 +119,7 @@ class HermiteIntegrator final : public Integrator {
     std::unique_ptr<HermiteEngine> engine_;
     Hermite hermite_;
     double dt_max_;
+    PhaseTimes last_;
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/engine_registry.hpp"
+#include "core/force_engine.hpp"
 #include "core/integrator_state.hpp"
 #include "core/particles.hpp"
 
@@ -36,7 +37,10 @@ class Integrator {
     virtual void resume(const IntegratorState& state, ParticleSet& particles) = 0;
 
     virtual double force_seconds() const = 0; // wall time inside the engine
-    virtual std::string summary() const = 0;  // one line for the end of a run
+    // The last advance_to's wall time by phase: the engine's phases, then "integration" (the
+    // integrator's own loops). Benchmarks read it.
+    virtual PhaseTimes last_phases() const = 0;
+    virtual std::string summary() const = 0; // one line for the end of a run
 };
 
 struct IntegratorConfig {

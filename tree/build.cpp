@@ -119,10 +119,11 @@ class TopDownBuilder {
         const double unit = tree_.box_side / kMortonAxisCells;
         tree_.is_leaf[index] = leaf ? 1 : 0;
         tree_.range[index] = {begin, end};
-        tree_.size[index] = tree_.box_side / static_cast<double>(1u << level);
+        const double side = tree_.box_side / static_cast<double>(1u << level);
+        tree_.size[index] = side;
         tree_.cell_centre[index] = {tree_.box_lo[0] + (corner[0] + half_cells) * unit,
                                     tree_.box_lo[1] + (corner[1] + half_cells) * unit,
-                                    tree_.box_lo[2] + (corner[2] + half_cells) * unit, 0};
+                                    tree_.box_lo[2] + (corner[2] + half_cells) * unit, side};
     }
 
     // Writes the subtree of a cell in pre-order from `index`; returns the index after it.
@@ -249,7 +250,7 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
     t.sort = seconds_since(start);
 
     start = Clock::now();
-    std::vector<Segment> segments;
+    std::vector<Segment>& segments = tree.segments;
     build_nodes(tree, params, segments);
     t.build = seconds_since(start);
 

@@ -19,12 +19,14 @@ struct BuildParams {
 struct TreeParams {
     double theta = 0.5;
     BuildParams build;
+    int rebuild_every = 1; // full builds every K evaluations, refits between (tree/refit.hpp)
 };
 
 // Seconds spent in each build phase.
 struct BuildTimes {
     double keys = 0, sort = 0, build = 0, moments = 0, groups = 0;
-    double total() const { return keys + sort + build + moments + groups; }
+    double gather = 0; // a refit's gather of the moved particles (tree/refit.hpp)
+    double total() const { return keys + sort + build + moments + groups + gather; }
 };
 
 // Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws

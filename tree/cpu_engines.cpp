@@ -13,7 +13,8 @@ void register_cpu_engines(EngineRegistry& registry)
                   [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); }});
     registry.add({"tree-cpu", false,
                   [](const EngineConfig& c) {
-                      return std::make_unique<TreeCpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}}, c.gravity);
+                      return std::make_unique<TreeCpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
+                                                             c.gravity);
                   },
                   nullptr});
 }

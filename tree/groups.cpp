@@ -80,4 +80,14 @@ void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments)
     }
 }
 
+void refit_group_boxes(Octree& tree)
+{
+    const auto num_groups = static_cast<std::int64_t>(tree.groups.size());
+#pragma omp parallel for schedule(static) if (num_groups > 256)
+    for (std::int64_t g = 0; g < num_groups; ++g) {
+        Group<double>& group = tree.groups[static_cast<std::size_t>(g)];
+        group = make_group(tree, group.range);
+    }
+}
+
 } // namespace grove

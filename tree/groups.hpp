@@ -13,4 +13,7 @@ namespace grove {
 // particles is cut into consecutive chunks.
 void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments);
 
+// New boxes for the existing groups after the particles moved (a refit).
+void refit_group_boxes(Octree& tree);
+
 } // namespace grove

@@ -11,7 +11,9 @@ namespace grove {
 
 // Leaves sum their particles; internal nodes their children as point masses plus the children's
 // own quadrupoles (parallel-axis theorem). Each subtree segment is done by one thread, the serial
-// top afterwards.
-void compute_moments(Octree& tree, const std::vector<Segment>& segments);
+// top afterwards. With grow_cells (a refit of moved particles, tree/refit.hpp) each cell is first
+// re-centred on the bounding box of its particles and grown to hold them (moments.cpp,
+// refit_cell), so that the opening criterion stays conservative.
+void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool grow_cells = false);
 
 } // namespace grove

@@ -5,13 +5,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "tree/segments.hpp"
 #include "tree/tree_arrays.hpp"
 
 namespace grove {
 
 struct Octree : TreeArrays<double, HostVector> {
     std::vector<std::uint64_t> keys;       // [N] Morton keys of the sorted particles
-    std::vector<Vec4<double>> cell_centre; // [M] geometric cell centres
+    std::vector<Vec4<double>> cell_centre; // [M] geometric cell centres (x,y,z) and sides (w)
+    std::vector<Segment> segments;         // how the build cut the node array (tree/segments.hpp)
     double box_lo[3] = {0, 0, 0};          // bounding cube corner
     double box_side = 0;                   // bounding cube side
 

@@ -45,19 +45,19 @@ void evaluate_group(const OctreeView<double>& tree, const InteractionLists& list
 
 } // namespace
 
-TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity) : tree_params_(tree), gravity_(gravity) {}
+TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity)
+    : tree_params_(tree), gravity_(gravity), updater_(tree.rebuild_every)
+{
+}
 
 void TreeCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
 {
     BuildTimes build;
-    build_octree_into(tree_, pos, mass, tree_params_.build, &build);
+    updater_.update(tree_, pos, mass, tree_params_.build, &build);
     evaluate(tree_, tree_params_.theta, out);
     PhaseTimes walk_times = times_;
-    times_ = {{"keys", build.keys},
-              {"sort", build.sort},
-              {"build", build.build},
-              {"moments", build.moments},
-              {"groups", build.groups}};
+    times_ = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
+              {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     times_.insert(times_.end(), walk_times.begin(), walk_times.end());
 }
 

@@ -9,6 +9,7 @@
 #include "core/force_engine.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
+#include "tree/refit.hpp"
 #include "tree/tree_sweep.hpp"
 
 namespace grove {
@@ -34,6 +35,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     PhaseTimes times_;
     TreeStats stats_;
     Octree tree_; // kept so that repeated builds reuse its storage
+    TreeUpdater updater_;
     Octree* loaded_ = nullptr;
 };
 

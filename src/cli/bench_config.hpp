@@ -1,6 +1,7 @@
 // The options of `grove bench`, parsed once (cmd_bench.cpp) for every benchmark.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace grove {
@@ -13,13 +14,21 @@ struct BenchConfig {
     std::string active = "6:14"; // log2 range of active targets
     int sources = 20;            // log2 of the sources for the active runs
     std::string precision = "float,mixed,double";
-    double eps = 0.01;
+    std::optional<double> eps; // direct, hermite: 0.01 when absent; step: by model
     int repeat = 3;
     std::string models = "uniform,galaxy"; // tree
     std::string tree_sizes = "20,23";      // tree: log2 N
     std::string thetas = "0.5,0.75";       // tree
     double tree_eps = 0;                   // tree
-    int sample = 16384;                    // tree: particles compared against direct summation
+    int sample = 16384;                    // tree, step: particles compared against direct summation
+    std::string model = "plummer";         // step: plummer | galaxy | uniform
+    long long n = 1 << 20;                 // step
+    double theta = 0.5;                    // step
+    double dt = 1.0 / 64;                  // step
+    int steps = 64;                        // step: timed steps (after the warm-up)
+    int warmup = 3;                        // step: steps before the timing starts
+    int rebuild_every = 1;                 // step: full tree builds every K steps, refits between
+    std::string engine = "tree";           // step
 };
 
 } // namespace grove

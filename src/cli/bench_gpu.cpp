@@ -48,7 +48,7 @@ int bench_direct(const BenchConfig& r)
 {
     const DeviceSummary dev = describe_device();
     const double limit = dev.interaction_limit(13.0);
-    const double eps = r.eps;
+    const double eps = r.eps.value_or(0.01);
     const int repeat = std::max(1, r.repeat);
     std::printf("device %s: %d SMs, %.3f GHz, %d FP32 lanes/SM\n", dev.name.c_str(), dev.sm_count, dev.clock_ghz,
                 dev.fp32_lanes_per_sm);
@@ -113,7 +113,7 @@ int bench_direct(const BenchConfig& r)
 int bench_hermite(const BenchConfig& r)
 {
     const int repeat = std::max(1, r.repeat);
-    const double eps = r.eps;
+    const double eps = r.eps.value_or(0.01);
     std::printf("Hermite kernel: on-device prediction of all j, acc + jerk + pot of the active i, j-split reduction; "
                 "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
                 eps, repeat);

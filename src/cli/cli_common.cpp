@@ -48,8 +48,10 @@ void add_engine_options(cxxopts::Options& options)
         "theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))(
         "nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))(
         "ncrit", "Tree: most particles in a group that walks the tree together",
-        cxxopts::value<int>()->default_value("64"))("eps", "Plummer softening length (length units; 0 allowed)",
-                                                    cxxopts::value<double>()->default_value("0"))(
+        cxxopts::value<int>()->default_value("64"))(
+        "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
+        cxxopts::value<int>()->default_value("1"))("eps", "Plummer softening length (length units; 0 allowed)",
+                                                   cxxopts::value<double>()->default_value("0"))(
         "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
 }
 
@@ -61,6 +63,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.theta = result["theta"].as<double>();
     o.nleaf = result["nleaf"].as<int>();
     o.ncrit = result["ncrit"].as<int>();
+    o.rebuild_every = result["rebuild-every"].as<int>();
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))
@@ -69,6 +72,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (!(o.theta > 0) || !std::isfinite(o.theta)) throw std::runtime_error("--theta must be a finite number > 0");
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
     if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
+    if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     return o;
 }
 

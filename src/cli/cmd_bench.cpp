@@ -7,6 +7,7 @@
 
 #include "cli/bench_config.hpp"
 #include "cli/bench_gpu.hpp"
+#include "cli/bench_step.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/ic_models.hpp"
@@ -76,13 +77,21 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.active = r["active"].as<std::string>();
     c.sources = r["sources"].as<int>();
     c.precision = r["precision"].as<std::string>();
-    c.eps = r["eps"].as<double>();
+    if (r.count("eps")) c.eps = r["eps"].as<double>();
     c.repeat = r["repeat"].as<int>();
     c.models = r["models"].as<std::string>();
     c.tree_sizes = r["tree-sizes"].as<std::string>();
     c.thetas = r["thetas"].as<std::string>();
     c.tree_eps = r["tree-eps"].as<double>();
     c.sample = r["sample"].as<int>();
+    c.model = r["model"].as<std::string>();
+    c.n = r["n"].as<long long>();
+    c.theta = r["theta"].as<double>();
+    c.dt = r["dt"].as<double>();
+    c.steps = r["steps"].as<int>();
+    c.warmup = r["warmup"].as<int>();
+    c.rebuild_every = r["rebuild-every"].as<int>();
+    c.engine = r["engine"].as<std::string>();
     return c;
 }
 
@@ -94,8 +103,8 @@ int command_bench(int argc, char** argv)
                              "Benchmarks. `grove bench direct`: GPU direct-summation interaction rates\n"
                              "for N_i = N_j = 2^sizes and for 2^active targets against 2^sources sources.");
     options.add_options()("what",
-                          "What to benchmark: direct (GPU), hermite (GPU Hermite kernel), tree (GPU treecode) or "
-                          "tree-build (host octree)",
+                          "What to benchmark: direct (GPU), hermite (GPU Hermite kernel), tree (GPU treecode), "
+                          "tree-build (host octree) or step (leapfrog steps on any tree engine)",
                           cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
                                                          cxxopts::value<std::string>()->default_value("1e5,1e6"))(
         "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
@@ -105,8 +114,19 @@ int command_bench(int argc, char** argv)
         "sources", "log2 of the sources for the active runs",
         cxxopts::value<int>()->default_value("20"))("precision", "Comma-separated precisions: float,mixed,double",
                                                     cxxopts::value<std::string>()->default_value("float,mixed,double"))(
-        "eps", "Plummer softening", cxxopts::value<double>()->default_value("0.01"))(
-        "repeat", "Timed runs per point (median reported)", cxxopts::value<int>()->default_value("3"));
+        "eps", "Plummer softening (direct, hermite: default 0.01; step: 1/64, or 0.05 kpc for galaxy)",
+        cxxopts::value<double>())("repeat", "Timed runs per point (median reported)",
+                                  cxxopts::value<int>()->default_value("3"));
+    options.add_options("step")("model", "step: plummer (Henon units), galaxy (GADGET units) or uniform",
+                                cxxopts::value<std::string>()->default_value("plummer"))(
+        "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
+        "theta", "step: opening angle", cxxopts::value<double>()->default_value("0.5"))(
+        "dt", "step: leapfrog step", cxxopts::value<double>()->default_value("0.015625"))(
+        "steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
+        "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(
+        "rebuild-every", "step: tree rebuilt every K steps, refitted between",
+        cxxopts::value<int>()->default_value("1"))("engine", "step: force engine (tree: GPU when present)",
+                                                   cxxopts::value<std::string>()->default_value("tree"));
     options.add_options("tree")("models", "tree: comma-separated models, uniform (cube, random masses) and galaxy",
                                 cxxopts::value<std::string>()->default_value("uniform,galaxy"))(
         "tree-sizes", "tree: comma-separated log2 N (uniform uses 2^e - 1 particles)",
@@ -116,13 +136,14 @@ int command_bench(int argc, char** argv)
         "sample", "tree: particles whose error is measured against direct summation",
         cxxopts::value<int>()->default_value("16384"));
     options.parse_positional({"what"});
-    options.positional_help("direct|hermite|tree|tree-build");
+    options.positional_help("direct|hermite|tree|tree-build|step");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     const BenchConfig c = bench_config(*parsed);
     if (c.what == "tree-build") return bench_tree_build(c);
+    if (c.what == "step") return bench_step(c);
     if (c.what != "direct" && c.what != "tree" && c.what != "hermite")
-        throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree or tree-build");
+        throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree, tree-build or step");
     return bench_gpu(c.what, c);
 }
 

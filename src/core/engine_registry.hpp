@@ -20,6 +20,7 @@ struct EngineConfig {
     double theta = 0.5;               // tree opening angle
     int nleaf = 64;                   // tree: most particles in a leaf cell
     int ncrit = 64;                   // tree: most particles in a group
+    int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
     GravityParams gravity;
 };
 

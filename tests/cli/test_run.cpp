@@ -144,3 +144,22 @@ TEST_CASE("SIGINT finishes the step and leaves a checkpoint and valid snapshots"
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     CHECK(text.find("interrupted (signal 2)") != std::string::npos);
 }
+
+TEST_CASE("a snapshot that cannot be written stops the run with one clear line and no partial file",
+          "[integrator][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "unwritable";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "snapshot_0001.hdf5"); // the second snapshot's name is taken by a folder
+    const int status = grove_run(test::data_path("plummer_4096.hdf5") + " -o " + dir.string() +
+                                     " --engine tree-cpu --eps 0.01 --dt 0.01 --t-end 0.04 --snapshot-every 0.01",
+                                 dir.string() + ".log");
+    CHECK(status == 1);
+    std::ifstream log(dir.string() + ".log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("grove run: error: cannot write " + (dir / "snapshot_0001.hdf5").string()) != std::string::npos);
+    for (const auto& entry : fs::directory_iterator(dir))
+        CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+    CHECK_NOTHROW(read_snapshot((dir / "snapshot_0000.hdf5").string()));
+}

@@ -1,0 +1,143 @@
+#include "cli/bench_step.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+
+#include <omp.h>
+
+#include "cli/cli_common.hpp"
+#include "core/diagnostics.hpp"
+#include "core/force_errors.hpp"
+#include "core/galaxy_model.hpp"
+#include "core/ic_models.hpp"
+#include "engines/engines.hpp"
+#include "integrators/integrator.hpp"
+
+namespace grove {
+
+namespace {
+
+// Where a phase runs, by the names the tree engines give their phases.
+const char* phase_place(const std::string& name)
+{
+    for (const char* gpu : {"opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves"})
+        if (name == gpu) return "GPU";
+    for (const char* transfer : {"upload", "download"})
+        if (name == transfer) return "transfer";
+    return "host";
+}
+
+ParticleSet make_model(const std::string& model, std::size_t n)
+{
+    if (model == "plummer") return make_plummer(n, 1);
+    if (model == "galaxy") return make_galaxy(n, 1, GalaxyParams{});
+    if (model == "uniform") return make_uniform_cube(n, 1, false);
+    throw std::runtime_error("--model takes plummer, galaxy or uniform (got '" + model + "')");
+}
+
+} // namespace
+
+int bench_step(const BenchConfig& c)
+{
+    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
+    if (!(c.theta > 0) || !(c.dt > 0)) throw std::runtime_error("--theta and --dt must be > 0");
+    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
+    ParticleSet p = make_model(c.model, static_cast<std::size_t>(c.n));
+    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
+    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
+
+    IntegratorConfig ic;
+    ic.integrator = "leapfrog";
+    ic.engine.engine = c.engine;
+    ic.engine.theta = c.theta;
+    ic.engine.nleaf = c.nleaf;
+    ic.engine.ncrit = c.ncrit;
+    ic.engine.gravity = {p.units.G, eps};
+    ic.engine.rebuild_every = c.rebuild_every;
+    ic.dt = c.dt;
+    report_engine_choice(c.engine);
+    auto integrator = make_integrator(ic, engines());
+    integrator->start(p);
+
+    // Force errors of the first evaluation against the double-precision direct sum on a sample.
+    std::vector<std::int32_t> targets(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, c.sample)), p.size()));
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(p.size() - 1));
+    for (auto& t : targets) t = pick(rng);
+    EngineConfig direct = ic.engine;
+    direct.engine = "direct";
+    direct.precision = "double";
+    const auto direct_engine = engines().make_force(direct);
+    // Percentiles 50, 90, 99 of the sample's errors in `acc` against the direct sum at p's positions.
+    auto sample_errors = [&](const Eigen::Matrix3Xd& all_acc) {
+        Forces ref;
+        direct_engine->compute_subset(p.pos, p.mass, targets, ref);
+        Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(targets.size()));
+        for (std::size_t k = 0; k < targets.size(); ++k)
+            acc.col(static_cast<Eigen::Index>(k)) = all_acc.col(targets[k]);
+        return percentiles(relative_errors(acc, ref.acc), {50, 90, 99});
+    };
+    const auto errors = sample_errors(p.acc);
+
+    const double e0 = compute_diagnostics(p, p.pot).total;
+    PhaseTimes sums;
+    double wall = 0;
+    for (int s = 1; s <= c.warmup + c.steps; ++s) {
+        const auto start = std::chrono::steady_clock::now();
+        integrator->advance_to(s * c.dt, p);
+        if (s <= c.warmup) continue;
+        wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (const auto& [name, seconds] : integrator->last_phases()) {
+            auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == name; });
+            if (it == sums.end())
+                sums.emplace_back(name, seconds);
+            else
+                it->second += seconds;
+        }
+    }
+    const double e1 = compute_diagnostics(p, p.pot).total;
+    const double de = std::abs((e1 - e0) / e0);
+    // What reuse costs: the last step's forces (from a tree refitted `age` times) and a fresh build's
+    // at the same positions, against the direct sum.
+    const int age = (c.warmup + c.steps) % c.rebuild_every;
+    const auto last_errors = sample_errors(p.acc);
+    EngineConfig fresh_config = ic.engine;
+    fresh_config.rebuild_every = 1;
+    Forces fresh;
+    engines().make_force(fresh_config)->compute(p.pos, p.mass, fresh);
+    const auto fresh_errors = sample_errors(fresh.acc);
+
+    const double per = 1e3 / c.steps;
+    std::printf("grove bench step: %s, N = %lld, theta %.3g, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
+                "engine %s; %d OpenMP threads; mean of %d steps after %d warm-up steps\n\n",
+                c.model.c_str(), c.n, c.theta, eps, c.dt, c.nleaf, c.ncrit, c.rebuild_every,
+                integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
+    std::printf("| phase | where | ms per step |\n|---|---|---|\n");
+    double host = 0, transfer = 0, gpu = 0;
+    for (const auto& [name, seconds] : sums) {
+        const char* place = phase_place(name);
+        std::printf("| %s | %s | %.3f |\n", name.c_str(), place, per * seconds);
+        (std::string(place) == "GPU" ? gpu : std::string(place) == "transfer" ? transfer : host) += per * seconds;
+    }
+    std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
+                "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "
+                "fresh build at the last step's positions\n\n",
+                targets.size(), age);
+    std::printf("| model | N | theta | K | engine | ms per step | host | transfers | GPU | abs(dE/E) after %d "
+                "steps | first p50 / p99 | last p50 / p99 | fresh p50 / p99 |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                c.warmup + c.steps);
+    std::printf("| %s | %lld | %.3g | %d | %s | **%.2f** | %.2f | %.2f | %.2f | %.2e | %.2e / %.2e | %.2e / %.2e | "
+                "%.2e / %.2e |\n",
+                c.model.c_str(), c.n, c.theta, c.rebuild_every, integrator->engine_name().c_str(), per * wall, host,
+                transfer, gpu, de, errors[0], errors[2], last_errors[0], last_errors[2], fresh_errors[0],
+                fresh_errors[2]);
+    return 0;
+}
+
+} // namespace grove

@@ -1,0 +1,34 @@
+// Tree reuse between steps: the structure of the last build (nodes, particle ranges, groups) kept,
+// and everything that depends on positions recomputed for the particles' new positions in O(N):
+// the particles gathered into the tree's order, centres of mass, quadrupoles, node sizes grown to
+// hold particles that left their cells, and group boxes. Far cheaper than a build; the cost is
+// accuracy, as cells grow and their expansions lengthen (grove bench step --rebuild-every reports
+// it).
+#pragma once
+
+#include <Eigen/Core>
+
+#include "tree/build.hpp"
+
+namespace grove {
+
+// Refits `tree` (built from the same particles, N and masses' order unchanged) to `pos` and `mass`.
+// Throws std::invalid_argument for a particle count that differs from the tree's or non-finite input.
+void refit_octree(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, BuildTimes* times = nullptr);
+
+// What a tree engine does each evaluation: a full build on every rebuild_every-th call (and
+// whenever the particle count changed), a refit on the calls between.
+class TreeUpdater {
+  public:
+    explicit TreeUpdater(int rebuild_every = 1);
+    // Returns true when it rebuilt.
+    bool update(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
+                BuildTimes* times);
+    int rebuild_every() const { return rebuild_every_; }
+
+  private:
+    int rebuild_every_;
+    int since_build_ = -1; // calls since the last build; -1 before the first
+};
+
+} // namespace grove
