@@ -24,7 +24,7 @@ struct BenchConfig {
     std::string model = "plummer";         // step: plummer | galaxy | uniform
     long long n = 1 << 20;                 // step
     double theta = 0.5;                    // step
-    double dt = 1.0 / 64;                  // step
+    std::optional<double> dt;              // step: 1/64, or 2.5e-4 for galaxy (GADGET time units)
     int steps = 64;                        // step: timed steps (after the warm-up)
     int warmup = 3;                        // step: steps before the timing starts
     int rebuild_every = 1;                 // step: full tree builds every K steps, refits between

@@ -44,7 +44,8 @@ ParticleSet make_model(const std::string& model, std::size_t n)
 int bench_step(const BenchConfig& c)
 {
     if (c.n < 2) throw std::runtime_error("-n must be >= 2");
-    if (!(c.theta > 0) || !(c.dt > 0)) throw std::runtime_error("--theta and --dt must be > 0");
+    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
+    if (!(c.theta > 0) || !(dt > 0)) throw std::runtime_error("--theta and --dt must be > 0");
     if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     ParticleSet p = make_model(c.model, static_cast<std::size_t>(c.n));
@@ -59,7 +60,7 @@ int bench_step(const BenchConfig& c)
     ic.engine.ncrit = c.ncrit;
     ic.engine.gravity = {p.units.G, eps};
     ic.engine.rebuild_every = c.rebuild_every;
-    ic.dt = c.dt;
+    ic.dt = dt;
     report_engine_choice(c.engine);
     auto integrator = make_integrator(ic, engines());
     integrator->start(p);
@@ -89,7 +90,7 @@ int bench_step(const BenchConfig& c)
     double wall = 0;
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
         const auto start = std::chrono::steady_clock::now();
-        integrator->advance_to(s * c.dt, p);
+        integrator->advance_to(s * dt, p);
         if (s <= c.warmup) continue;
         wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         for (const auto& [name, seconds] : integrator->last_phases()) {
@@ -115,7 +116,7 @@ int bench_step(const BenchConfig& c)
     const double per = 1e3 / c.steps;
     std::printf("grove bench step: %s, N = %lld, theta %.3g, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
                 "engine %s; %d OpenMP threads; mean of %d steps after %d warm-up steps\n\n",
-                c.model.c_str(), c.n, c.theta, eps, c.dt, c.nleaf, c.ncrit, c.rebuild_every,
+                c.model.c_str(), c.n, c.theta, eps, dt, c.nleaf, c.ncrit, c.rebuild_every,
                 integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
     std::printf("| phase | where | ms per step |\n|---|---|---|\n");
     double host = 0, transfer = 0, gpu = 0;

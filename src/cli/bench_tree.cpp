@@ -87,8 +87,10 @@ int bench_tree(const BenchConfig& r)
                 p = make_uniform_cube(static_cast<std::size_t>(n), 11, true);
             else if (model == "galaxy")
                 p = make_galaxy(static_cast<std::size_t>(n), 11, GalaxyParams{});
+            else if (model == "plummer")
+                p = make_plummer(static_cast<std::size_t>(n), 11);
             else
-                throw std::runtime_error("--models takes uniform and/or galaxy, got '" + model + "'");
+                throw std::runtime_error("--models takes uniform, galaxy and plummer, got '" + model + "'");
             const double G = model == "galaxy" ? p.units.G : 1.0;
             const GravityParams gravity{G, eps};
             // Reference on a random sample.

@@ -87,7 +87,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.model = r["model"].as<std::string>();
     c.n = r["n"].as<long long>();
     c.theta = r["theta"].as<double>();
-    c.dt = r["dt"].as<double>();
+    if (r.count("dt")) c.dt = r["dt"].as<double>();
     c.steps = r["steps"].as<int>();
     c.warmup = r["warmup"].as<int>();
     c.rebuild_every = r["rebuild-every"].as<int>();
@@ -121,13 +121,14 @@ int command_bench(int argc, char** argv)
                                 cxxopts::value<std::string>()->default_value("plummer"))(
         "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
         "theta", "step: opening angle", cxxopts::value<double>()->default_value("0.5"))(
-        "dt", "step: leapfrog step", cxxopts::value<double>()->default_value("0.015625"))(
-        "steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
+        "dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
+        cxxopts::value<double>())("steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
         "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(
         "rebuild-every", "step: tree rebuilt every K steps, refitted between",
         cxxopts::value<int>()->default_value("1"))("engine", "step: force engine (tree: GPU when present)",
                                                    cxxopts::value<std::string>()->default_value("tree"));
-    options.add_options("tree")("models", "tree: comma-separated models, uniform (cube, random masses) and galaxy",
+    options.add_options("tree")("models",
+                                "tree: comma-separated models: uniform (cube, random masses), galaxy, plummer",
                                 cxxopts::value<std::string>()->default_value("uniform,galaxy"))(
         "tree-sizes", "tree: comma-separated log2 N (uniform uses 2^e - 1 particles)",
         cxxopts::value<std::string>()->default_value("20,23"))(

@@ -1,5 +1,6 @@
 #include "cli/run_simulation.hpp"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -100,7 +101,8 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     }
 
     const auto wall_start = Clock::now();
-    double io_seconds = 0;
+    double io_seconds = 0;          // snapshots and checkpoints
+    double diagnostics_seconds = 0; // energies and Lagrangian radii for diagnostics.txt
     long long first_step = 1;
     double next_snapshot = t_start + snap_every, e0 = 0;
     int snapshot_index = 0;
@@ -142,8 +144,16 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         return de;
     };
     // Snapshots go to a writer thread with their own copy; the time charged to I/O is the copy
-    // and any wait for the previous write.
+    // and any wait for the previous write. The writer gets a core of its own: an OpenMP loop
+    // waits for its slowest thread, so one thread sharing a core with the writer slowed every
+    // host phase of the force engine by up to 2x (bench/results/step-pipeline-h100.md).
     SnapshotWriter writer;
+    const int omp_threads = omp_get_max_threads();
+    if (omp_threads > 2) omp_set_num_threads(omp_threads - 1);
+    struct RestoreThreads {
+        int n;
+        ~RestoreThreads() { omp_set_num_threads(n); }
+    } restore_threads{omp_threads};
     auto write_snap = [&] {
         const auto t = Clock::now();
         writer.write(snapshot_name(dir, snapshot_index++), p);
@@ -184,7 +194,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
             integrator->synchronize(p);
             const auto t0 = Clock::now();
             const double de = log_line(s);
-            io_seconds += since(t0);
+            diagnostics_seconds += since(t0);
             const double elapsed = since(wall_start);
             const double eta = elapsed / static_cast<double>(s) * static_cast<double>(total_steps - s);
             if (tty)
@@ -223,8 +233,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", total_steps,
                 hermite ? "dt-max intervals" : "steps", p.time, wall, 1e3 * wall / std::max(1.0, done), snapshot_index,
                 dir.string().c_str());
-    std::printf("timing: force engine %.2f s, integration and diagnostics %.2f s, I/O %.2f s; %s\n",
-                integrator->force_seconds(), wall - integrator->force_seconds() - io_seconds, io_seconds,
+    std::printf("timing: force engine %.2f s, integration %.2f s, diagnostics %.2f s, I/O %.2f s (snapshot copies "
+                "%.2f s, waits for the writer %.2f s; the writer thread wrote for %.2f s); %s\n",
+                integrator->force_seconds(), wall - integrator->force_seconds() - io_seconds - diagnostics_seconds,
+                diagnostics_seconds, io_seconds, writer.copy_seconds(), writer.wait_seconds(), writer.write_seconds(),
                 integrator->summary().c_str());
     return 0;
 }

@@ -1,5 +1,7 @@
 #include "core/diagnostics.hpp"
 
+#include <parallel/algorithm>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -38,11 +40,15 @@ std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::V
         std::iota(index.begin(), index.end(), std::size_t{0});
     }
     std::vector<std::pair<double, double>> radius_mass(index.size());
-    for (std::size_t k = 0; k < index.size(); ++k) {
-        const auto i = static_cast<Eigen::Index>(index[k]);
-        radius_mass[k] = {(pos.col(i) - centre).norm(), mass[i]};
+    const auto count = static_cast<std::int64_t>(index.size());
+#pragma omp parallel for schedule(static) if (count > 65536)
+    for (std::int64_t k = 0; k < count; ++k) {
+        const auto i = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)]);
+        radius_mass[static_cast<std::size_t>(k)] = {(pos.col(i) - centre).norm(), mass[i]};
     }
-    std::sort(radius_mass.begin(), radius_mass.end());
+    // A run logs these every few steps: at 10^6 particles a serial sort took longer than a step.
+    // The parallel sort orders the (radius, mass) pairs exactly as std::sort does.
+    __gnu_parallel::sort(radius_mass.begin(), radius_mass.end());
     double total = 0;
     for (const auto& rm : radius_mass) total += rm.second;
     std::vector<double> radii;

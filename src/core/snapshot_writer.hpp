@@ -1,7 +1,8 @@
-// Snapshots written in the background: the caller hands over its own copy of the particles and
-// goes on; at most one write is in flight (the next one waits for it), and a write that failed
-// is rethrown by the next call, so a failure still stops a run. HDF5 is not thread-safe here, so
-// every other HDF5 call of the process must wait() first.
+// Snapshots written in the background: the writer takes its own copy of the particles and the
+// caller goes on; at most one write is in flight (the next one waits for it), and a write that
+// failed is rethrown by the next call, so a failure still stops a run. HDF5 is not thread-safe
+// here, so every other HDF5 call of the process must wait() first. The writer thread needs a core
+// of its own: a run leaves one out of its OpenMP team (run_simulation.cpp).
 #pragma once
 
 #include <exception>
@@ -21,13 +22,20 @@ class SnapshotWriter {
 
     // Starts writing `particles` to `path` (write_snapshot: a temporary name, renamed when done)
     // after the previous write has finished. Throws that write's error, if it failed.
-    void write(const std::string& path, ParticleSet particles);
+    void write(const std::string& path, const ParticleSet& particles);
     // Waits for the write in flight; throws its error, if it failed.
     void wait();
+
+    // Seconds the caller spent copying and waiting, and the writer thread spent writing.
+    double copy_seconds() const { return copy_seconds_; }
+    double wait_seconds() const { return wait_seconds_; }
+    double write_seconds() const { return write_seconds_; } // read after wait()
 
   private:
     std::thread thread_;
     std::exception_ptr error_;
+    ParticleSet copy_; // what the thread in flight writes
+    double copy_seconds_ = 0, wait_seconds_ = 0, write_seconds_ = 0;
 };
 
 } // namespace grove
