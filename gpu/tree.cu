@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include <cub/device/device_scan.cuh>
 
@@ -59,6 +60,8 @@ struct TreeGpuEngine::Impl {
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
     gpu::PinnedBuffer<long long> h_totals;
+    gpu::PinnedBuffer<int> h_mismatch;
+    gpu::DeviceBuffer<int> d_mismatch;  // pass 2's length check
     gpu::PinnedBuffer<float4> h_sorted; // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
@@ -131,6 +134,8 @@ struct TreeGpuEngine::Impl {
         d_out.reserve(n, "accelerations");
         h_sorted.reserve(n, "accelerations");
         h_totals.reserve(2, "list totals");
+        h_mismatch.reserve(1, "walk check");
+        d_mismatch.reserve(1, "walk check");
         std::size_t scan_bytes = 0;
         CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_node_count.data(), d_node_offset.data(),
                                                  static_cast<int>(g + 1), stream));
@@ -162,8 +167,9 @@ struct TreeGpuEngine::Impl {
         d_leaf_list.reserve(static_cast<std::size_t>(std::max(total_leaves, 1LL)), "leaf lists");
 
         CUDA_CHECK(cudaEventRecord(events[4], stream));
+        CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
         gpu::launch_walk_write(view, d_node_offset.data(), d_leaf_offset.data(), d_node_list.data(), d_leaf_list.data(),
-                               stream);
+                               d_mismatch.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
         gpu::launch_evaluate_nodes(view, d_node_offset.data(), d_node_list.data(), eps2, d_sorted.data(), stream);
@@ -174,8 +180,12 @@ struct TreeGpuEngine::Impl {
             num_particles, dev.order.data(), d_sorted.data(), d_out.data());
         gpu::check_launch("to_caller_order_kernel", stream);
         CUDA_CHECK(cudaMemcpyAsync(h_sorted.data(), d_out.data(), n * sizeof(float4), cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaEventRecord(events[8], stream));
         CUDA_CHECK(cudaEventSynchronize(events[8]));
+        if (h_mismatch[0] != 0)
+            throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
+                                   std::to_string(h_mismatch[0] - 1) + ")");
 
         const char* names[] = {"opening radii", "pass 1", "scan", "", "pass 2", "nodes", "leaves", "download"};
         for (int e = 0; e + 1 < kEvents; ++e) {

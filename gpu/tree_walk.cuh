@@ -19,8 +19,9 @@ void launch_opening_radii(int num_nodes, const float* size, const float* com_off
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count,
                        cudaStream_t stream);
 
-// Pass 2: lists written at the exclusive-scan offsets.
+// Pass 2: lists written at the exclusive-scan offsets. A group whose written lengths differ from
+// its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first).
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
-                       std::int32_t* node_list, std::int32_t* leaf_list, cudaStream_t stream);
+                       std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream);
 
 } // namespace grove::gpu

@@ -7,8 +7,9 @@
 // per node for the current theta). Opened leaves go to the leaf list (their particles interact one by one), accepted
 // nodes to the node list (their quadrupole expansion is used).
 //
-// The walk runs twice (ArborX's first/second pass): CountPass only counts, so that the caller can
-// scan the counts into offsets and size the lists exactly; WritePass writes at those offsets.
+// The walk runs twice (ArborX's first/second pass): once counting, once writing at the offsets a
+// scan of the counts gives. What a pass does with each entry is its sink's business (the GPU's
+// write pass stages entries in registers, gpu/tree_walk.cu).
 #pragma once
 
 #include <cstdint>
@@ -20,38 +21,59 @@
 
 namespace grove {
 
-struct CountPass {};
-struct WritePass {};
-
 struct ListLengths {
     std::int32_t nodes = 0;
     std::int32_t leaves = 0;
 };
 
-// Walks the tree for one group. With WritePass, node_list and leaf_list must have room for the
-// lengths that CountPass returned for the same group and tree; with CountPass they are unused.
-template <class Pass, class T>
-HOST_DEVICE inline ListLengths walk_group(const OctreeView<T>& tree, const Group<T>& group, std::int32_t* node_list,
-                                          std::int32_t* leaf_list)
+// Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
+// to sink.leaf(i), in walk order.
+template <class Sink, class T>
+HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, const Group<T>& group, Sink& sink)
 {
-    constexpr bool write = std::is_same<Pass, WritePass>::value;
-    ListLengths lengths;
     std::int32_t i = 0;
     while (i < tree.num_nodes) {
         const Vec4<T> com = tree.com_mass[i];
         if (must_open(group, com, tree.r_open2[i])) {
-            if (tree.is_leaf[i]) {
-                if (write) leaf_list[lengths.leaves] = i;
-                ++lengths.leaves;
-            }
+            if (tree.is_leaf[i]) sink.leaf(i);
             ++i; // descend; for a leaf i + 1 == next[i]
         } else {
-            if (write) node_list[lengths.nodes] = i;
-            ++lengths.nodes;
+            sink.node(i);
             i = tree.next[i];
         }
     }
-    return lengths;
+}
+
+struct CountPass {
+    ListLengths lengths;
+    HOST_DEVICE void node(std::int32_t) { ++lengths.nodes; }
+    HOST_DEVICE void leaf(std::int32_t) { ++lengths.leaves; }
+};
+
+struct WritePass {
+    std::int32_t* node_list;
+    std::int32_t* leaf_list;
+    ListLengths lengths;
+    HOST_DEVICE void node(std::int32_t i) { node_list[lengths.nodes++] = i; }
+    HOST_DEVICE void leaf(std::int32_t i) { leaf_list[lengths.leaves++] = i; }
+};
+
+// The two passes by name: CountPass only counts, so that the caller can scan the counts into
+// offsets and size the lists exactly; WritePass writes at those offsets (node_list and leaf_list
+// must have room for what CountPass returned for the same group and tree; CountPass ignores them).
+template <class Pass, class T>
+HOST_DEVICE inline ListLengths walk_group(const OctreeView<T>& tree, const Group<T>& group, std::int32_t* node_list,
+                                          std::int32_t* leaf_list)
+{
+    if constexpr (std::is_same<Pass, CountPass>::value) {
+        CountPass pass;
+        walk_group_into(tree, group, pass);
+        return pass.lengths;
+    } else {
+        WritePass pass{node_list, leaf_list, {}};
+        walk_group_into(tree, group, pass);
+        return pass.lengths;
+    }
 }
 
 } // namespace grove
