@@ -120,3 +120,20 @@ TEST_CASE("yt opens a grove snapshot as a Gadget HDF5 dataset", "[cli][yt]")
     CHECK_THAT(r.output, Catch::Contains("GadgetHDF5Dataset"));
     CHECK_THAT(r.output, Catch::Contains("200"));
 }
+
+TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports what reuse costs", "[cli][bench]")
+{
+    for (const char* k : {"1", "3"}) {
+        INFO("rebuild every " << k);
+        const auto r =
+            run_grove(std::string("bench step --engine tree-cpu --model plummer -n 3000 --steps 3 --warmup 1 "
+                                  "--sample 200 --rebuild-every ") +
+                      k + " 2>&1");
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Catch::Contains("| sort | host |") && Catch::Contains("| integration | host |"));
+        CHECK_THAT(r.output, Catch::Contains(std::string("| plummer | 3000 | 0.5 | ") + k + " | tree-cpu | **"));
+    }
+    CHECK(run_grove("bench step --engine tree-cpu -n 1 2>&1").status == 1);
+    CHECK_THAT(run_grove("bench step --engine tree-cpu --model disk -n 100 2>&1").output,
+               Catch::Contains("--model takes plummer, galaxy or uniform"));
+}
