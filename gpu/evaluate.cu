@@ -113,7 +113,7 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
                 const Quadrupole<float> q = tile.quad[s];
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    t.a[k] = m2p(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
+                    t.a[k] = m2p<false>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
             }
         __syncwarp();
     }
@@ -121,8 +121,9 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
 }
 
 // The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
-// may hold a target itself, whose pair is skipped by index (its mass counts as 0).
-template <int K, bool kSelf>
+// may hold a target itself, whose pair is skipped by index (its mass counts as 0). kGuard: eps is
+// 0, so coincident particles (and the self pair) need the r^2 > 0 test.
+template <int K, bool kSelf, bool kGuard>
 __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, float eps2)
 {
     for (int s = replica; s < count; s += replicas) {
@@ -130,7 +131,7 @@ __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int 
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const float m = kSelf && tile.index[s] == t.index[k] ? 0.f : p.w;
-            t.a[k] = p2p<true>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
+            t.a[k] = p2p<kGuard>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
         }
     }
 }
@@ -183,10 +184,17 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             const bool own = __any_sync(kFullMask, u < total && tile.index[lane] >= first &&
                                                        tile.index[lane] < first + layout.targets);
             if (active) {
-                if (own)
-                    leaf_tile<K, true>(t, tile, replica, layout.replicas, count, eps2);
-                else
-                    leaf_tile<K, false>(t, tile, replica, layout.replicas, count, eps2);
+                if (eps2 > 0.f) {
+                    if (own)
+                        leaf_tile<K, true, false>(t, tile, replica, layout.replicas, count, eps2);
+                    else
+                        leaf_tile<K, false, false>(t, tile, replica, layout.replicas, count, eps2);
+                } else {
+                    if (own)
+                        leaf_tile<K, true, true>(t, tile, replica, layout.replicas, count, eps2);
+                    else
+                        leaf_tile<K, false, true>(t, tile, replica, layout.replicas, count, eps2);
+                }
             }
             __syncwarp();
         }

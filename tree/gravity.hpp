@@ -26,8 +26,7 @@ template <class T> struct Quadrupole {
 
 // Particle-particle: source of mass m at offset (dx,dy,dz) from the target.
 // kZeroGuard = false drops the r^2 > 0 test (two instructions of the ~15 in the GPU inner loop);
-// only valid when eps2 > 0, and then the self pair adds -m/eps to the potential, which the caller
-// removes.
+// only valid when eps2 > 0 (and a self pair must then carry m = 0, as the tree evaluation gives it).
 template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
 {
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
@@ -43,12 +42,15 @@ template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum
 
 // Particle-multipole: source cell of mass m and quadrupole q whose centre of mass lies at offset
 // (dx,dy,dz) from the target. Monopole plus quadrupole; the dipole vanishes about the centre of mass.
-template <class T> HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
+// kZeroGuard = false drops the r^2 > 0 test: a cell the opening criterion accepted lies outside
+// its opening sphere, never at zero distance, so the tree evaluation needs no guard.
+template <bool kZeroGuard = true, class T>
+HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
 {
     // r = x - R = -d.
     const T rx = -dx, ry = -dy, rz = -dz;
     const T r2 = eps2 + rx * rx + ry * ry + rz * rz;
-    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
     const T inv_r3 = inv_r * inv_r2;
     const T inv_r5 = inv_r3 * inv_r2;
