@@ -124,13 +124,7 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
         units.length_cm = read_or("UnitLength_in_cm", units.length_cm);
         units.mass_g = read_or("UnitMass_in_g", units.mass_g);
         units.velocity_cm_s = read_or("UnitVelocity_in_cm_per_s", units.velocity_cm_s);
-        if (system == params.end()) {
-            units.system = "gadget";
-            units.G = gadget_units().G * (units.mass_g / gadget_units().mass_g) *
-                      (gadget_units().length_cm / units.length_cm) *
-                      std::pow(gadget_units().velocity_cm_s / units.velocity_cm_s, 2) /
-                      (units.length_cm * units.velocity_cm_s * units.velocity_cm_s);
-        }
+        if (system == params.end()) units = units_from_cgs(units.length_cm, units.mass_g, units.velocity_cm_s);
     }
     const auto g = params.find("GravitationalConstant");
     if (g != params.end()) units.G = std::stod(g->second);

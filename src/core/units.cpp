@@ -17,11 +17,18 @@ Units nbody_units()
     return Units{"nbody", 1.0, 1.0, 1.0, 1.0};
 }
 
+Units units_from_cgs(double length_cm, double mass_g, double velocity_cm_s)
+{
+    if (!(length_cm > 0) || !(mass_g > 0) || !(velocity_cm_s > 0))
+        throw std::invalid_argument("units: length, mass and velocity units must be > 0");
+    // G [cm^3 g^-1 s^-2] in units of L^3 M^-1 T^-2, T = L / V: G M / (L V^2).
+    return Units{"gadget", kGravityCgs * mass_g / (length_cm * velocity_cm_s * velocity_cm_s), length_cm, mass_g,
+                 velocity_cm_s};
+}
+
 Units gadget_units()
 {
-    Units u{"gadget", 0.0, kKiloparsecCm, 1e10 * kSolarMassG, 1e5};
-    u.G = kGravityCgs * u.mass_g / (u.length_cm * u.velocity_cm_s * u.velocity_cm_s);
-    return u;
+    return units_from_cgs(kKiloparsecCm, 1e10 * kSolarMassG, 1e5);
 }
 
 Units units_by_name(const std::string& name)

@@ -22,6 +22,9 @@ Units nbody_units();
 // GADGET galaxy units: kpc, km/s, 1e10 Msun, so G = 43007.1 (time unit 0.978 Gyr).
 Units gadget_units();
 
+// Physical units given in cgs (a GADGET file's /Units), with G in them from GADGET-2's constant.
+Units units_from_cgs(double length_cm, double mass_g, double velocity_cm_s);
+
 // "nbody" or "gadget"; throws std::invalid_argument with the accepted names otherwise.
 Units units_by_name(const std::string& name);
 

@@ -157,6 +157,27 @@ TEST_CASE("GADGET single-precision files with MassTable masses are read", "[snap
     CHECK_FALSE(p.has_forces());
 }
 
+TEST_CASE("a GADGET file's /Units give G in those units", "[snapshot][units]")
+{
+    // GADGET's galaxy units (G = 43007.1), and the same with Mpc lengths (G smaller by 1000).
+    for (const double length_cm : {3.085678e21, 3.085678e24}) {
+        INFO("UnitLength_in_cm " << length_cm);
+        const std::string path = test::scratch_path("gadget_units.hdf5");
+        write_raw_simple(path, {0, 0, 0, 1, 0, 0}, {1, 1}, {1, 2});
+        {
+            auto file = h5::open_file_rw(path);
+            auto units = h5::create_group(file.id(), "Units");
+            h5::write_attribute(units.id(), "UnitLength_in_cm", length_cm);
+            h5::write_attribute(units.id(), "UnitMass_in_g", 1.989e43);
+            h5::write_attribute(units.id(), "UnitVelocity_in_cm_per_s", 1e5);
+        }
+        const ParticleSet p = read_snapshot(path);
+        CHECK(p.units.length_cm == length_cm);
+        CHECK(p.units.G == Approx(43007.1 * 3.085678e21 / length_cm).epsilon(1e-5));
+    }
+    CHECK_THROWS_WITH(units_from_cgs(0, 1, 1), Catch::Contains("must be > 0"));
+}
+
 TEST_CASE("bad snapshots are rejected with a message naming the file and the problem", "[snapshot]")
 {
     const std::string path = test::scratch_path("bad.hdf5");
