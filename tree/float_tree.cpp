@@ -35,7 +35,7 @@ void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out)
             const Quadrupole<double>& q = tree.quad[k];
             out.quad[i] =
                 Quadrupole<float>{static_cast<float>(q.xx), static_cast<float>(q.xy), static_cast<float>(q.xz),
-                                  static_cast<float>(q.yy), static_cast<float>(q.yz), static_cast<float>(q.zz)};
+                                  static_cast<float>(q.yy), static_cast<float>(q.yz), static_cast<float>(q.trace)};
             out.size[i] = static_cast<float>(tree.size[k]);
             // Rounded up and padded so that the float radius is never smaller than the double one.
             out.com_offset[i] = std::nextafter(static_cast<float>(tree.com_offset[k]), INFINITY) + pad;

@@ -5,9 +5,13 @@
 // r^2 -> r^2 + eps^2, and the potential accumulates -m/r without G; engines multiply by G once.
 // A pair at zero softened distance (the self pair, or coincident particles with eps = 0)
 // contributes nothing: callers rely on this to keep eps = 0 free of NaN.
-// Quadrupole expansion after Hernquist (1987): with r = x - R (R the source centre of mass),
-//   phi = -[ M/r + 1/2 r^T Q r / r^5 ],  a = -M r/r^3 + Q r/r^5 - 5/2 (r^T Q r) r / r^7,
-// Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) the traceless quadrupole about R.
+// Quadrupole expansion of the softened kernel (docs/softened-quadrupole.md): with r = x - R (R the
+// source centre of mass), R_e^2 = r^2 + eps^2, Q_ij = sum m (3 d_i d_j - |d|^2 delta_ij) the
+// traceless quadrupole and s = tr S = sum m |d|^2 the trace of the second moment about R,
+//   phi = -[ M/R_e + 1/2 (r^T Q r - eps^2 s) / R_e^5 ],
+//   a   = -M r/R_e^3 + Q r/R_e^5 - 5/2 (r^T Q r - eps^2 s) r / R_e^7.
+// The eps^2 s terms are what softening adds at second order; without them (Hernquist 1987's
+// form with r -> R_e) a cell within a few eps of the target is no better than its monopole.
 #pragma once
 
 #include "core/host_device.hpp"
@@ -19,9 +23,12 @@ template <class T> struct Accum {
     T ax = 0, ay = 0, az = 0, pot = 0;
 };
 
-// Traceless quadrupole, upper triangle: xx, xy, xz, yy, yz, zz (zz = -xx - yy, kept for speed).
+// A cell's second moments about its centre of mass: five components of the traceless
+// quadrupole Q (zz = -xx - yy is not stored) and the trace s = sum m |d|^2 of the second moment,
+// which the softened expansion needs.
 template <class T> struct Quadrupole {
-    T xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, zz = 0;
+    T xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, trace = 0;
+    HOST_DEVICE T zz() const { return -(xx + yy); }
 };
 
 // Particle-particle: source of mass m at offset (dx,dy,dz) from the target.
@@ -56,8 +63,8 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
     const T inv_r5 = inv_r3 * inv_r2;
     const T qrx = q.xx * rx + q.xy * ry + q.xz * rz;
     const T qry = q.xy * rx + q.yy * ry + q.yz * rz;
-    const T qrz = q.xz * rx + q.yz * ry + q.zz * rz;
-    const T rqr = rx * qrx + ry * qry + rz * qrz;
+    const T qrz = q.xz * rx + q.yz * ry + q.zz() * rz;
+    const T rqr = rx * qrx + ry * qry + rz * qrz - eps2 * q.trace; // r^T Q r - eps^2 s
     const T mono = m * inv_r3;
     const T quad_radial = T(2.5) * rqr * inv_r5 * inv_r2;
     acc.ax += -mono * rx + qrx * inv_r5 - quad_radial * rx;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace grove {
 
@@ -15,7 +16,7 @@ void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy
     q.xz += m * 3 * dx * dz;
     q.yy += m * (3 * dy * dy - d2);
     q.yz += m * 3 * dy * dz;
-    q.zz += m * (3 * dz * dz - d2);
+    q.trace += m * d2;
 }
 
 // Centre of mass (x, y, z) and mass (w) of the point masses that for_each(f) visits as
@@ -32,41 +33,49 @@ template <class ForEach> Vec4<double> centre_of_mass(ForEach&& for_each, const V
     return m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
 }
 
-// A refit's cell: the bounding box of the node's particles (a leaf) or of its children's cubes,
-// whose centre becomes the cell centre and whose longest side the node's size, unless the cell's
-// own side (kept in cell_centre.w) is longer. Every particle then lies in the cube of that size
-// about that centre, which the opening criterion needs; a cell grows only as far as its particles
-// moved beyond it.
-void refit_cell(Octree& tree, std::int32_t i)
-{
+// An axis-aligned box, for a refit.
+struct Box {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    auto cover = [&](double x, double y, double z, double half) {
-        const double c[3] = {x, y, z};
+};
+
+// A refit's cell: the bounding box of the node's particles (a leaf's own, an internal node's the
+// union of its children's boxes) becomes the cell's centre, and its longest side the node's size
+// unless the cell's own side (kept in cell_centre.w) is longer. Every particle then lies in the
+// cube of that size about that centre, which the opening criterion needs; at unchanged positions
+// the box lies inside the cell and the size is the cell's, and a cell grows only as far as its
+// particles moved beyond it.
+void refit_cell(Octree& tree, std::int32_t i, std::vector<Box>& boxes)
+{
+    Box& b = boxes[static_cast<std::size_t>(i)];
+    b = Box{};
+    auto cover = [&](const double lo[3], const double hi[3]) {
         for (int d = 0; d < 3; ++d) {
-            lo[d] = std::min(lo[d], c[d] - half);
-            hi[d] = std::max(hi[d], c[d] + half);
+            b.lo[d] = std::min(b.lo[d], lo[d]);
+            b.hi[d] = std::max(b.hi[d], hi[d]);
         }
     };
     if (tree.is_leaf[i]) {
-        for (std::int32_t p = tree.range[i].begin; p < tree.range[i].end; ++p)
-            cover(tree.particles[p].x, tree.particles[p].y, tree.particles[p].z, 0);
+        for (std::int32_t p = tree.range[i].begin; p < tree.range[i].end; ++p) {
+            const double x[3] = {tree.particles[p].x, tree.particles[p].y, tree.particles[p].z};
+            cover(x, x);
+        }
     } else {
         for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c])
-            cover(tree.cell_centre[c].x, tree.cell_centre[c].y, tree.cell_centre[c].z, tree.size[c] / 2);
+            cover(boxes[static_cast<std::size_t>(c)].lo, boxes[static_cast<std::size_t>(c)].hi);
     }
     Vec4<double>& centre = tree.cell_centre[i];
-    centre.x = (lo[0] + hi[0]) / 2;
-    centre.y = (lo[1] + hi[1]) / 2;
-    centre.z = (lo[2] + hi[2]) / 2;
-    tree.size[i] = std::max({centre.w, hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]});
+    centre.x = (b.lo[0] + b.hi[0]) / 2;
+    centre.y = (b.lo[1] + b.hi[1]) / 2;
+    centre.z = (b.lo[2] + b.hi[2]) / 2;
+    tree.size[i] = std::max({centre.w, b.hi[0] - b.lo[0], b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]});
 }
 
 // Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
 // internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
 // which must be done already.
-void finish_node(Octree& tree, std::int32_t i, bool grow_cells)
+void finish_node(Octree& tree, std::int32_t i, std::vector<Box>* boxes)
 {
-    if (grow_cells) refit_cell(tree, i);
+    if (boxes) refit_cell(tree, i, *boxes);
     const auto& centre = tree.cell_centre[i];
     Quadrupole<double> q{};
     auto add_about = [&q](const Vec4<double>& cm) {
@@ -101,7 +110,7 @@ void finish_node(Octree& tree, std::int32_t i, bool grow_cells)
             q.xz += qc.xz;
             q.yy += qc.yy;
             q.yz += qc.yz;
-            q.zz += qc.zz;
+            q.trace += qc.trace; // plus the point-mass part m_c |com_c - com|^2 added above
         }
     }
     tree.com_mass[i] = cm;
@@ -118,6 +127,8 @@ void finish_node(Octree& tree, std::int32_t i, bool grow_cells)
 // reverse segment order.
 void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool grow_cells)
 {
+    std::vector<Box> refit_boxes(grow_cells ? tree.next.size() : 0);
+    std::vector<Box>* boxes = grow_cells ? &refit_boxes : nullptr;
     const auto nodes = static_cast<std::size_t>(tree.num_nodes());
     tree.com_mass.resize(nodes);
     tree.quad.resize(nodes);
@@ -130,12 +141,12 @@ void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool gr
         // Leaves first, in particle order (the prefetcher follows it), then internal nodes.
         const std::int32_t last = seg.first_node + seg.num_nodes - 1;
         for (std::int32_t i = seg.first_node; i <= last; ++i)
-            if (tree.is_leaf[i]) finish_node(tree, i, grow_cells);
+            if (tree.is_leaf[i]) finish_node(tree, i, boxes);
         for (std::int32_t i = last; i >= seg.first_node; --i)
-            if (!tree.is_leaf[i]) finish_node(tree, i, grow_cells);
+            if (!tree.is_leaf[i]) finish_node(tree, i, boxes);
     }
     for (auto s = segments.rbegin(); s != segments.rend(); ++s)
-        if (s->top) finish_node(tree, s->first_node, grow_cells);
+        if (s->top) finish_node(tree, s->first_node, boxes);
 }
 
 } // namespace grove
