@@ -4,6 +4,7 @@
 #include "gpu/direct_gpu.h"
 #include "gpu/hermite_gpu.h"
 #include "gpu/tree_gpu.h"
+#include "tree/mac.hpp"
 
 namespace grove {
 
@@ -19,6 +20,7 @@ void register_gpu_engines(EngineRegistry& registry)
                   }});
     registry.add({"tree-gpu", true,
                   [](const EngineConfig& c) {
+                      check_theta(c.theta);
                       return std::make_unique<TreeGpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
                                                              c.gravity);
                   },

@@ -2,6 +2,7 @@
 
 #include "tree/direct_cpu.hpp"
 #include "tree/hermite_cpu.hpp"
+#include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
 
 namespace grove {
@@ -13,6 +14,7 @@ void register_cpu_engines(EngineRegistry& registry)
                   [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); }});
     registry.add({"tree-cpu", false,
                   [](const EngineConfig& c) {
+                      check_theta(c.theta);
                       return std::make_unique<TreeCpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
                                                              c.gravity);
                   },

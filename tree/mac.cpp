@@ -1,8 +1,18 @@
 #include "tree/mac.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace grove {
+
+void check_theta(double theta)
+{
+    if (!(theta > 0) || !(theta <= kMaxTheta))
+        throw std::invalid_argument("theta must lie in (0, 1.1547]: above 2/sqrt(3) every cell's opening radius is "
+                                    "its sqrt(3)/2 l floor, which keeps a group from accepting its own cell, so larger "
+                                    "theta change nothing (got " +
+                                    std::to_string(theta) + ")");
+}
 
 template <class T>
 void fill_opening_radii(std::size_t num_nodes, const T* size, const T* com_offset, T theta, T* r_open2)

@@ -16,6 +16,15 @@
 
 namespace grove {
 
+// Above this opening angle the floor of r_open (sqrt(3)/2 l) takes over for every cell, so every
+// larger theta gives the same lists: 2/sqrt(3).
+constexpr double kMaxTheta = 1.1547005383792515;
+
+// Throws std::invalid_argument with a message for a user unless 0 < theta <= kMaxTheta. The
+// engines' registry entries and the command line check with it; the engines themselves accept
+// any theta > 0 (their floor keeps them safe, which the tests exercise).
+void check_theta(double theta);
+
 template <class T> HOST_DEVICE inline T opening_radius2(T l, T delta, T theta)
 {
     const T by_theta = l / theta;

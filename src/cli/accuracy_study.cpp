@@ -16,6 +16,7 @@
 #include "core/hdf5_file.hpp"
 #include "engines/engines.hpp"
 #include "tree/build.hpp"
+#include "tree/mac.hpp"
 #include "tree/tree_sweep.hpp"
 
 namespace grove {
@@ -62,6 +63,13 @@ std::vector<double> parse_thetas(const std::string& text)
     if (out.empty()) return fail();
     for (double t : out)
         if (!(t > 0) || !std::isfinite(t)) return fail();
+    for (double t : out) {
+        try {
+            check_theta(t);
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(std::string("--") + e.what());
+        }
+    }
     return out;
 }
 

@@ -1,11 +1,18 @@
 #include "cli/cli_common.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
 #include "engines/engines.hpp"
+#include "tree/mac.hpp"
 
 namespace grove {
 
@@ -45,8 +52,9 @@ void add_engine_options(cxxopts::Options& options)
         cxxopts::value<std::string>()->default_value("direct"))("precision",
                                                                 "direct-gpu arithmetic: float, mixed or double",
                                                                 cxxopts::value<std::string>()->default_value("double"))(
-        "theta", "Tree opening angle (0 < theta)", cxxopts::value<double>()->default_value("0.5"))(
-        "nleaf", "Tree: most particles in a leaf cell", cxxopts::value<int>()->default_value("64"))(
+        "theta", "Tree opening angle, 0 < theta <= 1.1547 (2/sqrt(3); larger ones all give the same lists)",
+        cxxopts::value<double>()->default_value("0.5"))("nleaf", "Tree: most particles in a leaf cell",
+                                                        cxxopts::value<int>()->default_value("64"))(
         "ncrit", "Tree: most particles in a group that walks the tree together",
         cxxopts::value<int>()->default_value("64"))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
@@ -69,7 +77,11 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))
         throw std::runtime_error("--eps must be a finite number >= 0");
     if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
-    if (!(o.theta > 0) || !std::isfinite(o.theta)) throw std::runtime_error("--theta must be a finite number > 0");
+    try {
+        check_theta(o.theta);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--") + e.what());
+    }
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
     if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
     if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
@@ -83,6 +95,23 @@ std::vector<std::string> split_list(const std::string& text)
     for (std::string item; std::getline(ss, item, ',');)
         if (!item.empty()) out.push_back(item);
     return out;
+}
+
+void refuse_output_over_input(const std::string& output, const std::string& input)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(output, ec) && fs::exists(input, ec) && fs::equivalent(output, input, ec))
+        throw std::runtime_error("the output " + output + " is the input " + input + "; choose another -o");
+}
+
+void check_writable(const std::string& path)
+{
+    const std::string probe = path + ".probe." + std::to_string(::getpid());
+    std::FILE* f = std::fopen(probe.c_str(), "wb");
+    if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    std::fclose(f);
+    std::remove(probe.c_str());
 }
 
 bool gpu_available()

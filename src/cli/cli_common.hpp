@@ -36,6 +36,14 @@ std::unique_ptr<ForceEngine> make_force_engine(const EngineConfig& config);
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench and accuracy options.
 std::vector<std::string> split_list(const std::string& text);
 
+// Throws std::runtime_error when `output` names the same file as `input` (writing it would
+// destroy the input before it is read again, or leave a result under the input's name).
+void refuse_output_over_input(const std::string& output, const std::string& input);
+
+// Throws std::runtime_error naming `path` when a file cannot be created there (checked before
+// long work, so that a bad -o fails at once rather than after it).
+void check_writable(const std::string& path);
+
 // True when this build has the GPU engines and a CUDA device is visible.
 bool gpu_available();
 

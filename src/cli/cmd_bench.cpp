@@ -120,7 +120,7 @@ int command_bench(int argc, char** argv)
     options.add_options("step")("model", "step: plummer (Henon units), galaxy (GADGET units) or uniform",
                                 cxxopts::value<std::string>()->default_value("plummer"))(
         "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
-        "theta", "step: opening angle", cxxopts::value<double>()->default_value("0.5"))(
+        "theta", "step: opening angle, in (0, 1.1547]", cxxopts::value<double>()->default_value("0.5"))(
         "dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
         cxxopts::value<double>())("steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
         "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(

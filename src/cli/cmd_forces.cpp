@@ -26,6 +26,8 @@ ForcesConfig forces_config(const cxxopts::ParseResult& r)
     ForcesConfig c;
     c.input = r["file"].as<std::string>();
     c.output = r["output"].as<std::string>();
+    refuse_output_over_input(c.output, c.input);
+    check_writable(c.output);
     c.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
     c.recorded = recorded_options(r, "forces");

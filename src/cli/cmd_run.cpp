@@ -21,9 +21,12 @@ void add_run_options(cxxopts::Options& options)
         "dt", "leapfrog: time step (time units of the snapshot)", cxxopts::value<double>())(
         "eta", "hermite: Aarseth accuracy parameter", cxxopts::value<double>()->default_value("0.01"))(
         "dt-max", "hermite: largest block step, a power of two (diagnostics come at its multiples)",
-        cxxopts::value<double>()->default_value("0.0625"))("t-end", "Time to stop at (time units)",
-                                                           cxxopts::value<double>())(
-        "snapshot-every", "Time between snapshots (default t-end / 10)", cxxopts::value<double>())(
+        cxxopts::value<double>()->default_value("0.0625"))(
+        "t-end",
+        "Time to stop at (time units): a whole number of --dt (leapfrog) or --dt-max (hermite) steps after the "
+        "snapshot's time",
+        cxxopts::value<double>())("snapshot-every", "Time between snapshots (default t-end / 10)",
+                                  cxxopts::value<double>())(
         "log-every", "Steps (leapfrog) or dt-max intervals (hermite) between diagnostics lines",
         cxxopts::value<int>()->default_value("10"))("checkpoint-every",
                                                     "Wall-clock seconds between checkpoints (DIR/checkpoint.hdf5)",

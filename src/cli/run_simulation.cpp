@@ -66,10 +66,29 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     if (!(interval > 0) || !std::isfinite(interval)) throw std::runtime_error("--dt / --dt-max must be finite and > 0");
     if (!(t_end > t_start))
         throw std::runtime_error("--t-end must be later than the snapshot's time " + std::to_string(t_start));
-    const long long total_steps = std::llround((t_end - t_start) / interval);
+    const double steps_exact = (t_end - t_start) / interval;
+    if (!(steps_exact <= 1e12))
+        throw std::runtime_error("--dt " + std::to_string(interval) + " would take " + std::to_string(steps_exact) +
+                                 " steps to --t-end; choose a larger step");
+    const long long total_steps = std::llround(steps_exact);
     if (total_steps < 1) throw std::runtime_error("--t-end is less than one step after the start");
-    if (hermite && std::abs(t_start + static_cast<double>(total_steps) * interval - t_end) > 1e-12 * t_end)
-        throw std::runtime_error("hermite: --t-end must be a multiple of --dt-max after the start");
+    // Every run ends exactly at --t-end: a span that is not a whole number of steps is refused with
+    // the nearest choices that are (a last step of another length would break the leapfrog's
+    // symmetry and Hermite's block times).
+    if (std::abs(t_start + static_cast<double>(total_steps) * interval - t_end) >
+        1e-9 * std::max(1.0, std::abs(t_end))) {
+        const long long below = static_cast<long long>(std::floor(steps_exact)), above = below + 1;
+        char what[256];
+        std::snprintf(
+            what, sizeof what,
+            "--t-end %.10g is not a whole number of %s steps of %.10g after %.10g: use --t-end %.10g or "
+            "%.10g%s",
+            t_end, hermite ? "--dt-max" : "--dt", interval, t_start,
+            t_start + static_cast<double>(std::max(1LL, below)) * interval,
+            t_start + static_cast<double>(above) * interval,
+            hermite ? "" : (", or --dt " + std::to_string((t_end - t_start) / static_cast<double>(above))).c_str());
+        throw std::runtime_error(what);
+    }
     const double snap_every = config.snapshot_every ? *config.snapshot_every : (t_end - t_start) / 10;
     if (!(snap_every > 0)) throw std::runtime_error("--snapshot-every must be > 0");
     const int log_every = config.log_every;

@@ -98,6 +98,38 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("forces " + in + " -o /nonexistent_dir/out.hdf5 --engine direct-cpu");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("cannot write /nonexistent_dir/out.hdf5"));
+    // Opening angles beyond 2/sqrt(3) all give the same lists: refused, with the reason.
+    r = run_grove("forces " + in + " --engine tree-cpu --theta 1.2 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--theta must lie in (0, 1.1547]"));
+    r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5:1.5:0.5 -o " + test::scratch_path("a.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("(got 1.5"));
+    // An output naming the input is refused, and the input survives.
+    const auto before = read_snapshot(in).pos;
+    r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o " + in);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("is the input"));
+    r = run_grove("forces " + in + " --engine tree-cpu -o " + in);
+    CHECK(r.status == 1);
+    CHECK(read_snapshot(in).pos == before);
+    // An unwritable output fails before the work.
+    r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o /nonexistent_dir/acc.hdf5");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output,
+               Catch::Contains("cannot write /nonexistent_dir/acc.hdf5") && !Catch::Contains("theta 0.5 done"));
+    // A run ends exactly at --t-end or is refused with the nearest valid choices.
+    const std::string run_dir = test::scratch_path("cli_t_end");
+    r = run_grove("run " + in + " -o " + run_dir + " --engine tree-cpu --dt 0.4 --t-end 1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("not a whole number of --dt steps") && Catch::Contains("--t-end 0.8 or 1.2"));
+    r = run_grove("run " + in + " -o " + run_dir + " --engine tree-cpu --dt 1e-20 --t-end 1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("choose a larger step"));
+    // One theta: no power law to fit, and it says so rather than printing nan.
+    r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o " + test::scratch_path("one_theta.hdf5"));
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("no power-law fit") && !Catch::Contains("nan"));
     r = run_grove("frobnicate");
     CHECK(r.status == 2);
     CHECK(run_grove("forces --help").status == 0);
