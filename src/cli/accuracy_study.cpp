@@ -217,74 +217,80 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
     // distribution (a million sorted errors per theta and component would make files of 100s of MB).
     constexpr std::size_t kSortedErrorsLimit = 200000;
     const std::string tmp = path + ".tmp";
-    {
-        h5::Handle file = h5::create_file(tmp);
-        h5::write_attribute(file.id(), "source", source);
-        h5::write_attribute(file.id(), "N", static_cast<double>(s.n));
-        h5::write_attribute(file.id(), "compared", static_cast<double>(s.targets.size()));
-        h5::write_attribute(file.id(), "eps", o.eps);
-        h5::write_attribute(file.id(), "G", o.G);
-        h5::write_attribute(file.id(), "nleaf", static_cast<std::int32_t>(o.nleaf));
-        h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(o.ncrit));
-        h5::write_attribute(file.id(), "tree_engine", o.tree_engine);
-        h5::write_attribute(file.id(), "direct_engine", o.direct_engine);
-        h5::write_attribute(file.id(), "build_seconds", s.build_seconds);
-        h5::write_attribute(file.id(), "direct_seconds", s.direct_seconds);
-        h5::write_attribute(file.id(), "fit_median_amplitude", s.fit_amplitude);
-        h5::write_attribute(file.id(), "fit_median_exponent", s.fit_exponent);
-        h5::write_attribute(file.id(), "percentile_levels", kErrorLevels);
-        std::vector<double> thetas, eval, tree_total, nodes, leaves, pn, pp;
-        std::vector<double> pct; // [theta][level] for all particles
-        for (const auto& r : s.results) {
-            thetas.push_back(r.theta);
-            eval.push_back(r.evaluate_seconds);
-            tree_total.push_back(r.evaluate_seconds + s.build_seconds);
-            nodes.push_back(r.stats.nodes_per_group);
-            leaves.push_back(r.stats.leaves_per_group);
-            pn.push_back(r.stats.node_interactions_per_particle);
-            pp.push_back(r.stats.leaf_interactions_per_particle);
-            pct.insert(pct.end(), r.errors.front().acc_percentiles.begin(), r.errors.front().acc_percentiles.end());
-        }
-        h5::write_dataset(file.id(), "theta", thetas.data(), thetas.size(), 1);
-        h5::write_dataset(file.id(), "evaluate_seconds", eval.data(), eval.size(), 1);
-        h5::write_dataset(file.id(), "tree_seconds", tree_total.data(), tree_total.size(), 1);
-        h5::write_dataset(file.id(), "nodes_per_group", nodes.data(), nodes.size(), 1);
-        h5::write_dataset(file.id(), "leaves_per_group", leaves.data(), leaves.size(), 1);
-        h5::write_dataset(file.id(), "node_interactions_per_particle", pn.data(), pn.size(), 1);
-        h5::write_dataset(file.id(), "leaf_interactions_per_particle", pp.data(), pp.size(), 1);
-        h5::write_dataset(file.id(), "percentiles", pct.data(), thetas.size(), kErrorLevels.size());
-        for (std::size_t k = 0; k < s.results.size(); ++k) {
-            const ThetaResult& r = s.results[k];
-            char name[32];
-            std::snprintf(name, sizeof name, "theta_%03zu", k);
-            h5::Handle g = h5::create_group(file.id(), name);
-            h5::write_attribute(g.id(), "theta", r.theta);
-            h5::write_attribute(g.id(), "evaluate_seconds", r.evaluate_seconds);
-            for (const ErrorSummary& e : r.errors) {
-                h5::Handle c = h5::create_group(g.id(), e.component);
-                h5::write_dataset(c.id(), "percentiles", e.acc_percentiles.data(), e.acc_percentiles.size(), 1);
-                h5::write_dataset(c.id(), "potential_percentiles", e.pot_percentiles.data(), e.pot_percentiles.size(),
-                                  1);
-                const auto& v = e.sorted_acc_errors;
-                if (v.size() <= kSortedErrorsLimit) {
-                    h5::write_dataset(c.id(), "sorted_errors", v.data(), v.size(), 1);
-                } else {
-                    // Fraction of particles with error above 400 log-spaced thresholds.
-                    std::vector<double> xs, frac;
-                    const double lo = std::max(1e-12, v.front()), hi = std::max(lo * 10, v.back());
-                    for (int i = 0; i < 400; ++i) {
-                        const double x = lo * std::pow(hi / lo, i / 399.0);
-                        xs.push_back(x);
-                        frac.push_back(static_cast<double>(v.end() - std::upper_bound(v.begin(), v.end(), x)) /
-                                       static_cast<double>(v.size()));
+    try {
+        {
+            h5::Handle file = h5::create_file(tmp);
+            h5::write_attribute(file.id(), "source", source);
+            h5::write_attribute(file.id(), "N", static_cast<double>(s.n));
+            h5::write_attribute(file.id(), "compared", static_cast<double>(s.targets.size()));
+            h5::write_attribute(file.id(), "eps", o.eps);
+            h5::write_attribute(file.id(), "G", o.G);
+            h5::write_attribute(file.id(), "nleaf", static_cast<std::int32_t>(o.nleaf));
+            h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(o.ncrit));
+            h5::write_attribute(file.id(), "tree_engine", o.tree_engine);
+            h5::write_attribute(file.id(), "direct_engine", o.direct_engine);
+            h5::write_attribute(file.id(), "build_seconds", s.build_seconds);
+            h5::write_attribute(file.id(), "direct_seconds", s.direct_seconds);
+            h5::write_attribute(file.id(), "fit_median_amplitude", s.fit_amplitude);
+            h5::write_attribute(file.id(), "fit_median_exponent", s.fit_exponent);
+            h5::write_attribute(file.id(), "percentile_levels", kErrorLevels);
+            std::vector<double> thetas, eval, tree_total, nodes, leaves, pn, pp;
+            std::vector<double> pct; // [theta][level] for all particles
+            for (const auto& r : s.results) {
+                thetas.push_back(r.theta);
+                eval.push_back(r.evaluate_seconds);
+                tree_total.push_back(r.evaluate_seconds + s.build_seconds);
+                nodes.push_back(r.stats.nodes_per_group);
+                leaves.push_back(r.stats.leaves_per_group);
+                pn.push_back(r.stats.node_interactions_per_particle);
+                pp.push_back(r.stats.leaf_interactions_per_particle);
+                pct.insert(pct.end(), r.errors.front().acc_percentiles.begin(), r.errors.front().acc_percentiles.end());
+            }
+            h5::write_dataset(file.id(), "theta", thetas.data(), thetas.size(), 1);
+            h5::write_dataset(file.id(), "evaluate_seconds", eval.data(), eval.size(), 1);
+            h5::write_dataset(file.id(), "tree_seconds", tree_total.data(), tree_total.size(), 1);
+            h5::write_dataset(file.id(), "nodes_per_group", nodes.data(), nodes.size(), 1);
+            h5::write_dataset(file.id(), "leaves_per_group", leaves.data(), leaves.size(), 1);
+            h5::write_dataset(file.id(), "node_interactions_per_particle", pn.data(), pn.size(), 1);
+            h5::write_dataset(file.id(), "leaf_interactions_per_particle", pp.data(), pp.size(), 1);
+            h5::write_dataset(file.id(), "percentiles", pct.data(), thetas.size(), kErrorLevels.size());
+            for (std::size_t k = 0; k < s.results.size(); ++k) {
+                const ThetaResult& r = s.results[k];
+                char name[32];
+                std::snprintf(name, sizeof name, "theta_%03zu", k);
+                h5::Handle g = h5::create_group(file.id(), name);
+                h5::write_attribute(g.id(), "theta", r.theta);
+                h5::write_attribute(g.id(), "evaluate_seconds", r.evaluate_seconds);
+                for (const ErrorSummary& e : r.errors) {
+                    h5::Handle c = h5::create_group(g.id(), e.component);
+                    h5::write_dataset(c.id(), "percentiles", e.acc_percentiles.data(), e.acc_percentiles.size(), 1);
+                    h5::write_dataset(c.id(), "potential_percentiles", e.pot_percentiles.data(),
+                                      e.pot_percentiles.size(), 1);
+                    const auto& v = e.sorted_acc_errors;
+                    if (v.size() <= kSortedErrorsLimit) {
+                        h5::write_dataset(c.id(), "sorted_errors", v.data(), v.size(), 1);
+                    } else {
+                        // Fraction of particles with error above 400 log-spaced thresholds.
+                        std::vector<double> xs, frac;
+                        const double lo = std::max(1e-12, v.front()), hi = std::max(lo * 10, v.back());
+                        for (int i = 0; i < 400; ++i) {
+                            const double x = lo * std::pow(hi / lo, i / 399.0);
+                            xs.push_back(x);
+                            frac.push_back(static_cast<double>(v.end() - std::upper_bound(v.begin(), v.end(), x)) /
+                                           static_cast<double>(v.size()));
+                        }
+                        h5::write_dataset(c.id(), "cdf_x", xs.data(), xs.size(), 1);
+                        h5::write_dataset(c.id(), "cdf_fraction_above", frac.data(), frac.size(), 1);
                     }
-                    h5::write_dataset(c.id(), "cdf_x", xs.data(), xs.size(), 1);
-                    h5::write_dataset(c.id(), "cdf_fraction_above", frac.data(), frac.size(), 1);
                 }
             }
+            h5::finish_file(file, tmp);
         }
+        std::filesystem::rename(tmp, path);
+    } catch (...) {
+        std::remove(tmp.c_str()); // nothing half-written is left behind
+        throw;
     }
-    std::filesystem::rename(tmp, path);
 }
 
 } // namespace grove

@@ -1,4 +1,6 @@
 // grove: GPU Barnes-Hut treecode for galactic dynamics. Dispatches to one subcommand.
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -45,7 +47,11 @@ int main(int argc, char** argv)
             return c.run(argc - 1, argv + 1);
         } catch (const std::exception& e) {
             std::cerr << "grove " << c.name << ": error: " << e.what() << std::endl;
-            return 1;
+            // Leave without the library's exit handlers: after a failed write (a full disk) HDF5
+            // keeps the broken file open and crashed closing it at exit. Nothing is lost: our
+            // files are complete and renamed into place, or removed.
+            std::fflush(nullptr);
+            std::_Exit(1);
         }
     }
     std::cerr << "grove: unknown command '" << argv[1] << "' (see grove --help)" << std::endl;

@@ -1,5 +1,6 @@
 #include "core/checkpoint.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <unordered_map>
@@ -37,34 +38,42 @@ std::vector<std::string> split(const std::string& text)
 void write_checkpoint(const std::string& path, const Checkpoint& c)
 {
     const std::string tmp = path + ".partial";
-    write_snapshot(tmp, c.particles);
-    {
-        h5::Handle file = h5::open_file_rw(tmp);
-        h5::Handle g = h5::create_group(file.id(), "Checkpoint");
-        h5::write_attribute(g.id(), "argv", join(c.argv));
-        h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
-        h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
-        h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
-        h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
-        h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
-        // The snapshot groups particles by type; this restores the order they had in memory,
-        // on which the force sums' rounding depends.
-        h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
-        std::vector<std::string> field_names, counter_names;
-        for (const StateField& f : c.integrator.fields) {
-            if (f.values.cols() != c.particles.mass.size())
-                throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
-            field_names.push_back(f.name);
-            h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
-                              static_cast<std::size_t>(f.values.rows()));
+    try {
+        write_snapshot(tmp, c.particles);
+        {
+            h5::Handle file = h5::open_file_rw(tmp);
+            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
+            h5::write_attribute(g.id(), "argv", join(c.argv));
+            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
+            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
+            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
+            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
+            // The snapshot groups particles by type; this restores the order they had in memory,
+            // on which the force sums' rounding depends.
+            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
+            std::vector<std::string> field_names, counter_names;
+            for (const StateField& f : c.integrator.fields) {
+                if (f.values.cols() != c.particles.mass.size())
+                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
+                field_names.push_back(f.name);
+                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
+                                  static_cast<std::size_t>(f.values.rows()));
+            }
+            for (const auto& [name, value] : c.integrator.counters) {
+                counter_names.push_back(name);
+                h5::write_attribute(g.id(), name, static_cast<double>(value));
+            }
+            h5::write_attribute(g.id(), "state_fields", join(field_names));
+            h5::write_attribute(g.id(), "state_counters", join(counter_names));
+            g.reset();
+            h5::finish_file(file, tmp);
         }
-        for (const auto& [name, value] : c.integrator.counters) {
-            counter_names.push_back(name);
-            h5::write_attribute(g.id(), name, static_cast<double>(value));
-        }
-        h5::write_attribute(g.id(), "state_fields", join(field_names));
-        h5::write_attribute(g.id(), "state_counters", join(counter_names));
+    } catch (...) {
+        std::remove(tmp.c_str()); // the previous checkpoint stays as it was
+        throw;
     }
+    // Only a complete checkpoint replaces the previous one.
     std::filesystem::rename(tmp, path);
 }
 

@@ -1,6 +1,12 @@
 #include "core/hdf5_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <utility>
 
 namespace grove::h5 {
 
@@ -109,6 +115,24 @@ void Handle::reset()
 {
     if (id_ >= 0 && closer_ != nullptr) closer_(id_);
     id_ = H5I_INVALID_HID;
+}
+
+hid_t Handle::release()
+{
+    return std::exchange(id_, H5I_INVALID_HID);
+}
+
+void finish_file(Handle& file, const std::string& path)
+{
+    checked(H5Fflush(file.id(), H5F_SCOPE_GLOBAL), "cannot write " + path + " (flush failed: disk full?)", 0);
+    checked(H5Fclose(file.release()), "cannot write " + path + " (close failed: disk full?)", 0);
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0 || ::fsync(fd) != 0) {
+        const std::string why = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw Error("cannot write " + path + " (fsync: " + why + ")");
+    }
+    ::close(fd);
 }
 
 Handle create_file(const std::string& path)

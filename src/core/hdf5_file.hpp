@@ -30,6 +30,8 @@ class Handle {
 
     hid_t id() const { return id_; }
     void reset();
+    // Gives up ownership without closing (after a close done by hand).
+    hid_t release();
 
   private:
     hid_t id_ = H5I_INVALID_HID;
@@ -41,6 +43,10 @@ class Handle {
 Handle create_file(const std::string& path); // truncates
 Handle open_file_read(const std::string& path);
 Handle open_file_rw(const std::string& path); // an existing file, for adding groups
+// Ends writing a file: flushes and closes it with every result checked, then fsyncs it, so that
+// a full disk or a failed write is an exception here and never a file that only looks complete.
+// `file` may hold no other open objects of the file; `path` is the file's name on disk.
+void finish_file(Handle& file, const std::string& path);
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);
 bool has_link(hid_t parent, const std::string& name);

@@ -205,6 +205,7 @@ void write_snapshot(const std::string& path, const ParticleSet& particles)
             write_header(file.id(), particles, by_type);
             for (int t = 0; t < kNumParticleTypes; ++t)
                 if (!by_type[t].empty()) write_particles(file.id(), particles, by_type[t], t);
+            h5::finish_file(file, temporary);
         }
         if (std::rename(temporary.c_str(), path.c_str()) != 0)
             throw std::runtime_error("cannot rename the finished file into place");

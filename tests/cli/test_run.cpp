@@ -163,3 +163,64 @@ TEST_CASE("a snapshot that cannot be written stops the run with one clear line a
         CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
     CHECK_NOTHROW(read_snapshot((dir / "snapshot_0000.hdf5").string()));
 }
+
+namespace {
+
+// Runs a grove command line with the largest file it may write limited to `kib` KiB (RLIMIT_FSIZE,
+// with SIGXFSZ ignored so that writes fail with EFBIG as on a full disk); returns the status.
+int grove_limited(const std::string& args, long kib, const std::string& log)
+{
+    const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f " + std::to_string(kib) + "; " + GROVE_EXE + " " + args +
+                            "\" > " + log + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string file_text(const std::string& path)
+{
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+TEST_CASE("a write that runs out of space fails with exit 1 and leaves no file under its name", "[cli][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "disk_full";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string in = test::data_path("plummer_4096.hdf5");
+    const std::string ref = (dir / "ref.hdf5").string();
+    REQUIRE(grove_limited("forces " + in + " --engine tree-cpu -o " + ref, 1L << 30, ref + ".log") == 0);
+    const auto needed_kib = static_cast<long>(fs::file_size(ref) / 1024);
+    // Every limit below the file's size fails cleanly (no crash, no file, the file named); at or
+    // above it the output is complete.
+    for (const double fraction : {0.05, 0.3, 0.6, 0.9, 0.97, 0.995}) {
+        const long kib = static_cast<long>(fraction * static_cast<double>(needed_kib));
+        INFO("limit " << kib << " KiB of " << needed_kib);
+        const std::string out = (dir / "out.hdf5").string();
+        const int status = grove_limited("forces " + in + " --engine tree-cpu -o " + out, kib, out + ".log");
+        CHECK(status == 1);
+        CHECK_THAT(file_text(out + ".log"), Catch::Contains("cannot write " + out));
+        for (const auto& entry : fs::directory_iterator(dir)) {
+            const std::string name = entry.path().filename().string();
+            const bool leftover = name.rfind("out.hdf5", 0) == 0 && entry.path().extension() != ".log";
+            CHECK_FALSE(leftover);
+        }
+    }
+    const std::string out = (dir / "fits.hdf5").string();
+    CHECK(grove_limited("forces " + in + " --engine tree-cpu -o " + out, needed_kib + 64, out + ".log") == 0);
+    CHECK(read_snapshot(out).acc == read_snapshot(ref).acc);
+
+    // A run whose checkpoint cannot be written stops with the error and keeps its snapshots.
+    const std::string run = (dir / "run").string();
+    const int status = grove_limited("run " + in + " -o " + run +
+                                         " --engine tree-cpu --eps 0.01 --dt 0.01 --t-end 0.1 --checkpoint-steps 2",
+                                     needed_kib + 16, run + ".log");
+    CHECK(status == 1);
+    CHECK_THAT(file_text(run + ".log"), Catch::Contains("cannot write " + run + "/checkpoint.hdf5.partial"));
+    CHECK_FALSE(fs::exists(fs::path(run) / "checkpoint.hdf5"));
+    CHECK_FALSE(fs::exists(fs::path(run) / "checkpoint.hdf5.partial"));
+    CHECK_NOTHROW(read_snapshot(run + "/snapshot_0000.hdf5"));
+}
