@@ -1,7 +1,10 @@
 // grove run FILE -o DIR: the command line of a run, parsed into a RunConfig; the run itself is
 // run_simulation.cpp.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -33,11 +36,43 @@ void add_run_options(cxxopts::Options& options)
                                                     cxxopts::value<double>()->default_value("1800"))(
         "checkpoint-steps", "Also checkpoint every K steps or intervals (0: off)",
         cxxopts::value<long long>()->default_value("0"))(
-        "restart", "Continue the run in DIR from its checkpoint (takes no other options)",
+        "restart",
+        "Continue the run in DIR from its checkpoint (every finished or interrupted run leaves one); may "
+        "give a later --t-end to extend it and new --snapshot-every, --log-every, --checkpoint-every, "
+        "--checkpoint-steps",
         cxxopts::value<std::string>());
     add_engine_options(options);
     options.parse_positional({"file"});
     options.positional_help("FILE -o DIR --t-end T (--dt DT | --integrator hermite)");
+}
+
+// What a restart may change.
+const char* const kRestartOptions[] = {"t-end", "snapshot-every", "log-every", "checkpoint-every", "checkpoint-steps"};
+
+// `args` with each option of `overrides` replacing its earlier value (--name VALUE or --name=VALUE).
+std::vector<std::string> with_options(const std::vector<std::string>& args,
+                                      const std::vector<std::pair<std::string, std::string>>& overrides)
+{
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        bool replaced = false;
+        for (const auto& [name, value] : overrides) {
+            const std::string flag = "--" + name;
+            if (args[k] == flag) {
+                ++k; // and its value
+                replaced = true;
+            } else if (args[k].rfind(flag + "=", 0) == 0) {
+                replaced = true;
+            }
+            if (replaced) break;
+        }
+        if (!replaced) out.push_back(args[k]);
+    }
+    for (const auto& [name, value] : overrides) {
+        out.push_back("--" + name);
+        out.push_back(value);
+    }
+    return out;
 }
 
 RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> args)
@@ -80,20 +115,39 @@ int command_run(int argc, char** argv)
     add_run_options(options);
     auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
-    // A restart re-reads the original command line from the checkpoint.
+    // A restart re-reads the original command line from the checkpoint; it may change when the run
+    // ends and how often it writes (kRestartOptions), nothing else.
     std::optional<Checkpoint> restart;
     std::vector<std::string> args(argv + 1, argv + argc);
+    std::vector<std::pair<std::string, std::string>> overrides;
+    std::string restart_dir;
     if (parsed->count("restart")) {
-        if (argc != 3) throw std::runtime_error("--restart DIR takes no other options (they come from the checkpoint)");
-        const fs::path cp = fs::path((*parsed)["restart"].as<std::string>()) / "checkpoint.hdf5";
+        for (const auto& kv : parsed->arguments()) {
+            if (kv.key() == "restart") continue;
+            if (std::find(std::begin(kRestartOptions), std::end(kRestartOptions), kv.key()) ==
+                std::end(kRestartOptions))
+                throw std::runtime_error("--restart DIR takes only --t-end, --snapshot-every, --log-every, "
+                                         "--checkpoint-every and --checkpoint-steps (the rest comes from the "
+                                         "checkpoint); got --" +
+                                         kv.key());
+            overrides.emplace_back(kv.key(), kv.value());
+        }
+        restart_dir = (*parsed)["restart"].as<std::string>();
+        const fs::path cp = fs::path(restart_dir) / "checkpoint.hdf5";
         if (!fs::exists(cp)) throw std::runtime_error("no checkpoint at " + cp.string());
         restart = read_checkpoint(cp.string());
-        args = restart->argv;
+        args = with_options(restart->argv, overrides);
         std::vector<char*> c_argv{argv[0]};
         for (auto& a : args) c_argv.push_back(a.data());
         parsed = parse_command(options, static_cast<int>(c_argv.size()), c_argv.data());
     }
-    return run_simulation(run_config(*parsed, std::move(args)), std::move(restart));
+    RunConfig config = run_config(*parsed, std::move(args));
+    if (restart) {
+        config.output = restart_dir; // the directory as named now, wherever the run began
+        config.cadence_changed =
+            std::any_of(overrides.begin(), overrides.end(), [](const auto& o) { return o.first == "snapshot-every"; });
+    }
+    return run_simulation(config, std::move(restart));
 }
 
 } // namespace grove

@@ -57,8 +57,11 @@ std::string hms(double seconds)
 int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
     const bool hermite = config.integrator.integrator == "hermite";
-    ParticleSet p = read_snapshot(config.input);
-    const double t_start = p.time; // the run's start, also on restart
+    // A restart takes everything from its checkpoint: the particles, their units and G, and the
+    // run's start time; the input file is not read again (it may have changed or moved).
+    // Checkpoints written before the start time was kept still read it from the input.
+    ParticleSet p = restart && restart->has_start_time ? ParticleSet{restart->particles} : read_snapshot(config.input);
+    const double t_start = restart && restart->has_start_time ? restart->start_time : p.time;
     const double t_end = config.t_end;
     // The run loop's interval: the leapfrog step, or Hermite's largest block step (all particles
     // meet at its multiples).
@@ -89,6 +92,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
             hermite ? "" : (", or --dt " + std::to_string((t_end - t_start) / static_cast<double>(above))).c_str());
         throw std::runtime_error(what);
     }
+    if (restart && restart->step >= total_steps)
+        throw std::runtime_error("the run in " + config.output +
+                                 " already reached t = " + std::to_string(restart->particles.time) +
+                                 "; give a later --t-end with --restart to extend it");
     const double snap_every = config.snapshot_every ? *config.snapshot_every : (t_end - t_start) / 10;
     if (!(snap_every > 0)) throw std::runtime_error("--snapshot-every must be > 0");
     const int log_every = config.log_every;
@@ -132,7 +139,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         p.run_parameters = parameters;
         integrator->resume(restart->integrator, p);
         first_step = restart->step + 1;
-        next_snapshot = restart->next_snapshot;
+        next_snapshot = config.cadence_changed ? p.time + snap_every : restart->next_snapshot;
         snapshot_index = restart->snapshot_index;
         e0 = restart->reference_energy;
         // Lines written after the checkpoint would be written again: cut them.
@@ -189,6 +196,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         c.next_snapshot = next_snapshot;
         c.snapshot_index = snapshot_index;
         c.reference_energy = e0;
+        c.start_time = t_start;
         diag.flush();
         c.diagnostics_bytes = static_cast<long long>(fs::file_size(dir / "diagnostics.txt"));
         c.integrator = integrator->save(c.particles);
@@ -228,8 +236,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
             write_snap();
             while (next_snapshot <= p.time + 1e-6 * interval) next_snapshot += snap_every;
         }
-        if (!last && (g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
-                      since(last_checkpoint) > checkpoint_every))
+        // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
+        // --t-end T2).
+        if (last || g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
+            since(last_checkpoint) > checkpoint_every)
             write_checkpoint_now(s);
         if (g_stop_signal && !last) {
             if (tty) std::fprintf(stderr, "\n");

@@ -24,6 +24,7 @@ struct RunConfig {
     double checkpoint_every = 1800;              // wall seconds
     long long checkpoint_steps = 0;              // 0: off
     std::vector<std::string> argv;               // the command line after "grove run" (for restarts)
+    bool cadence_changed = false;                // a restart gave a new --snapshot-every
     std::map<std::string, std::string> recorded; // every option, into the files' run parameters
 };
 

@@ -48,6 +48,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
             h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
             h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
             h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+            h5::write_attribute(g.id(), "start_time", c.start_time);
             h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
             // The snapshot groups particles by type; this restores the order they had in memory,
             // on which the force sums' rounding depends.
@@ -89,6 +90,8 @@ Checkpoint read_checkpoint(const std::string& path)
     c.next_snapshot = h5::read_attribute_doubles(g.id(), "next_snapshot").at(0);
     c.snapshot_index = static_cast<int>(h5::read_attribute_doubles(g.id(), "snapshot_index").at(0));
     c.reference_energy = h5::read_attribute_doubles(g.id(), "reference_energy").at(0);
+    c.has_start_time = h5::has_attribute(g.id(), "start_time");
+    if (c.has_start_time) c.start_time = h5::read_attribute_doubles(g.id(), "start_time").at(0);
     c.diagnostics_bytes = static_cast<long long>(h5::read_attribute_doubles(g.id(), "diagnostics_bytes").at(0));
     const std::vector<std::uint64_t> ids = h5::read_dataset_u64(g.id(), "memory_order_ids");
     if (ids.size() != p.size()) throw std::runtime_error(path + ": checkpoint order does not match its particles");

@@ -19,6 +19,8 @@ struct Checkpoint {
     double next_snapshot = 0;
     int snapshot_index = 0;
     double reference_energy = 0;
+    double start_time = 0;           // the run's first time (t of its initial snapshot)
+    bool has_start_time = false;     // absent in checkpoints from before it was kept
     long long diagnostics_bytes = 0; // diagnostics.txt is cut back to this length on restart
     IntegratorState integrator;      // whatever the integrator lists (empty for leapfrog)
 };

@@ -86,7 +86,8 @@ bool same_particles(const std::string& a, const std::string& b)
 
 } // namespace
 
-TEST_CASE("restart from a checkpoint continues bit-identically (leapfrog and Hermite)", "[integrator][restart][slow]")
+TEST_CASE("a finished run extended with --restart continues bit-identically, from its checkpoint alone",
+          "[integrator][restart][slow]")
 {
     namespace fs = std::filesystem;
     const fs::path root = fs::path(GROVE_TEST_SCRATCH) / "restart";
@@ -95,22 +96,33 @@ TEST_CASE("restart from a checkpoint continues bit-identically (leapfrog and Her
     const std::string plummer = test::data_path("plummer_4096.hdf5");
     struct Case {
         const char* name;
-        std::string args;
+        std::string args, half, full;
     } cases[] = {
-        {"leapfrog", "--engine tree-cpu --eps 0.01 --dt 0.005 --t-end 0.2 --snapshot-every 0.1"},
-        {"hermite", "--integrator hermite --engine direct-cpu --eps 0.00390625 --dt-max 0.0078125 --t-end 0.0625 "
-                    "--snapshot-every 0.03125 --log-every 2"},
+        {"leapfrog", "--engine tree-cpu --eps 0.01 --dt 0.005 --snapshot-every 0.1", "0.1", "0.2"},
+        {"hermite",
+         "--integrator hermite --engine direct-cpu --eps 0.00390625 --dt-max 0.0078125 --snapshot-every 0.03125 "
+         "--log-every 2",
+         "0.03125", "0.0625"},
     };
     for (const Case& c : cases) {
         INFO(c.name);
         const std::string a = (root / (std::string(c.name) + "_a")).string();
-        const std::string b = (root / (std::string(c.name) + "_b")).string();
-        REQUIRE(grove_run(plummer + " -o " + a + " " + c.args, a + ".log") == 0);
-        // The same run checkpointing every 3 intervals; restarting it from its last checkpoint
-        // recomputes the tail, which must come out identical to the bits.
-        REQUIRE(grove_run(plummer + " -o " + b + " " + c.args + " --checkpoint-steps 3", b + ".log") == 0);
-        REQUIRE(fs::exists(fs::path(b) / "checkpoint.hdf5"));
-        REQUIRE(grove_run("--restart " + b, b + ".restart.log") == 0);
+        REQUIRE(grove_run(plummer + " -o " + a + " " + c.args + " --t-end " + c.full, a + ".log") == 0);
+        // The same run to half the time, started in another directory with relative paths from
+        // an input that is then replaced by a different model (another G): the extension must
+        // take everything from its checkpoint and come out identical to the bits.
+        const fs::path work = root / (std::string(c.name) + "_cwd");
+        fs::create_directories(work);
+        fs::copy_file(plummer, work / "input.hdf5");
+        const std::string b = (work / "b").string();
+        REQUIRE(grove_run("input.hdf5 -o b " + c.args + " --t-end " + c.half, b + ".log",
+                          "cd " + work.string() + " && ") == 0);
+        fs::copy_file(test::data_path("galaxy_16k.hdf5"), work / "input.hdf5", fs::copy_options::overwrite_existing);
+        REQUIRE(fs::exists(fs::path(b) / "checkpoint.hdf5")); // every finished run leaves one
+        // Restarting a finished run without a later --t-end is refused; options it may not change too.
+        CHECK(grove_run("--restart " + b, b + ".done.log") == 1);
+        CHECK(grove_run("--restart " + b + " --t-end " + c.full + " --eps 0.5", b + ".bad.log") == 1);
+        REQUIRE(grove_run("--restart " + b + " --t-end " + c.full, b + ".restart.log", "cd / && ") == 0);
         CHECK(same_particles(a + "/snapshot_0002.hdf5", b + "/snapshot_0002.hdf5"));
         std::ifstream da(a + "/diagnostics.txt"), db(b + "/diagnostics.txt");
         std::string la, lb;
