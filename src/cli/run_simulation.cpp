@@ -14,6 +14,7 @@
 
 #include "cli/cli_common.hpp"
 #include "core/diagnostics.hpp"
+#include "core/run_lock.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_writer.hpp"
 #include "engines/engines.hpp"
@@ -106,6 +107,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     if (!(checkpoint_every > 0) || checkpoint_steps < 0)
         throw std::runtime_error("--checkpoint-every must be > 0 and --checkpoint-steps >= 0");
     const fs::path dir(config.output);
+    fs::create_directories(dir);
+    // One run per directory at a time (a second one would interleave its files with ours).
+    const RunLock lock(dir.string());
+    if (!lock.notice().empty()) std::fprintf(stderr, "grove run: %s\n", lock.notice().c_str());
     if (!restart && (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0))))
         throw std::runtime_error("output directory " + dir.string() + " already holds a run; choose another -o");
 
@@ -116,7 +121,6 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     report_engine_choice(ic.engine.engine);
     const std::unique_ptr<Integrator> integrator = make_integrator(ic, engines());
     const std::string engine_name = integrator->engine_name();
-    fs::create_directories(dir);
     for (const auto& [key, value] : config.recorded) p.run_parameters[key] = value;
     p.run_parameters["run.engine_used"] = engine_name;
     if (!restart) {

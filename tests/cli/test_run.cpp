@@ -2,11 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
@@ -235,4 +237,37 @@ TEST_CASE("a write that runs out of space fails with exit 1 and leaves no file u
     CHECK_FALSE(fs::exists(fs::path(run) / "checkpoint.hdf5"));
     CHECK_FALSE(fs::exists(fs::path(run) / "checkpoint.hdf5.partial"));
     CHECK_NOTHROW(read_snapshot(run + "/snapshot_0000.hdf5"));
+}
+
+TEST_CASE("one run per directory: a second is refused while the first lives, a dead one's lock is taken over",
+          "[integrator][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "locked";
+    fs::remove_all(dir);
+    const std::string in = test::data_path("plummer_4096.hdf5");
+    // A run of about a minute in the background; a second run into its directory meanwhile.
+    const std::string first = "timeout -s INT 8 " + std::string(GROVE_EXE) + " run " + in + " -o " + dir.string() +
+                              " --engine direct-cpu --eps 0.01 --dt 0.001 --t-end 5 > " + dir.string() +
+                              ".first.log 2>&1 &";
+    REQUIRE(std::system(first.c_str()) == 0);
+    for (int k = 0; k < 200 && !fs::exists(dir / ".grove-run.lock"); ++k) usleep(20000);
+    REQUIRE(fs::exists(dir / ".grove-run.lock"));
+    const std::string second = dir.string() + "_second.log";
+    CHECK(grove_run(in + " -o " + dir.string() + " --engine tree-cpu --dt 0.01 --t-end 0.02", second) == 1);
+    CHECK_THAT(file_text(second), Catch::Contains("another grove run (pid"));
+    long owner = 0;
+    std::ifstream(dir / ".grove-run.lock") >> owner;
+    if (owner > 0) kill(static_cast<pid_t>(owner), SIGTERM); // the first run checkpoints and ends
+    // A lock whose owner is gone, and the temporary files it left, are cleaned up.
+    const fs::path stale = fs::path(GROVE_TEST_SCRATCH) / "stale_lock";
+    fs::remove_all(stale);
+    fs::create_directories(stale);
+    std::ofstream(stale / ".grove-run.lock") << 999999999 << "\n";
+    std::ofstream(stale / "snapshot_0007.hdf5.tmp.999999999") << "partial";
+    const std::string log = stale.string() + ".log";
+    CHECK(grove_run(in + " -o " + stale.string() + " --engine tree-cpu --eps 0.01 --dt 0.01 --t-end 0.02", log) == 0);
+    CHECK_THAT(file_text(log), Catch::Contains("took over the lock"));
+    CHECK_FALSE(fs::exists(stale / "snapshot_0007.hdf5.tmp.999999999"));
+    CHECK_FALSE(fs::exists(stale / ".grove-run.lock")); // released at the end
 }
