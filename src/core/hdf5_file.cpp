@@ -234,13 +234,15 @@ std::string read_attribute_string(hid_t object, const std::string& name)
         char* text = nullptr;
         Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
         H5Tset_size(mem.id(), H5T_VARIABLE);
+        H5Tset_cset(mem.id(), H5Tget_cset(type.id())); // h5py writes UTF-8; ASCII would not convert
         checked(H5Aread(attr.id(), mem.id(), &text), "cannot read attribute " + name, 0);
         std::string out = text ? text : "";
         H5free_memory(text);
         return out;
     }
     std::string out(H5Tget_size(type.id()), '\0');
-    checked(H5Aread(attr.id(), type.id(), out.data()), "cannot read attribute " + name, 0);
+    Handle mem(H5Tcopy(type.id()), H5Tclose); // the file's own string type, in memory order
+    checked(H5Aread(attr.id(), mem.id(), out.data()), "cannot read attribute " + name, 0);
     return out.substr(0, out.find('\0'));
 }
 

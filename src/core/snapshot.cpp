@@ -132,8 +132,9 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
 }
 
 // Reads the particles of one /PartTypeN group, checking every dataset's shape.
+// `ids_missing` is set when the group has no ParticleIDs (they are optional in GADGET files).
 ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
-                           const std::vector<std::uint64_t>& header_counts)
+                           const std::vector<std::uint64_t>& header_counts, bool& ids_missing)
 {
     auto group = h5::open_group(file, part_type_group(type));
     const std::string where = "/" + part_type_group(type);
@@ -155,6 +156,10 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
         if (!h5::has_link(group.id(), field.name)) {
             if (std::string(field.name) == "Masses" && mass_table_entry > 0) {
                 part.mass.setConstant(mass_table_entry);
+                continue;
+            }
+            if (field.integer_ids) { // numbered by the caller once all groups are read
+                ids_missing = true;
                 continue;
             }
             if (field.required)
@@ -241,10 +246,10 @@ ParticleSet read_snapshot(const std::string& path)
         }
         out.units = read_units(file.id(), out.run_parameters);
 
-        bool any_group = false;
+        bool any_group = false, ids_missing = false;
         for (int t = 0; t < kNumParticleTypes; ++t) {
             if (!h5::has_link(file.id(), part_type_group(t))) continue;
-            ParticleSet part = read_particles(file.id(), t, mass_table[t], header_counts);
+            ParticleSet part = read_particles(file.id(), t, mass_table[t], header_counts, ids_missing);
             out = any_group ? concatenate(out, part) : [&] {
                 part.time = out.time;
                 part.units = out.units;
@@ -254,6 +259,11 @@ ParticleSet read_snapshot(const std::string& path)
             any_group = true;
         }
         if (!any_group) throw std::runtime_error("no particle groups (PartType0..PartType5)");
+        if (ids_missing) {
+            for (std::size_t i = 0; i < out.size(); ++i) out.id[i] = i + 1;
+            std::fprintf(stderr, "grove: %s has no ParticleIDs; its particles are numbered 1..%zu in file order\n",
+                         path.c_str(), out.size());
+        }
         out.validate("particle data");
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());

@@ -178,6 +178,30 @@ TEST_CASE("a GADGET file's /Units give G in those units", "[snapshot][units]")
     CHECK_THROWS_WITH(units_from_cgs(0, 1, 1), Catch::Contains("must be > 0"));
 }
 
+TEST_CASE("files without ParticleIDs, and with h5py's UTF-8 variable-length strings, are read", "[snapshot]")
+{
+    const std::string path = test::scratch_path("foreign_no_ids.hdf5");
+    write_snapshot(path, test::random_particles(50, 61));
+    {
+        auto file = h5::open_file_rw(path);
+        auto group = h5::open_group(file.id(), "PartType1");
+        REQUIRE(H5Ldelete(group.id(), "ParticleIDs", H5P_DEFAULT) >= 0);
+        // The attribute h5py writes for f.attrs["note"] = "...": a scalar UTF-8 variable-length string.
+        auto params = h5::open_group(file.id(), "RunParameters");
+        h5::Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+        H5Tset_size(type.id(), H5T_VARIABLE);
+        H5Tset_cset(type.id(), H5T_CSET_UTF8);
+        h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+        h5::Handle attr(H5Acreate2(params.id(), "note", type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+        const char* text = "written by h5py";
+        REQUIRE(H5Awrite(attr.id(), type.id(), &text) >= 0);
+    }
+    const ParticleSet p = read_snapshot(path);
+    REQUIRE(p.size() == 50);
+    for (std::size_t i = 0; i < p.size(); ++i) CHECK(p.id[i] == i + 1);
+    CHECK(p.run_parameters.at("note") == "written by h5py");
+}
+
 TEST_CASE("bad snapshots are rejected with a message naming the file and the problem", "[snapshot]")
 {
     const std::string path = test::scratch_path("bad.hdf5");
