@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.hpp"
 
@@ -45,6 +46,11 @@ int main(int argc, char** argv)
         if (std::strcmp(argv[1], c.name) != 0) continue;
         try {
             return c.run(argc - 1, argv + 1);
+        } catch (const std::bad_alloc&) {
+            std::cerr << "grove " << c.name << ": error: out of memory (the problem does not fit this machine)"
+                      << std::endl;
+            std::fflush(nullptr);
+            std::_Exit(1);
         } catch (const std::exception& e) {
             std::cerr << "grove " << c.name << ": error: " << e.what() << std::endl;
             // Leave without the library's exit handlers: after a failed write (a full disk) HDF5

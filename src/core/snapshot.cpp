@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include "core/hdf5_file.hpp"
+#include "core/memory_check.hpp"
 
 namespace grove {
 
 namespace {
+
+constexpr std::uint64_t kReadBytesPerParticle = 160;
 
 // One row per per-particle dataset: this table alone drives both the writer and the reader.
 struct SnapshotField {
@@ -233,6 +236,10 @@ ParticleSet read_snapshot(const std::string& path)
                 header_counts = h5::read_attribute_u64(header.id(), "NumPart_ThisFile");
             if (!header_counts.empty() && header_counts.size() != kNumParticleTypes)
                 throw std::runtime_error("Header/NumPart_ThisFile must have 6 entries");
+            std::uint64_t total = 0;
+            for (auto c : header_counts) total += c;
+            // The particle set, its forces and one dataset's read buffer.
+            check_memory(total * kReadBytesPerParticle, "reading " + std::to_string(total) + " particles");
             if (h5::has_attribute(header.id(), "MassTable"))
                 mass_table = h5::read_attribute_doubles(header.id(), "MassTable");
             if (mass_table.size() != kNumParticleTypes)

@@ -126,6 +126,10 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("run " + in + " -o " + run_dir + " --engine tree-cpu --dt 1e-20 --t-end 1");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("choose a larger step"));
+    // Work that cannot fit in memory is refused with the numbers before it starts.
+    r = run_grove("ic plummer -n 1000000000000 -o " + test::scratch_path("huge.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("needs about") && Catch::Contains("GB available"));
     // One theta: no power law to fit, and it says so rather than printing nan.
     r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o " + test::scratch_path("one_theta.hdf5"));
     CHECK(r.status == 0);

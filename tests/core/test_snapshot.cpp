@@ -202,6 +202,19 @@ TEST_CASE("files without ParticleIDs, and with h5py's UTF-8 variable-length stri
     CHECK(p.run_parameters.at("note") == "written by h5py");
 }
 
+TEST_CASE("a file claiming more particles than memory holds is refused before reading", "[snapshot]")
+{
+    const std::string path = test::scratch_path("claims_huge.hdf5");
+    write_snapshot(path, test::random_particles(10, 62));
+    {
+        auto file = h5::open_file_rw(path);
+        auto header = h5::open_group(file.id(), "Header");
+        h5::write_attribute(header.id(), "NumPart_ThisFile",
+                            std::vector<std::uint64_t>{0, 1000000000000ull, 0, 0, 0, 0});
+    }
+    CHECK_THROWS_WITH(read_snapshot(path), Catch::Contains("reading 1000000000000 particles needs about"));
+}
+
 TEST_CASE("bad snapshots are rejected with a message naming the file and the problem", "[snapshot]")
 {
     const std::string path = test::scratch_path("bad.hdf5");
