@@ -1,14 +1,14 @@
 #include "core/run_lock.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include "core/stale_files.hpp"
 
 namespace grove {
 
@@ -16,23 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool process_alive(long pid)
-{
-    return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-}
-
-// Removes temporary files of writers that are gone: "NAME.tmp.PID" with a dead PID, and an
-// unfinished checkpoint (only the lock's owner writes one).
+// Removes temporary files of writers that are gone, and an unfinished checkpoint (only the
+// lock's owner writes one).
 void remove_leftovers(const fs::path& dir)
 {
+    remove_stale_temporaries(dir.string());
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        const auto tmp = name.rfind(".tmp.");
-        const bool dead_tmp =
-            tmp != std::string::npos && !process_alive(std::strtol(name.c_str() + tmp + 5, nullptr, 10));
-        if (dead_tmp || name == "checkpoint.hdf5.partial") fs::remove(entry.path(), ec);
-    }
+    fs::remove(dir / "checkpoint.hdf5.partial", ec);
 }
 
 } // namespace

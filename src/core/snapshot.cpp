@@ -3,10 +3,12 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <unistd.h>
 
 #include "core/hdf5_file.hpp"
 #include "core/memory_check.hpp"
+#include "core/stale_files.hpp"
 
 namespace grove {
 
@@ -205,6 +207,8 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
 void write_snapshot(const std::string& path, const ParticleSet& particles)
 {
     particles.validate("cannot write " + path);
+    const std::filesystem::path target(path);
+    remove_stale_temporaries(target.parent_path().string(), target.filename().string() + ".tmp.");
     const std::string temporary = path + ".tmp." + std::to_string(::getpid());
     try {
         const auto by_type = indices_by_type(particles);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <sys/wait.h>
 
 #include "core/snapshot.hpp"
@@ -126,6 +127,12 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("run " + in + " -o " + run_dir + " --engine tree-cpu --dt 1e-20 --t-end 1");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("choose a larger step"));
+    // A temporary file that a killed writer left is removed by the next write of the same file.
+    const std::string stale = test::scratch_path("stale_out.hdf5");
+    std::ofstream(stale + ".tmp.999999999") << "partial";
+    r = run_grove("forces " + in + " --engine tree-cpu -o " + stale);
+    CHECK(r.status == 0);
+    CHECK_FALSE(std::ifstream(stale + ".tmp.999999999").good());
     // Work that cannot fit in memory is refused with the numbers before it starts.
     r = run_grove("ic plummer -n 1000000000000 -o " + test::scratch_path("huge.hdf5"));
     CHECK(r.status == 1);
