@@ -11,15 +11,25 @@ namespace grove {
 
 void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out)
 {
-    const double half = 0.5 * tree.box_side;
-    const double cx = tree.box_lo[0] + half, cy = tree.box_lo[1] + half, cz = tree.box_lo[2] + half;
+    // The origin is the centre of mass of everything: where the particles are densest (a galaxy's
+    // centre), float then resolves the smallest offsets. The root's cell holds every particle
+    // (after a refit too), which bounds the largest coordinate.
     const auto n = static_cast<std::int64_t>(tree.particles.size());
     const auto m = static_cast<std::int64_t>(tree.next.size());
     const auto g = static_cast<std::int64_t>(tree.groups.size());
+    double cx = 0, cy = 0, cz = 0, extent = 0;
+    if (m > 0) {
+        const Vec4<double>& com = tree.com_mass[0];
+        const Vec4<double>& cell = tree.cell_centre[0];
+        cx = com.x;
+        cy = com.y;
+        cz = com.z;
+        extent = std::max({std::abs(cell.x - cx), std::abs(cell.y - cy), std::abs(cell.z - cz)}) + 0.5 * tree.size[0];
+    }
     // Float positions are off by up to half an ulp of the largest coordinate; every distance the
-    // walk compares carries a few such errors. This pad (4 ulps of the half box) goes into the
-    // opening radii and the group boxes so that a group still always opens its own cells.
-    const float pad = 4 * static_cast<float>(half) * std::numeric_limits<float>::epsilon();
+    // walk compares carries a few such errors. This pad (4 ulps of the largest coordinate) goes
+    // into the opening radii and the group boxes so that a group still always opens its own cells.
+    const float pad = 4 * static_cast<float>(extent) * std::numeric_limits<float>::epsilon();
     auto shifted = [&](const Vec4<double>& v) {
         return Vec4<float>{static_cast<float>(v.x - cx), static_cast<float>(v.y - cy), static_cast<float>(v.z - cz),
                            static_cast<float>(v.w)};

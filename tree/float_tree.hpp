@@ -1,6 +1,6 @@
 // The single-precision copy of a host tree that the GPU engine walks and evaluates. Positions and
-// centres of mass are stored relative to the bounding cube's centre (forces do not depend on the
-// origin, and float resolves offsets from the centre best). Group boxes are recomputed from the
+// centres of mass are stored relative to the whole system's centre of mass (forces do not depend
+// on the origin, and float resolves offsets best where the particles are densest). Group boxes are recomputed from the
 // converted particles and padded, so that every float particle lies inside its float box and the
 // walk never accepts a cell that holds one of the group's own particles.
 //
