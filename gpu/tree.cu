@@ -11,6 +11,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
@@ -24,13 +25,6 @@
 namespace grove {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start)
-{
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Sums from Morton order to the caller's order: a permutation, done where scattered writes are
 // cheap (bench/results/house-h100.md measured the host doing it).
@@ -86,7 +80,7 @@ struct TreeGpuEngine::Impl {
     {
         if (t.particles.size() > static_cast<std::size_t>(INT32_MAX / 2))
             throw std::runtime_error("tree-gpu: at most 2^30 particles");
-        const auto start = Clock::now();
+        const auto start = WallClock::now();
         num_particles = static_cast<int>(t.particles.size());
         num_nodes = t.num_nodes();
         num_groups = static_cast<int>(t.groups.size());
@@ -194,7 +188,7 @@ struct TreeGpuEngine::Impl {
             CUDA_CHECK(cudaEventElapsedTime(&ms, events[e], events[e + 1]));
             times.emplace_back(names[e], ms * 1e-3);
         }
-        const auto convert_start = Clock::now();
+        const auto convert_start = WallClock::now();
         static_assert(sizeof(Accum<float>) == sizeof(float4), "the kernels write Accum<float> as float4");
         store_forces(nullptr, reinterpret_cast<const Accum<float>*>(h_sorted.data()), static_cast<Eigen::Index>(n),
                      gravity.G, out);
@@ -208,7 +202,7 @@ TreeGpuEngine::~TreeGpuEngine() = default;
 
 void TreeGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
 {
-    const auto start = Clock::now();
+    const auto start = WallClock::now();
     BuildTimes build;
     impl_->updater.update(impl_->tree, pos, mass, impl_->params.build, &build);
     upload(impl_->tree);

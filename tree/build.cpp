@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include "core/wall_clock.hpp"
 #include "tree/groups.hpp"
 #include "tree/moments.hpp"
 #include "tree/morton.hpp"
@@ -17,13 +18,6 @@
 namespace grove {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start)
-{
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Smallest cube containing all particles; a degenerate extent (N = 1, coincident points) gets
 // side 1 so that keys stay defined. Checks finiteness in the same pass, rather than in a serial
@@ -217,7 +211,7 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
         return;
     }
 
-    auto start = Clock::now();
+    auto start = WallClock::now();
     bounding_cube(pos, mass, tree.box_lo, tree.box_side);
     std::vector<std::uint64_t>& keys = tree.keys;
     keys.resize(static_cast<std::size_t>(n));
@@ -231,7 +225,7 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
                       morton_cell_coordinate(pos(2, i), lo[2], scale));
     t.keys = seconds_since(start);
 
-    start = Clock::now();
+    start = WallClock::now();
     radix_sort_with_order(keys, tree.order);
     tree.particles.resize(static_cast<std::size_t>(n));
     // A gather from random places: prefetching a few particles ahead keeps more misses in flight.
@@ -249,16 +243,16 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
     }
     t.sort = seconds_since(start);
 
-    start = Clock::now();
+    start = WallClock::now();
     std::vector<Segment>& segments = tree.segments;
     build_nodes(tree, params, segments);
     t.build = seconds_since(start);
 
-    start = Clock::now();
+    start = WallClock::now();
     compute_moments(tree, segments);
     t.moments = seconds_since(start);
 
-    start = Clock::now();
+    start = WallClock::now();
     make_groups(tree, params.ncrit, segments);
     t.groups = seconds_since(start);
 }

@@ -4,19 +4,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/wall_clock.hpp"
 #include "tree/groups.hpp"
 #include "tree/moments.hpp"
 
 namespace grove {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start)
-{
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 } // namespace
 
@@ -28,7 +22,7 @@ void refit_octree(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::Vector
     const auto n = static_cast<std::int64_t>(tree.particles.size());
     if (pos.cols() != n || mass.size() != n)
         throw std::invalid_argument("tree: a refit needs the particle count of the last build");
-    auto start = Clock::now();
+    auto start = WallClock::now();
     int finite = 1;
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
     for (std::int64_t k = 0; k < n; ++k) {
@@ -39,10 +33,10 @@ void refit_octree(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::Vector
     }
     if (!finite) throw std::invalid_argument("tree: non-finite position or mass");
     t.gather = seconds_since(start);
-    start = Clock::now();
+    start = WallClock::now();
     compute_moments(tree, tree.segments, true);
     t.moments = seconds_since(start);
-    start = Clock::now();
+    start = WallClock::now();
     refit_group_boxes(tree);
     t.groups = seconds_since(start);
 }

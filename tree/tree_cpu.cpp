@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/wall_clock.hpp"
 #include "tree/gravity.hpp"
 #include "tree/mac.hpp"
 #include "tree/store_forces.hpp"
@@ -10,13 +11,6 @@
 namespace grove {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start)
-{
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Sums the node and leaf lists of one group onto each of its particles (Morton order).
 void evaluate_group(const OctreeView<double>& tree, const InteractionLists& lists, std::int32_t g, double eps2,
@@ -64,12 +58,12 @@ void TreeCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& 
 void TreeCpuEngine::evaluate(Octree& tree, double theta, Forces& out)
 {
     const auto n = static_cast<Eigen::Index>(tree.particles.size());
-    auto start = Clock::now();
+    auto start = WallClock::now();
     set_opening_radii(tree, theta);
     const InteractionLists lists = build_interaction_lists(tree);
     const double walk_seconds = seconds_since(start);
 
-    start = Clock::now();
+    start = WallClock::now();
     const auto view = tree.view();
     const double eps2 = gravity_.eps * gravity_.eps;
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));

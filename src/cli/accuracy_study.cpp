@@ -14,6 +14,7 @@
 
 #include "core/force_errors.hpp"
 #include "core/hdf5_file.hpp"
+#include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "tree/build.hpp"
 #include "tree/mac.hpp"
@@ -22,13 +23,6 @@
 namespace grove {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t)
-{
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 } // namespace
 
@@ -156,7 +150,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     config.nleaf = o.nleaf;
     config.ncrit = o.ncrit;
     config.engine = o.direct_engine;
-    auto t0 = Clock::now();
+    auto t0 = WallClock::now();
     {
         auto direct = engines().make_force(config);
         if (sampled)
@@ -164,35 +158,35 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         else
             direct->compute(p.pos, p.mass, ref);
     }
-    study.direct_seconds =
-        since(t0) * static_cast<double>(p.size()) / static_cast<double>(std::max<std::size_t>(1, study.targets.size()));
+    study.direct_seconds = seconds_since(t0) * static_cast<double>(p.size()) /
+                           static_cast<double>(std::max<std::size_t>(1, study.targets.size()));
 
     const BuildParams params{o.nleaf, o.ncrit};
     // Built twice and the second timed: the first pays one-time page faults, as a run's first
     // step does, and the table reports the cost of every later force evaluation.
     Octree tree;
     build_octree_into(tree, p.pos, p.mass, params);
-    t0 = Clock::now();
+    t0 = WallClock::now();
     build_octree_into(tree, p.pos, p.mass, params);
-    study.build_seconds = since(t0);
+    study.build_seconds = seconds_since(t0);
 
     config.engine = o.tree_engine;
     const auto engine = engines().make_force(config);
     auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
     if (!sweep) throw std::runtime_error("accuracy: " + o.tree_engine + " cannot evaluate a built tree");
     sweep->load(tree); // the GPU engine allocates its buffers here
-    t0 = Clock::now();
+    t0 = WallClock::now();
     sweep->load(tree);
-    study.build_seconds += since(t0); // the upload is part of the per-build cost
+    study.build_seconds += seconds_since(t0); // the upload is part of the per-build cost
     for (double theta : o.thetas) {
         ThetaResult r;
         r.theta = theta;
         Forces f;
         std::vector<double> times;
         for (int k = 0; k < std::max(1, o.repeat); ++k) {
-            t0 = Clock::now();
+            t0 = WallClock::now();
             sweep->evaluate_loaded(theta, f);
-            times.push_back(since(t0));
+            times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());
         r.evaluate_seconds = times[times.size() / 2];

@@ -17,6 +17,7 @@
 #include "core/run_lock.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_writer.hpp"
+#include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 
 namespace grove {
@@ -31,13 +32,6 @@ extern "C" void request_stop(int signal)
 {
     g_stop_signal = signal;
 }
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t)
-{
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 std::string snapshot_name(const fs::path& dir, int index)
 {
     char name[32];
@@ -130,7 +124,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         yml << "run.steps: " << total_steps << "\n";
     }
 
-    const auto wall_start = Clock::now();
+    const auto wall_start = WallClock::now();
     double io_seconds = 0;          // snapshots and checkpoints
     double diagnostics_seconds = 0; // energies and Lagrangian radii for diagnostics.txt
     long long first_step = 1;
@@ -169,7 +163,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
                       "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f\n",
                       p.time, step, d.kinetic, d.potential, d.total, de, d.virial_ratio, d.momentum[0], d.momentum[1],
                       d.momentum[2], d.angular_momentum[0], d.angular_momentum[1], d.angular_momentum[2],
-                      d.lagrangian_radii[0], d.lagrangian_radii[1], d.lagrangian_radii[2], since(wall_start));
+                      d.lagrangian_radii[0], d.lagrangian_radii[1], d.lagrangian_radii[2], seconds_since(wall_start));
         diag << line << std::flush;
         return de;
     };
@@ -185,13 +179,13 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         ~RestoreThreads() { omp_set_num_threads(n); }
     } restore_threads{omp_threads};
     auto write_snap = [&] {
-        const auto t = Clock::now();
+        const auto t = WallClock::now();
         writer.write(snapshot_name(dir, snapshot_index++), p);
-        io_seconds += since(t);
+        io_seconds += seconds_since(t);
     };
-    auto last_checkpoint = Clock::now();
+    auto last_checkpoint = WallClock::now();
     auto write_checkpoint_now = [&](long long step) {
-        const auto t0 = Clock::now();
+        const auto t0 = WallClock::now();
         writer.wait(); // the snapshots the checkpoint counts are complete, and HDF5 is one thread's
         Checkpoint c;
         c.particles = p;
@@ -205,8 +199,8 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         c.diagnostics_bytes = static_cast<long long>(fs::file_size(dir / "diagnostics.txt"));
         c.integrator = integrator->save(c.particles);
         write_checkpoint((dir / "checkpoint.hdf5").string(), c);
-        io_seconds += since(t0);
-        last_checkpoint = Clock::now();
+        io_seconds += seconds_since(t0);
+        last_checkpoint = WallClock::now();
     };
     if (!restart) {
         log_line(0);
@@ -223,10 +217,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         const bool snapshot_due = p.time >= next_snapshot - 1e-6 * interval || last;
         if (s % log_every == 0 || last || snapshot_due) {
             integrator->synchronize(p);
-            const auto t0 = Clock::now();
+            const auto t0 = WallClock::now();
             const double de = log_line(s);
-            diagnostics_seconds += since(t0);
-            const double elapsed = since(wall_start);
+            diagnostics_seconds += seconds_since(t0);
+            const double elapsed = seconds_since(wall_start);
             const double eta = elapsed / static_cast<double>(s) * static_cast<double>(total_steps - s);
             if (tty)
                 std::fprintf(stderr, "\r  t = %-10.6g step %lld/%lld  dE/E %+.2e  elapsed %s  ETA %s   ", p.time, s,
@@ -243,7 +237,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
         // --t-end T2).
         if (last || g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
-            since(last_checkpoint) > checkpoint_every)
+            seconds_since(last_checkpoint) > checkpoint_every)
             write_checkpoint_now(s);
         if (g_stop_signal && !last) {
             if (tty) std::fprintf(stderr, "\n");
@@ -258,10 +252,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     if (tty) std::fprintf(stderr, "\n");
-    const auto flush_start = Clock::now();
+    const auto flush_start = WallClock::now();
     writer.wait();
-    io_seconds += since(flush_start);
-    const double wall = since(wall_start);
+    io_seconds += seconds_since(flush_start);
+    const double wall = seconds_since(wall_start);
     const auto done = static_cast<double>(total_steps - first_step + 1);
     std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", total_steps,
                 hermite ? "dt-max intervals" : "steps", p.time, wall, 1e3 * wall / std::max(1.0, done), snapshot_index,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/snapshot.hpp"
+#include "core/wall_clock.hpp"
 
 namespace grove {
 
@@ -16,11 +17,6 @@ SnapshotWriter::~SnapshotWriter()
 }
 
 namespace {
-
-double since(std::chrono::steady_clock::time_point start)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // dst = src for an Eigen array or a std::vector, by threads: a serial copy of the 10^6-particle
 // arrays took about as long as a step.
@@ -59,9 +55,9 @@ void copy_particles(const ParticleSet& src, ParticleSet& dst)
 
 void SnapshotWriter::wait()
 {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     if (thread_.joinable()) thread_.join();
-    wait_seconds_ += since(start);
+    wait_seconds_ += seconds_since(start);
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
@@ -70,17 +66,17 @@ void SnapshotWriter::write(const std::string& path, const ParticleSet& particles
     wait();
     // Copied into storage kept from the last write: same-sized arrays are reused, so a copy costs
     // no page faults.
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     copy_particles(particles, copy_);
-    copy_seconds_ += since(start);
+    copy_seconds_ += seconds_since(start);
     thread_ = std::thread([this, path] {
-        const auto begin = std::chrono::steady_clock::now();
+        const auto begin = WallClock::now();
         try {
             write_snapshot(path, copy_);
         } catch (...) {
             error_ = std::current_exception();
         }
-        write_seconds_ += since(begin);
+        write_seconds_ += seconds_since(begin);
     });
 }
 
