@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -121,6 +122,81 @@ std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vect
     return out;
 }
 
+ErrorTarget parse_error_target(const std::string& text)
+{
+    ErrorTarget t;
+    const auto eq = text.find('=');
+    try {
+        if (text.size() < 4 || text[0] != 'p' || eq == std::string::npos) throw std::invalid_argument(text);
+        std::size_t used = 0;
+        t.percentile = std::stod(text.substr(1, eq - 1), &used);
+        if (used != eq - 1) throw std::invalid_argument(text);
+        t.value = std::stod(text.substr(eq + 1), &used);
+        if (used != text.size() - eq - 1) throw std::invalid_argument(text);
+    } catch (const std::logic_error&) {
+        throw std::runtime_error("--target takes pQ=VALUE, e.g. p99=1e-3 or p50=2e-4 (got '" + text + "')");
+    }
+    if (!(t.percentile > 0 && t.percentile <= 100) || !(t.value > 0))
+        throw std::runtime_error("--target: the percentile must lie in (0, 100] and the value be > 0 (got '" + text +
+                                 "')");
+    return t;
+}
+
+namespace {
+
+// The target's percentile of a result's errors, NaN when the component is not in the model.
+double target_error(const ThetaResult& r, const ErrorTarget& t)
+{
+    for (const auto& e : r.errors)
+        if (e.component == t.component) return percentiles(e.sorted_acc_errors, {t.percentile}).at(0);
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Bisection in log theta for the largest theta whose target percentile meets the value; the
+// error grows with theta (lists only lose entries as theta grows), so the feasible thetas are an
+// interval from the smallest one up.
+template <class Evaluate> TargetSearch search_theta(const ErrorTarget& target, Evaluate&& evaluate)
+{
+    TargetSearch s;
+    s.target = target;
+    auto probe = [&](double theta) {
+        s.probes.push_back(evaluate(theta));
+        const double e = target_error(s.probes.back(), target);
+        if (std::isnan(e)) throw std::runtime_error("--target-component " + target.component + " is not in the model");
+        return e;
+    };
+    double lo = 0.05, hi = kMaxTheta;
+    const double e_lo = probe(lo);
+    if (e_lo > target.value) { // not even the smallest theta meets it
+        s.best = s.probes.back();
+        s.best_error = e_lo;
+        return s;
+    }
+    s.reachable = true;
+    s.best = s.probes.back();
+    s.best_error = e_lo;
+    const double e_hi = probe(hi);
+    if (e_hi <= target.value) {
+        s.best = s.probes.back();
+        s.best_error = e_hi;
+        return s;
+    }
+    for (int k = 0; k < 14 && hi / lo > 1.002; ++k) {
+        const double mid = std::sqrt(lo * hi);
+        const double e = probe(mid);
+        if (e <= target.value) {
+            lo = mid;
+            s.best = s.probes.back();
+            s.best_error = e;
+        } else {
+            hi = mid;
+        }
+    }
+    return s;
+}
+
+} // namespace
+
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
     if (o.thetas.empty()) throw std::runtime_error("accuracy: no theta given");
@@ -178,7 +254,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     t0 = WallClock::now();
     sweep->load(tree);
     study.build_seconds += seconds_since(t0); // the upload is part of the per-build cost
-    for (double theta : o.thetas) {
+    auto evaluate = [&](double theta) {
         ThetaResult r;
         r.theta = theta;
         Forces f;
@@ -192,9 +268,11 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         r.evaluate_seconds = times[times.size() / 2];
         r.stats = sweep->loaded_statistics();
         r.errors = summarize_errors(p, study.targets, f.acc, f.pot, ref.acc, ref.pot);
-        study.results.push_back(std::move(r));
-        std::fprintf(stderr, "  theta %.3g done\n", theta);
-    }
+        std::fprintf(stderr, "  theta %.4g done\n", theta);
+        return r;
+    };
+    for (double theta : o.thetas) study.results.push_back(evaluate(theta));
+    if (o.target) study.search = search_theta(*o.target, evaluate);
     std::vector<double> x, y;
     for (const auto& r : study.results) {
         x.push_back(r.theta);
@@ -228,6 +306,15 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
             h5::write_attribute(file.id(), "fit_median_amplitude", s.fit_amplitude);
             h5::write_attribute(file.id(), "fit_median_exponent", s.fit_exponent);
             h5::write_attribute(file.id(), "percentile_levels", kErrorLevels);
+            if (s.search) {
+                h5::write_attribute(file.id(), "target_percentile", s.search->target.percentile);
+                h5::write_attribute(file.id(), "target_value", s.search->target.value);
+                h5::write_attribute(file.id(), "target_component", s.search->target.component);
+                h5::write_attribute(file.id(), "target_theta",
+                                    s.search->reachable ? s.search->best.theta
+                                                        : std::numeric_limits<double>::quiet_NaN());
+                h5::write_attribute(file.id(), "target_error", s.search->best_error);
+            }
             std::vector<double> thetas, eval, tree_total, nodes, leaves, pn, pp;
             std::vector<double> pct; // [theta][level] for all particles
             for (const auto& r : s.results) {

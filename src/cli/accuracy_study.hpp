@@ -3,6 +3,7 @@
 // errors |a_tree - a_direct| / |a_direct| for all particles and per galaxy component.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,17 @@
 #include "tree/interaction_lists.hpp"
 
 namespace grove {
+
+// "Find the cheapest theta whose error percentile meets this": p<percentile> <= value for one
+// component ("all", "bulge", ...).
+struct ErrorTarget {
+    double percentile = 99;
+    double value = 1e-3;
+    std::string component = "all";
+};
+
+// "p99=1e-3" -> {99, 1e-3}; throws with the accepted form otherwise.
+ErrorTarget parse_error_target(const std::string& text);
 
 struct AccuracyOptions {
     std::vector<double> thetas;
@@ -21,6 +33,7 @@ struct AccuracyOptions {
     std::string tree_engine = "tree-cpu";     // or tree-gpu
     std::string direct_engine = "direct-cpu"; // or direct-gpu (double precision)
     std::uint64_t seed = 1;
+    std::optional<ErrorTarget> target; // also search theta for this
 };
 
 // Acceleration error percentiles at these levels, then the potential's at 50 and 99.
@@ -40,6 +53,16 @@ struct ThetaResult {
     double evaluate_seconds = 0; // walk + evaluation (median of repeats)
 };
 
+// The theta search for an ErrorTarget: the largest theta (the fewest interactions) whose error
+// meets it, found by bisection in log theta between 0.05 and 2/sqrt(3).
+struct TargetSearch {
+    ErrorTarget target;
+    bool reachable = false;
+    ThetaResult best;                // at the chosen theta (reachable) or at 0.05 (not)
+    double best_error = 0;           // the target percentile there
+    std::vector<ThetaResult> probes; // every evaluation, in order
+};
+
 struct AccuracyStudy {
     std::size_t n = 0;
     std::vector<std::int32_t> targets; // the particles compared (all when no sample)
@@ -47,6 +70,7 @@ struct AccuracyStudy {
     double direct_seconds = 0;         // the reference, scaled to all N when sampled
     std::vector<ThetaResult> results;
     double fit_amplitude = 0, fit_exponent = 0; // median error ~ A theta^alpha (all particles)
+    std::optional<TargetSearch> search;
 };
 
 // "0.2:1.0:0.1" (inclusive range) or "0.3,0.5,0.75"; throws with the accepted forms otherwise.

@@ -39,6 +39,10 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     o.sample = static_cast<std::size_t>(sample);
     o.repeat = r["repeat"].as<int>();
     o.seed = r["seed"].as<unsigned long long>();
+    if (r.count("target")) {
+        o.target = parse_error_target(r["target"].as<std::string>());
+        o.target->component = r["target-component"].as<std::string>();
+    }
     if (o.nleaf < 1 || o.ncrit < 1) throw std::runtime_error("--nleaf and --ncrit must be >= 1");
     if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and --G > 0");
     if (o.repeat < 1) throw std::runtime_error("--repeat must be >= 1");
@@ -91,6 +95,22 @@ int run_accuracy(const AccuracyCommand& c)
                     s.fit_exponent);
     else
         std::printf("\nno power-law fit of the median error (it needs two or more theta with errors > 0)\n");
+    if (s.search) {
+        const TargetSearch& t = *s.search;
+        const double interactions =
+            t.best.stats.node_interactions_per_particle + t.best.stats.leaf_interactions_per_particle;
+        if (t.reachable)
+            std::printf("target p%g <= %.3g (%s): theta = %.4f gives p%g = %.3e with %.0f interactions per particle "
+                        "(walk+eval %.1f ms); %zu evaluations\n",
+                        t.target.percentile, t.target.value, t.target.component.c_str(), t.best.theta,
+                        t.target.percentile, t.best_error, interactions, 1e3 * t.best.evaluate_seconds,
+                        t.probes.size());
+        else
+            std::printf("target p%g <= %.3g (%s) is not met at any theta >= 0.05: there p%g = %.3e (float or "
+                        "softening limits, or a sample too small for this percentile)\n",
+                        t.target.percentile, t.target.value, t.target.component.c_str(), t.target.percentile,
+                        t.best_error);
+    }
     std::printf("wrote %s\n", out.c_str());
     return 0;
 }
@@ -117,7 +137,13 @@ int command_accuracy(int argc, char** argv)
         "sample", "compare K random particles only (0 = all); the reference then costs K x N",
         cxxopts::value<long long>()->default_value("0"))("repeat", "tree evaluations per theta (median time)",
                                                          cxxopts::value<int>()->default_value("1"))(
-        "seed", "seed of the sample", cxxopts::value<unsigned long long>()->default_value("1"));
+        "seed", "seed of the sample", cxxopts::value<unsigned long long>()->default_value("1"))(
+        "target",
+        "also find the largest theta (the fewest interactions) whose error meets pQ=VALUE, e.g. p99=1e-3, "
+        "by bisection between 0.05 and 1.1547",
+        cxxopts::value<std::string>())("target-component",
+                                       "component the target applies to (all, bulge, disk, halo...)",
+                                       cxxopts::value<std::string>()->default_value("all"));
     options.parse_positional({"file"});
     options.positional_help("FILE [--theta 0.2:1.0:0.1] [-o accuracy.hdf5]");
     const auto parsed = parse_command(options, argc, argv);

@@ -89,6 +89,34 @@ TEST_CASE("the 10^5 galaxy's bulge is as accurate as the whole at theta = 0.5", 
     CHECK(bulge_p99 <= 1.5 * all_p99);
 }
 
+TEST_CASE("the accuracy target finds the cheapest theta that meets an error percentile", "[accuracy]")
+{
+    const ParticleSet p = make_galaxy(4000, 5, GalaxyParams{});
+    AccuracyOptions o;
+    o.thetas = {0.5};
+    o.G = p.units.G;
+    o.eps = 0.05;
+    o.target = parse_error_target("p99=1e-3");
+    const AccuracyStudy s = run_accuracy_study(p, o);
+    REQUIRE(s.search);
+    const TargetSearch& t = *s.search;
+    REQUIRE(t.reachable);
+    INFO("theta " << t.best.theta << ": p99 " << t.best_error);
+    CHECK(t.best_error <= 1e-3);
+    CHECK(t.best_error >= 0.9e-3); // within 10 % of the target
+    // Every probe above the chosen theta missed the target, every one at or below it met it.
+    for (const auto& probe : t.probes) {
+        const double e = percentiles(probe.errors.front().sorted_acc_errors, {99}).at(0);
+        if (probe.theta > t.best.theta) CHECK(e > 1e-3);
+        if (probe.theta <= t.best.theta) CHECK(e <= 1e-3);
+    }
+    // A target no theta reaches, and bad targets.
+    o.target = parse_error_target("p99=1e-12");
+    CHECK_FALSE(run_accuracy_study(p, o).search->reachable);
+    CHECK_THROWS_WITH(parse_error_target("99=1e-3"), Catch::Contains("pQ=VALUE"));
+    CHECK_THROWS_WITH(parse_error_target("p101=1e-3"), Catch::Contains("(0, 100]"));
+}
+
 TEST_CASE("a sampled reference agrees with the full one on the sampled particles", "[accuracy]")
 {
     const ParticleSet p = make_galaxy(3000, 4, GalaxyParams{});
