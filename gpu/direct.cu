@@ -278,8 +278,7 @@ struct DirectGpuEngine::Impl {
         gpu::check_launch("reduce_splits_kernel", stream);
     }
 
-    void run(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const std::vector<std::int32_t>* targets,
-             Forces& out)
+    void run(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* targets, Forces& out)
     {
         const auto wall_start = std::chrono::steady_clock::now();
         const auto n = static_cast<std::size_t>(pos.cols());
@@ -377,13 +376,13 @@ std::string DirectGpuEngine::name() const
     return std::string("direct-gpu/") + precision_name(impl_->precision);
 }
 
-void DirectGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+void DirectGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     impl_->run(pos, mass, nullptr, out);
 }
 
-void DirectGpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                                     const std::vector<std::int32_t>& targets, Forces& out)
+void DirectGpuEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                                     Forces& out)
 {
     impl_->run(pos, mass, &targets, out);
 }

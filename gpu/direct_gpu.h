@@ -25,11 +25,11 @@ class DirectGpuEngine final : public ForceEngine {
     DirectGpuEngine(GravityParams gravity, Precision precision);
     ~DirectGpuEngine() override;
     std::string name() const override;
-    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 
-    void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                        const std::vector<std::int32_t>& targets, Forces& out) override;
+    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                        Forces& out) override;
 
     // Number of j-splits: 0 chooses from the device size (the default); tests force values.
     void set_splits(int splits);

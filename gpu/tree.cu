@@ -200,7 +200,7 @@ struct TreeGpuEngine::Impl {
 TreeGpuEngine::TreeGpuEngine(TreeParams tree, GravityParams gravity) : impl_(std::make_unique<Impl>(tree, gravity)) {}
 TreeGpuEngine::~TreeGpuEngine() = default;
 
-void TreeGpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     const auto start = WallClock::now();
     BuildTimes build;

@@ -33,7 +33,7 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     std::string name() const override { return "tree-gpu"; }
 
     // Host build, upload, and evaluate at the engine's theta.
-    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 
     // For theta sweeps: upload one tree, then evaluate it at several theta.

@@ -13,6 +13,7 @@ rules=(
   "src/engines:core tree gpu engines"
   "integrators:core integrators"
   "src/cli:core tree gpu engines integrators cli"
+  "python:core tree gpu engines integrators cli"
 )
 bad=0
 for rule in "${rules[@]}"; do

@@ -6,13 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build ccache libeigen3-dev libcxxopts-dev libhdf5-dev catch2 clang-format-14
-          python3-h5py python3-matplotlib python3-numpy python3-yt)
+          pybind11-dev python3-dev python3-pytest python3-h5py python3-matplotlib python3-numpy python3-yt)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+sudo_cmd=""
+[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
@@ -27,3 +27,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DGROVE_CUDA_ARCHITECTURES="${GROVE_CUDA_ARCHITECTURES:-90}" >"$log" 2>&1 || { cat "$log"; exit 1; }
 grep -E "^-- grove:" "$log" || true
 cmake --build "$build" -j "$(nproc)"
+
+# Makes the Python module importable by Debian's /usr/bin/python3: a .pth file in its site
+# directory names the build's python/ folder.
+if [ -n "$(ls "$build"/python/grove.*.so 2>/dev/null)" ]; then
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  $sudo_cmd mkdir -p "$site"
+  echo "$(cd "$build/python" && pwd)" | $sudo_cmd tee "$site/grove.pth" >/dev/null
+fi

@@ -22,7 +22,7 @@ namespace {
 // Smallest cube containing all particles; a degenerate extent (N = 1, coincident points) gets
 // side 1 so that keys stay defined. Checks finiteness in the same pass, rather than in a serial
 // pass of its own over the input.
-void bounding_cube(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, double lo[3], double& side)
+void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
 {
     double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
                     std::numeric_limits<double>::max()};
@@ -184,16 +184,14 @@ void build_nodes(Octree& tree, const BuildParams& params, std::vector<Segment>& 
 
 } // namespace
 
-Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
-                    BuildTimes* times)
+Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
 {
     Octree tree;
     build_octree_into(tree, pos, mass, params, times);
     return tree;
 }
 
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                       const BuildParams& params, BuildTimes* times)
+void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
@@ -234,9 +232,9 @@ void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::V
     for (std::int32_t k = 0; k < n; ++k) {
         if (k + kAhead < n) {
             const auto ahead = static_cast<Eigen::Index>(tree.order[k + kAhead]);
-            __builtin_prefetch(&pos(0, ahead));
-            __builtin_prefetch(&pos(2, ahead)); // 24 bytes may straddle two lines
-            __builtin_prefetch(&mass[ahead]);
+            __builtin_prefetch(pos.data() + 3 * ahead);
+            __builtin_prefetch(pos.data() + 3 * ahead + 2); // 24 bytes may straddle two lines
+            __builtin_prefetch(mass.data() + ahead);
         }
         const auto i = static_cast<Eigen::Index>(tree.order[k]);
         tree.particles[k] = {pos(0, i), pos(1, i), pos(2, i), mass[i]};

@@ -6,6 +6,8 @@
 
 #include <Eigen/Core>
 
+#include "core/array_views.hpp"
+
 #include "tree/octree.hpp"
 
 namespace grove {
@@ -31,13 +33,12 @@ struct BuildTimes {
 
 // Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws
 // std::invalid_argument for non-finite input, N >= 2^31 or nleaf, ncrit < 1.
-Octree build_octree(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
-                    BuildTimes* times = nullptr);
+Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times = nullptr);
 
 // The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
 // benchmark) then allocate nothing, which matters because first-touch page faults on fresh
 // buffers cost as much as the sort itself.
-void build_octree_into(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                       const BuildParams& params, BuildTimes* times = nullptr);
+void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params,
+                       BuildTimes* times = nullptr);
 
 } // namespace grove

@@ -8,7 +8,7 @@ namespace grove {
 
 namespace {
 
-Accum<double> sum_over_sources(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Eigen::Index i, double eps2)
+Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i, double eps2)
 {
     Accum<double> acc;
     const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i);
@@ -24,7 +24,7 @@ Accum<double> sum_over_sources(const Eigen::Matrix3Xd& pos, const Eigen::VectorX
 
 DirectCpuEngine::DirectCpuEngine(GravityParams params) : params_(params) {}
 
-void DirectCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+void DirectCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     std::vector<std::int32_t> all(static_cast<std::size_t>(pos.cols()));
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int32_t>(i);
@@ -33,8 +33,8 @@ void DirectCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd
     times_ = {{"direct", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
 }
 
-void DirectCpuEngine::compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                                     const std::vector<std::int32_t>& targets, Forces& out)
+void DirectCpuEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                                     Forces& out)
 {
     const auto m = static_cast<Eigen::Index>(targets.size());
     out.acc.resize(3, m);

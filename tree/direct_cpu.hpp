@@ -10,11 +10,11 @@ class DirectCpuEngine final : public ForceEngine {
   public:
     explicit DirectCpuEngine(GravityParams params);
     std::string name() const override { return "direct-cpu"; }
-    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override { return times_; }
 
-    void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                        const std::vector<std::int32_t>& targets, Forces& out) override;
+    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                        Forces& out) override;
 
   private:
     GravityParams params_;

@@ -14,7 +14,7 @@ namespace {
 
 } // namespace
 
-void refit_octree(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, BuildTimes* times)
+void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* times)
 {
     BuildTimes local;
     BuildTimes& t = times ? *times : local;
@@ -46,8 +46,7 @@ TreeUpdater::TreeUpdater(int rebuild_every) : rebuild_every_(rebuild_every)
     if (rebuild_every < 1) throw std::invalid_argument("tree: --rebuild-every must be >= 1");
 }
 
-bool TreeUpdater::update(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                         const BuildParams& params, BuildTimes* times)
+bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
 {
     const bool rebuild = since_build_ < 0 || since_build_ + 1 >= rebuild_every_ ||
                          static_cast<std::size_t>(pos.cols()) != tree.particles.size() || pos.cols() == 0;

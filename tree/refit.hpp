@@ -8,13 +8,15 @@
 
 #include <Eigen/Core>
 
+#include "core/array_views.hpp"
+
 #include "tree/build.hpp"
 
 namespace grove {
 
 // Refits `tree` (built from the same particles, N and masses' order unchanged) to `pos` and `mass`.
 // Throws std::invalid_argument for a particle count that differs from the tree's or non-finite input.
-void refit_octree(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, BuildTimes* times = nullptr);
+void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* times = nullptr);
 
 // What a tree engine does each evaluation: a full build on every rebuild_every-th call (and
 // whenever the particle count changed), a refit on the calls between.
@@ -22,8 +24,7 @@ class TreeUpdater {
   public:
     explicit TreeUpdater(int rebuild_every = 1);
     // Returns true when it rebuilt.
-    bool update(Octree& tree, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, const BuildParams& params,
-                BuildTimes* times);
+    bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
     int rebuild_every() const { return rebuild_every_; }
 
   private:

@@ -44,7 +44,7 @@ TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity)
 {
 }
 
-void TreeCpuEngine::compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out)
+void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);

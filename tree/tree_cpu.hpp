@@ -18,7 +18,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
   public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
     std::string name() const override { return "tree-cpu"; }
-    void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) override;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
 

@@ -61,8 +61,8 @@ int bench_direct(const BenchConfig& r)
         eps, repeat);
     std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s | of FP32 limit |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
-    auto run = [&](DirectGpuEngine& engine, const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                   const std::vector<std::int32_t>* active, Precision prec) {
+    auto run = [&](DirectGpuEngine& engine, PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* active,
+                   Precision prec) {
         Forces f;
         std::vector<double> times;
         for (int k = 0; k <= repeat; ++k) {

@@ -10,6 +10,8 @@
 
 #include <Eigen/Core>
 
+#include "core/array_views.hpp"
+
 namespace grove {
 
 struct GravityParams {
@@ -30,17 +32,16 @@ class ForceEngine {
     virtual ~ForceEngine() = default;
     virtual std::string name() const = 0;
     // Every particle feels every other; `out` is resized to N.
-    virtual void compute(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass, Forces& out) = 0;
+    virtual void compute(PositionsRef pos, MassesRef mass, Forces& out) = 0;
     // Forces on the particles `targets` (indices into pos) from all particles; out has
     // targets.size() columns. Direct engines implement it (the accuracy reference for a sample);
     // the default throws std::runtime_error naming the engine.
-    virtual void compute_subset(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
-                                const std::vector<std::int32_t>& targets, Forces& out);
+    virtual void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                                Forces& out);
     virtual PhaseTimes last_phase_times() const { return {}; }
 };
 
-inline void ForceEngine::compute_subset(const Eigen::Matrix3Xd&, const Eigen::VectorXd&,
-                                        const std::vector<std::int32_t>&, Forces&)
+inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)
 {
     throw std::runtime_error("engine " + name() + " computes forces only for all particles");
 }

@@ -1,0 +1,356 @@
+// The `grove` Python module: forces on numpy arrays, snapshots, initial conditions, runs that a
+// notebook can steer, and the accuracy study, over the same C++ API the command line uses. Errors
+// are Python exceptions: ValueError for bad arrays and parameters, RuntimeError for the rest
+// (a GPU engine without a GPU, unreadable files).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "cli/accuracy_study.hpp"
+#include "core/diagnostics.hpp"
+#include "core/galaxy_model.hpp"
+#include "core/ic_models.hpp"
+#include "core/snapshot.hpp"
+#include "engines/engines.hpp"
+#include "integrators/integrator.hpp"
+#include "tree/mac.hpp"
+
+namespace py = pybind11;
+using namespace grove;
+
+namespace {
+
+// (N, 3) positions from a C-contiguous float64 or float32 array; anything else is a ValueError.
+Eigen::Matrix3Xd positions_from(const py::array& a, const char* what)
+{
+    if (a.ndim() != 2 || a.shape(1) != 3) throw py::value_error(std::string(what) + " must have shape (N, 3)");
+    if (!(a.flags() & py::array::c_style))
+        throw py::value_error(std::string(what) + " must be C-contiguous (use numpy.ascontiguousarray)");
+    const auto n = static_cast<Eigen::Index>(a.shape(0));
+    Eigen::Matrix3Xd out(3, n);
+    if (py::isinstance<py::array_t<double>>(a)) {
+        // (N, 3) row-major is the memory of a 3 x N column-major matrix.
+        out = Eigen::Map<const Eigen::Matrix3Xd>(static_cast<const double*>(a.data()), 3, n);
+    } else if (py::isinstance<py::array_t<float>>(a)) {
+        out = Eigen::Map<const Eigen::Matrix3Xf>(static_cast<const float*>(a.data()), 3, n).cast<double>();
+    } else {
+        throw py::value_error(std::string(what) + " must be float64 or float32");
+    }
+    if (!out.allFinite()) throw py::value_error(std::string(what) + " holds NaN or infinity");
+    return out;
+}
+
+Eigen::VectorXd vector_from(const py::array& a, Eigen::Index n, const char* what)
+{
+    if (a.ndim() != 1 || a.shape(0) != n)
+        throw py::value_error(std::string(what) + " must have shape (" + std::to_string(n) + ",)");
+    if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(what) + " must be C-contiguous");
+    Eigen::VectorXd out(n);
+    if (py::isinstance<py::array_t<double>>(a))
+        out = Eigen::Map<const Eigen::VectorXd>(static_cast<const double*>(a.data()), n);
+    else if (py::isinstance<py::array_t<float>>(a))
+        out = Eigen::Map<const Eigen::VectorXf>(static_cast<const float*>(a.data()), n).cast<double>();
+    else
+        throw py::value_error(std::string(what) + " must be float64 or float32");
+    if (!out.allFinite()) throw py::value_error(std::string(what) + " holds NaN or infinity");
+    return out;
+}
+
+py::array_t<double> array_from(const Eigen::Matrix3Xd& m)
+{
+    py::array_t<double> out({static_cast<py::ssize_t>(m.cols()), py::ssize_t{3}});
+    std::copy(m.data(), m.data() + m.size(), out.mutable_data());
+    return out;
+}
+
+py::array_t<double> array_from(const Eigen::VectorXd& v)
+{
+    py::array_t<double> out(static_cast<py::ssize_t>(v.size()));
+    std::copy(v.data(), v.data() + v.size(), out.mutable_data());
+    return out;
+}
+
+EngineConfig engine_config(const std::string& engine, double theta, double eps, double G,
+                           const std::optional<std::string>& precision, std::optional<int> nleaf,
+                           std::optional<int> ncrit)
+{
+    EngineConfig c;
+    c.engine = engine;
+    c.theta = theta;
+    c.gravity = {G, eps};
+    if (precision) c.precision = *precision;
+    if (nleaf) c.nleaf = *nleaf;
+    if (ncrit) c.ncrit = *ncrit;
+    if (!(eps >= 0) || !std::isfinite(eps)) throw py::value_error("eps must be a finite number >= 0");
+    if (!(G > 0) || !std::isfinite(G)) throw py::value_error("G must be a finite number > 0");
+    if (c.nleaf < 1 || c.ncrit < 1) throw py::value_error("nleaf and ncrit must be >= 1");
+    try {
+        check_theta(theta);
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+    return c;
+}
+
+py::tuple forces(const py::array& pos, const py::array& mass, const std::string& engine, double theta, double eps,
+                 double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
+                 std::optional<int> ncrit)
+{
+    const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit);
+    auto e = engines().make_force(config);
+    Forces f;
+    const bool in_place = py::isinstance<py::array_t<double>>(pos) && py::isinstance<py::array_t<double>>(mass) &&
+                          (pos.flags() & py::array::c_style) && (mass.flags() & py::array::c_style) &&
+                          pos.ndim() == 2 && pos.shape(1) == 3 && mass.ndim() == 1 && mass.shape(0) == pos.shape(0);
+    if (in_place) { // C-contiguous float64: the engine reads numpy's memory, no copy
+        const auto n = static_cast<Eigen::Index>(pos.shape(0));
+        const Eigen::Map<const Eigen::Matrix3Xd> x(static_cast<const double*>(pos.data()), 3, n);
+        const Eigen::Map<const Eigen::VectorXd> m(static_cast<const double*>(mass.data()), n);
+        if (!x.allFinite()) throw py::value_error("pos holds NaN or infinity");
+        if (!m.allFinite()) throw py::value_error("mass holds NaN or infinity");
+        if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
+        py::gil_scoped_release release; // other Python threads run while the engine computes
+        e->compute(x, m, f);
+    } else { // float32, or an error for any other layout
+        const Eigen::Matrix3Xd x = positions_from(pos, "pos");
+        const Eigen::VectorXd m = vector_from(mass, x.cols(), "mass");
+        if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
+        py::gil_scoped_release release;
+        e->compute(x, m, f);
+    }
+    return py::make_tuple(array_from(f.acc), array_from(f.pot));
+}
+
+ParticleSet checked(ParticleSet p)
+{
+    p.validate("model");
+    return p;
+}
+
+// A run a notebook can steer: the integrator and its engine, the particles, the start energy.
+class Simulation {
+  public:
+    Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt, double eta,
+               double dt_max, double theta, double eps, std::optional<double> G,
+               const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit)
+        : p_(std::move(particles))
+    {
+        IntegratorConfig c;
+        c.integrator = integrator;
+        c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit);
+        c.dt = dt;
+        c.eta = eta;
+        c.dt_max = dt_max;
+        if (integrator == "leapfrog" && !(dt > 0)) throw py::value_error("leapfrog needs dt > 0");
+        integrator_ = make_integrator(c, engines());
+        t_start_ = p_.time;
+        py::gil_scoped_release release;
+        integrator_->start(p_);
+    }
+    // Advances to t, a whole number of steps (dt, or dt_max for hermite) after the start.
+    void evolve(double t)
+    {
+        const double interval = integrator_->interval();
+        const double steps = (t - p_.time) / interval;
+        const long long n = std::llround(steps);
+        if (!(t >= p_.time) || std::abs(steps - static_cast<double>(n)) > 1e-9 * std::max(1.0, std::abs(steps)))
+            throw py::value_error("evolve(t): t must be a whole number of steps of " + std::to_string(interval) +
+                                  " after the current time " + std::to_string(p_.time));
+        const long long done = std::llround((p_.time - t_start_) / interval);
+        py::gil_scoped_release release;
+        for (long long k = 1; k <= n; ++k)
+            integrator_->advance_to(t_start_ + static_cast<double>(done + k) * interval, p_);
+        integrator_->synchronize(p_);
+    }
+    double energy()
+    {
+        integrator_->synchronize(p_);
+        return compute_diagnostics(p_, p_.pot).total;
+    }
+    const ParticleSet& particles() const { return p_; }
+
+  private:
+    ParticleSet p_;
+    std::unique_ptr<Integrator> integrator_;
+    double t_start_ = 0;
+};
+
+py::dict accuracy(const ParticleSet& p, const std::vector<double>& thetas, std::optional<std::size_t> sample,
+                  const std::string& engine, double eps, std::optional<double> G, int nleaf, int ncrit)
+{
+    AccuracyOptions o;
+    o.thetas = thetas;
+    for (double t : thetas) try {
+            check_theta(t);
+        } catch (const std::invalid_argument& e) {
+            throw py::value_error(e.what());
+        }
+    o.eps = eps;
+    o.G = G ? *G : p.units.G;
+    o.nleaf = nleaf;
+    o.ncrit = ncrit;
+    if (sample) o.sample = *sample;
+    o.tree_engine = engines().resolve(engine);
+    if (o.tree_engine != "tree-cpu" && o.tree_engine != "tree-gpu")
+        throw py::value_error("engine must be tree, tree-cpu or tree-gpu");
+    o.direct_engine = engines().resolve("direct");
+    AccuracyStudy s;
+    {
+        py::gil_scoped_release release;
+        s = run_accuracy_study(p, o);
+    }
+    py::dict out;
+    out["theta"] = py::array_t<double>(static_cast<py::ssize_t>(thetas.size()), thetas.data());
+    out["levels"] = py::array_t<double>(static_cast<py::ssize_t>(kErrorLevels.size()), kErrorLevels.data());
+    for (std::size_t c = 0; c < s.results.front().errors.size(); ++c) {
+        const std::string name = s.results.front().errors[c].component;
+        py::array_t<double> table(
+            {static_cast<py::ssize_t>(s.results.size()), static_cast<py::ssize_t>(kErrorLevels.size())});
+        for (std::size_t r = 0; r < s.results.size(); ++r)
+            for (std::size_t k = 0; k < kErrorLevels.size(); ++k)
+                table.mutable_at(static_cast<py::ssize_t>(r), static_cast<py::ssize_t>(k)) =
+                    s.results[r].errors[c].acc_percentiles[k];
+        out[py::str(name)] = table;
+    }
+    return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(grove, m)
+{
+    m.doc() = "grove: GPU Barnes-Hut treecode and direct-summation engines for galactic dynamics";
+
+    py::class_<ParticleSet>(m, "Snapshot", "Particles with their header; arrays are numpy copies.")
+        .def("__len__", &ParticleSet::size)
+        .def_property(
+            "positions", [](const ParticleSet& p) { return array_from(p.pos); },
+            [](ParticleSet& p, const py::array& a) {
+                auto x = positions_from(a, "positions");
+                if (x.cols() != p.pos.cols()) throw py::value_error("positions must keep N");
+                p.pos = std::move(x);
+            })
+        .def_property(
+            "velocities", [](const ParticleSet& p) { return array_from(p.vel); },
+            [](ParticleSet& p, const py::array& a) {
+                auto v = positions_from(a, "velocities");
+                if (v.cols() != p.vel.cols()) throw py::value_error("velocities must keep N");
+                p.vel = std::move(v);
+            })
+        .def_property_readonly("masses", [](const ParticleSet& p) { return array_from(p.mass); })
+        .def_property_readonly("ids", [](const ParticleSet& p) { return py::array(py::cast(p.id)); })
+        .def_property_readonly("types", [](const ParticleSet& p) { return py::array(py::cast(p.type)); })
+        .def_property_readonly("potentials",
+                               [](const ParticleSet& p) -> py::object {
+                                   if (!p.has_forces()) return py::none();
+                                   return array_from(p.pot);
+                               })
+        .def_property_readonly("accelerations",
+                               [](const ParticleSet& p) -> py::object {
+                                   if (!p.has_forces()) return py::none();
+                                   return array_from(p.acc);
+                               })
+        .def_readwrite("time", &ParticleSet::time)
+        .def_property_readonly("header",
+                               [](const ParticleSet& p) {
+                                   py::dict h;
+                                   h["N"] = p.size();
+                                   h["time"] = p.time;
+                                   h["units"] = p.units.system;
+                                   h["G"] = p.units.G;
+                                   return h;
+                               })
+        .def_readonly("parameters", &ParticleSet::run_parameters);
+
+    m.def("read", &read_snapshot, py::arg("path"), "Reads a GADGET/SWIFT HDF5 snapshot.");
+    m.def(
+        "write", [](const std::string& path, const ParticleSet& p) { write_snapshot(path, p); }, py::arg("path"),
+        py::arg("snapshot"), "Writes a snapshot (a temporary name, renamed when complete).");
+    m.def("forces", &forces, py::arg("pos"), py::arg("mass"), py::kw_only(), py::arg("engine") = "tree",
+          py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
+          py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
+          "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,).");
+    m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("thetas"), py::kw_only(), py::arg("sample") = py::none(),
+          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = 64,
+          py::arg("ncrit") = 64,
+          "Tree-versus-direct error percentiles per theta: {'theta', 'levels', component: (thetas, levels)}.");
+
+    auto ic = m.def_submodule("ic", "Initial conditions, as `grove ic` makes them.");
+    ic.def(
+        "plummer",
+        [](std::size_t n, std::uint64_t seed, double cutoff) { return checked(make_plummer(n, seed, cutoff)); },
+        py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("cutoff") = 0.0);
+    ic.def(
+        "hernquist",
+        [](std::size_t n, std::uint64_t seed, double mass, double scale, double truncation, const std::string& units) {
+            const Units u = units_by_name(units);
+            ParticleSet p = make_hernquist(n, seed, mass, scale, u.G, truncation);
+            p.units = u;
+            return checked(std::move(p));
+        },
+        py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("mass") = 1.0, py::arg("scale") = 1.0,
+        py::arg("truncation") = 0.0, py::arg("units") = "nbody");
+    ic.def(
+        "uniform",
+        [](std::size_t n, std::uint64_t seed, bool random_masses) {
+            return checked(make_uniform_cube(n, seed, random_masses));
+        },
+        py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("random_masses") = false);
+    ic.def(
+        "galaxy",
+        [](std::size_t n, std::uint64_t seed, const py::kwargs& options) {
+            GalaxyParams g;
+            for (const auto& [key, value] : options) {
+                const std::string k = py::cast<std::string>(key);
+                if (k == "halo") {
+                    const std::string h = py::cast<std::string>(value);
+                    if (h != "nfw" && h != "hernquist") throw py::value_error("halo must be 'nfw' or 'hernquist'");
+                    g.halo_profile = h == "nfw" ? HaloProfile::Nfw : HaloProfile::Hernquist;
+                    continue;
+                }
+                double* field = k == "bulge_mass"          ? &g.bulge_mass
+                                : k == "bulge_scale"       ? &g.bulge_scale
+                                : k == "bulge_truncation"  ? &g.bulge_truncation
+                                : k == "disk_mass"         ? &g.disk_mass
+                                : k == "disk_scale_length" ? &g.disk_scale_length
+                                : k == "disk_scale_height" ? &g.disk_scale_height
+                                : k == "disk_q"            ? &g.toomre_q
+                                : k == "disk_q_radius"     ? &g.q_radius
+                                : k == "halo_mass"         ? &g.halo_mass
+                                : k == "halo_scale"        ? &g.halo_scale
+                                : k == "halo_truncation"   ? &g.halo_truncation
+                                                           : nullptr;
+                if (!field) throw py::value_error("unknown galaxy option '" + k + "'");
+                *field = py::cast<double>(value);
+            }
+            try {
+                return checked(make_galaxy(n, seed, g));
+            } catch (const std::invalid_argument& e) {
+                throw py::value_error(e.what());
+            }
+        },
+        py::arg("n"), py::kw_only(), py::arg("seed") = 1);
+
+    py::class_<Simulation>(m, "Simulation", "A leapfrog or Hermite run over any engine.")
+        .def(py::init<ParticleSet, std::string, std::string, double, double, double, double, double,
+                      std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>>(),
+             py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
+             py::arg("dt") = 0.0, py::arg("eta") = 0.01, py::arg("dt_max") = 0.0625, py::arg("theta") = 0.5,
+             py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
+             py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none())
+        .def("evolve", &Simulation::evolve, py::arg("t"))
+        .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
+        .def_property_readonly("time", [](const Simulation& s) { return s.particles().time; })
+        .def_property_readonly("snapshot", &Simulation::particles, "The current particles (a copy).")
+        .def_property_readonly("positions", [](const Simulation& s) { return array_from(s.particles().pos); })
+        .def_property_readonly("velocities", [](const Simulation& s) { return array_from(s.particles().vel); })
+        .def(
+            "write", [](const Simulation& s, const std::string& path) { write_snapshot(path, s.particles()); },
+            py::arg("path"));
+}

@@ -1,0 +1,149 @@
+"""The grove Python module against the command line: same forces, same runs, same accuracy
+numbers; numpy input rules; the GIL released while engines compute."""
+import os
+import subprocess
+import threading
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+import grove
+
+GROVE = os.environ.get("GROVE_EXE", "grove")
+
+
+def run_grove(*args):
+    subprocess.run([GROVE, *map(str, args)], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def plummer(tmp_path_factory):
+    path = tmp_path_factory.mktemp("py") / "plummer.hdf5"
+    snap = grove.ic.plummer(3000, seed=7)
+    grove.write(str(path), snap)
+    return path, snap
+
+
+def test_forces_equal_the_command_line(plummer, tmp_path):
+    path, snap = plummer
+    out = tmp_path / "forces.hdf5"
+    run_grove("forces", path, "--engine", "tree-cpu", "--eps", 0.01, "-o", out)
+    acc, pot = grove.forces(snap.positions, snap.masses, engine="tree-cpu", eps=0.01)
+    cli = grove.read(str(out))
+    assert np.array_equal(acc, cli.accelerations)
+    assert np.array_equal(pot, cli.potentials)
+    assert acc.shape == (3000, 3) and pot.shape == (3000,)
+
+
+def test_float32_input_and_the_input_rules(plummer):
+    _, snap = plummer
+    pos, mass = snap.positions, snap.masses
+    acc64, _ = grove.forces(pos, mass, engine="direct-cpu", eps=0.01)
+    acc32, _ = grove.forces(pos.astype(np.float32), mass.astype(np.float32), engine="direct-cpu", eps=0.01)
+    assert np.allclose(acc32, acc64, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        grove.forces(np.asfortranarray(pos), mass)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        grove.forces(np.ascontiguousarray(np.hstack([pos, pos]))[:, ::2], mass)
+    with pytest.raises(ValueError, match=r"shape \(N, 3\)"):
+        grove.forces(pos[:, :2].copy(), mass)
+    with pytest.raises(ValueError, match="shape"):
+        grove.forces(pos, mass[:-1].copy())
+    bad = pos.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        grove.forces(bad, mass)
+    with pytest.raises(ValueError, match="negative"):
+        grove.forces(pos, -mass)
+    with pytest.raises(ValueError, match="float64 or float32"):
+        grove.forces(pos.astype(np.int64), mass)
+    with pytest.raises(ValueError, match="theta"):
+        grove.forces(pos, mass, theta=2.0)
+    with pytest.raises(RuntimeError, match="unknown engine"):
+        grove.forces(pos, mass, engine="warp-drive")
+
+
+def test_gpu_engine_without_gpu_is_a_runtime_error(plummer):
+    _, snap = plummer
+    try:
+        grove.forces(snap.positions[:100].copy(), snap.masses[:100].copy(), engine="tree-gpu")
+    except RuntimeError as e:
+        assert "GPU" in str(e)
+
+
+def test_simulation_ends_where_grove_run_ends(plummer, tmp_path):
+    path, snap = plummer
+    run = tmp_path / "run"
+    run_grove("run", path, "-o", run, "--engine", "tree-cpu", "--eps", 0.01, "--dt", 0.01, "--t-end", 0.1)
+    sim = grove.Simulation(snap, engine="tree-cpu", eps=0.01, dt=0.01)
+    e0 = sim.energy()
+    sim.evolve(0.1)
+    assert sim.time == pytest.approx(0.1)
+    end = grove.read(str(run / "snapshot_0010.hdf5"))
+    assert np.array_equal(sim.positions, end.positions)
+    assert np.array_equal(sim.velocities, end.velocities)
+    rows = [line.split() for line in open(run / "diagnostics.txt") if not line.startswith("#")]
+    assert abs((sim.energy() - e0) / e0) == pytest.approx(abs(float(rows[-1][5])), rel=1e-3, abs=1e-12)
+    with pytest.raises(ValueError, match="whole number of steps"):
+        sim.evolve(0.105)
+    out = tmp_path / "sim.hdf5"
+    sim.write(str(out))
+    assert np.array_equal(grove.read(str(out)).positions, end.positions)
+
+
+def test_accuracy_equals_grove_accuracy(plummer, tmp_path):
+    path, snap = plummer
+    out = tmp_path / "accuracy.hdf5"
+    run_grove("accuracy", path, "--engine", "tree-cpu", "--theta", "0.5,0.8", "--eps", 0.01, "-o", out)
+    table = grove.accuracy(snap, [0.5, 0.8], engine="tree-cpu", eps=0.01)
+    with h5py.File(out) as f:
+        assert np.array_equal(table["theta"], f["theta"][:].ravel())
+        assert np.array_equal(table["all"], f["percentiles"][:])
+    assert table["all"].shape == (2, len(table["levels"]))
+
+
+def test_the_gil_is_released_while_computing():
+    snap = grove.ic.uniform(6000, seed=3)
+    spans = []
+
+    def work():
+        start = time.perf_counter()
+        grove.forces(snap.positions, snap.masses, engine="direct-cpu", eps=0.01)
+        spans.append((start, time.perf_counter()))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (a0, a1), (b0, b1) = spans
+    overlap = min(a1, b1) - max(a0, b0)
+    assert overlap > 0.5 * min(a1 - a0, b1 - b0)
+
+
+def test_snapshots_and_models_round_trip(tmp_path):
+    g = grove.ic.galaxy(3000, seed=2)
+    assert set(np.unique(g.types)) == {1, 2, 3}
+    assert g.header["units"] == "gadget" and g.header["G"] == pytest.approx(43007.1, rel=1e-5)
+    path = tmp_path / "g.hdf5"
+    grove.write(str(path), g)
+    back = grove.read(str(path))
+    assert len(back) == 3000
+    assert set(back.ids) == set(g.ids)
+    with pytest.raises(ValueError, match="unknown galaxy option"):
+        grove.ic.galaxy(100, disk_colour=1.0)
+    with pytest.raises(RuntimeError):
+        grove.read(str(tmp_path / "missing.hdf5"))
+
+
+def test_hermite_simulation_conserves_energy():
+    p = grove.ic.plummer(500, seed=2)
+    sim = grove.Simulation(p, integrator="hermite", engine="direct-cpu", eps=1 / 256, dt_max=1 / 64, eta=0.01)
+    e0 = sim.energy()
+    sim.evolve(0.125)
+    assert sim.time == 0.125
+    assert abs((sim.energy() - e0) / e0) < 1e-6
+    with pytest.raises(RuntimeError, match="runs on direct"):
+        grove.Simulation(p, integrator="hermite", engine="tree-cpu", dt_max=1 / 64)
