@@ -107,7 +107,7 @@ void refuse_output_over_input(const std::string& output, const std::string& inpu
 
 void check_writable(const std::string& path)
 {
-    const std::string probe = path + ".probe." + std::to_string(::getpid());
+    const std::string probe = path + ".tmp." + std::to_string(::getpid()); // cleaned up like any temporary
     std::FILE* f = std::fopen(probe.c_str(), "wb");
     if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
     std::fclose(f);
