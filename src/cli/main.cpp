@@ -20,9 +20,11 @@ const Command kCommands[] = {
     {"ic", grove::command_ic, "make initial conditions: plummer, hernquist, galaxy, uniform"},
     {"info", grove::command_info, "describe a snapshot: counts, units, mass, energy, run parameters"},
     {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
-    {"run", grove::command_run, "evolve a snapshot: leapfrog on any engine; snapshots, diagnostics, timing"},
-    {"accuracy", grove::command_accuracy, "tree-versus-direct error distributions over a range of theta"},
-    {"bench", grove::command_bench, "timing of the force engines (direct: interactions/s against the FP32 limit)"},
+    {"run", grove::command_run,
+     "evolve a snapshot (leapfrog or Hermite): snapshots, diagnostics, checkpoints, restarts"},
+    {"accuracy", grove::command_accuracy, "tree-versus-direct errors over a range of theta, or the theta for a target"},
+    {"bench", grove::command_bench,
+     "timings: direct and Hermite kernels, the tree engine, the host build, leapfrog steps"},
 };
 
 void print_usage()
