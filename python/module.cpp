@@ -26,40 +26,44 @@ using namespace grove;
 
 namespace {
 
-// (N, 3) positions from a C-contiguous float64 or float32 array; anything else is a ValueError.
-Eigen::Matrix3Xd positions_from(const py::array& a, const char* what)
+// Checks that `a` is a C-contiguous float64 or float32 array of shape (n, 3) (cols 3) or (n,)
+// (cols 0), n = -1 for any; anything else is a ValueError.
+void check_array(const py::array& a, Eigen::Index n, int cols, const char* what)
 {
-    if (a.ndim() != 2 || a.shape(1) != 3) throw py::value_error(std::string(what) + " must have shape (N, 3)");
+    const bool shape_ok = cols == 3 ? a.ndim() == 2 && a.shape(1) == 3 : a.ndim() == 1;
+    if (!shape_ok || (n >= 0 && a.shape(0) != n))
+        throw py::value_error(std::string(what) + " must have shape " +
+                              (cols == 3 ? std::string("(N, 3)") : "(" + std::to_string(n) + ",)"));
     if (!(a.flags() & py::array::c_style))
         throw py::value_error(std::string(what) + " must be C-contiguous (use numpy.ascontiguousarray)");
-    const auto n = static_cast<Eigen::Index>(a.shape(0));
-    Eigen::Matrix3Xd out(3, n);
-    if (py::isinstance<py::array_t<double>>(a)) {
-        // (N, 3) row-major is the memory of a 3 x N column-major matrix.
-        out = Eigen::Map<const Eigen::Matrix3Xd>(static_cast<const double*>(a.data()), 3, n);
-    } else if (py::isinstance<py::array_t<float>>(a)) {
-        out = Eigen::Map<const Eigen::Matrix3Xf>(static_cast<const float*>(a.data()), 3, n).cast<double>();
-    } else {
+    if (!py::isinstance<py::array_t<double>>(a) && !py::isinstance<py::array_t<float>>(a))
         throw py::value_error(std::string(what) + " must be float64 or float32");
-    }
-    if (!out.allFinite()) throw py::value_error(std::string(what) + " holds NaN or infinity");
-    return out;
 }
 
-Eigen::VectorXd vector_from(const py::array& a, Eigen::Index n, const char* what)
+// The array's values as an Eigen view: float64 in place (an (N, 3) row-major array is the memory
+// of a 3 x N column-major matrix), float32 converted into `owned`. Non-finite values are a
+// ValueError.
+template <class View, class Matrix> View view_of(const py::array& a, Matrix& owned, const char* what)
 {
-    if (a.ndim() != 1 || a.shape(0) != n)
-        throw py::value_error(std::string(what) + " must have shape (" + std::to_string(n) + ",)");
-    if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string(what) + " must be C-contiguous");
-    Eigen::VectorXd out(n);
-    if (py::isinstance<py::array_t<double>>(a))
-        out = Eigen::Map<const Eigen::VectorXd>(static_cast<const double*>(a.data()), n);
-    else if (py::isinstance<py::array_t<float>>(a))
-        out = Eigen::Map<const Eigen::VectorXf>(static_cast<const float*>(a.data()), n).cast<double>();
-    else
-        throw py::value_error(std::string(what) + " must be float64 or float32");
-    if (!out.allFinite()) throw py::value_error(std::string(what) + " holds NaN or infinity");
-    return out;
+    const Eigen::Index rows = Matrix::RowsAtCompileTime == 3 ? 3 : a.shape(0);
+    const Eigen::Index cols = Matrix::RowsAtCompileTime == 3 ? a.shape(0) : 1;
+    using Floats = Eigen::Matrix<float, Matrix::RowsAtCompileTime, Matrix::ColsAtCompileTime>;
+    View view = py::isinstance<py::array_t<double>>(a)
+                    ? View(Eigen::Map<const Matrix>(static_cast<const double*>(a.data()), rows, cols))
+                    : View(owned = Eigen::Map<const Floats>(static_cast<const float*>(a.data()), rows, cols)
+                                       .template cast<double>());
+    if (!view.allFinite()) throw py::value_error(std::string(what) + " holds NaN or infinity");
+    return view;
+}
+
+PositionsRef view_of(const py::array& a, Eigen::Matrix3Xd& owned, const char* what)
+{
+    return view_of<PositionsRef>(a, owned, what);
+}
+
+MassesRef view_of(const py::array& a, Eigen::VectorXd& owned, const char* what)
+{
+    return view_of<MassesRef>(a, owned, what);
 }
 
 py::array_t<double> array_from(const Eigen::Matrix3Xd& m)
@@ -102,26 +106,18 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
                  double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
                  std::optional<int> ncrit)
 {
+    check_array(pos, -1, 3, "pos");
+    check_array(mass, static_cast<Eigen::Index>(pos.shape(0)), 0, "mass");
+    Eigen::Matrix3Xd x_owned;
+    Eigen::VectorXd m_owned;
+    const PositionsRef x = view_of(pos, x_owned, "pos"); // float64: numpy's memory, no copy
+    const MassesRef m = view_of(mass, m_owned, "mass");
+    if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
     const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit);
     auto e = engines().make_force(config);
     Forces f;
-    const bool in_place = py::isinstance<py::array_t<double>>(pos) && py::isinstance<py::array_t<double>>(mass) &&
-                          (pos.flags() & py::array::c_style) && (mass.flags() & py::array::c_style) &&
-                          pos.ndim() == 2 && pos.shape(1) == 3 && mass.ndim() == 1 && mass.shape(0) == pos.shape(0);
-    if (in_place) { // C-contiguous float64: the engine reads numpy's memory, no copy
-        const auto n = static_cast<Eigen::Index>(pos.shape(0));
-        const Eigen::Map<const Eigen::Matrix3Xd> x(static_cast<const double*>(pos.data()), 3, n);
-        const Eigen::Map<const Eigen::VectorXd> m(static_cast<const double*>(mass.data()), n);
-        if (!x.allFinite()) throw py::value_error("pos holds NaN or infinity");
-        if (!m.allFinite()) throw py::value_error("mass holds NaN or infinity");
-        if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
+    {
         py::gil_scoped_release release; // other Python threads run while the engine computes
-        e->compute(x, m, f);
-    } else { // float32, or an error for any other layout
-        const Eigen::Matrix3Xd x = positions_from(pos, "pos");
-        const Eigen::VectorXd m = vector_from(mass, x.cols(), "mass");
-        if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
-        py::gil_scoped_release release;
         e->compute(x, m, f);
     }
     return py::make_tuple(array_from(f.acc), array_from(f.pot));
@@ -232,16 +228,16 @@ PYBIND11_MODULE(grove, m)
         .def_property(
             "positions", [](const ParticleSet& p) { return array_from(p.pos); },
             [](ParticleSet& p, const py::array& a) {
-                auto x = positions_from(a, "positions");
-                if (x.cols() != p.pos.cols()) throw py::value_error("positions must keep N");
-                p.pos = std::move(x);
+                check_array(a, p.pos.cols(), 3, "positions");
+                Eigen::Matrix3Xd owned;
+                p.pos = view_of(a, owned, "positions");
             })
         .def_property(
             "velocities", [](const ParticleSet& p) { return array_from(p.vel); },
             [](ParticleSet& p, const py::array& a) {
-                auto v = positions_from(a, "velocities");
-                if (v.cols() != p.vel.cols()) throw py::value_error("velocities must keep N");
-                p.vel = std::move(v);
+                check_array(a, p.vel.cols(), 3, "velocities");
+                Eigen::Matrix3Xd owned;
+                p.vel = view_of(a, owned, "velocities");
             })
         .def_property_readonly("masses", [](const ParticleSet& p) { return array_from(p.mass); })
         .def_property_readonly("ids", [](const ParticleSet& p) { return py::array(py::cast(p.id)); })
@@ -268,6 +264,9 @@ PYBIND11_MODULE(grove, m)
                                })
         .def_readonly("parameters", &ParticleSet::run_parameters);
 
+    m.def(
+        "gpu_available", [] { return engines().gpu_available(); },
+        "True when this build has the GPU engines and a CUDA device is visible.");
     m.def("read", &read_snapshot, py::arg("path"), "Reads a GADGET/SWIFT HDF5 snapshot.");
     m.def(
         "write", [](const std::string& path, const ParticleSet& p) { write_snapshot(path, p); }, py::arg("path"),

@@ -25,7 +25,6 @@ class TreeUpdater {
     explicit TreeUpdater(int rebuild_every = 1);
     // Returns true when it rebuilt.
     bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
-    int rebuild_every() const { return rebuild_every_; }
 
   private:
     int rebuild_every_;

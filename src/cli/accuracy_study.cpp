@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -90,13 +89,9 @@ std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vect
                                            const Eigen::Matrix3Xd& acc, const Eigen::VectorXd& pot,
                                            const Eigen::Matrix3Xd& ref_acc, const Eigen::VectorXd& ref_pot)
 {
-    const auto m = static_cast<Eigen::Index>(targets.size());
-    Eigen::Matrix3Xd a(3, m);
-    Eigen::VectorXd ph(m);
-    for (Eigen::Index k = 0; k < m; ++k) {
-        a.col(k) = acc.col(targets[static_cast<std::size_t>(k)]);
-        ph[k] = pot[targets[static_cast<std::size_t>(k)]];
-    }
+    const Eigen::Matrix3Xd a = select_columns(acc, targets);
+    Eigen::VectorXd ph(static_cast<Eigen::Index>(targets.size()));
+    for (std::size_t k = 0; k < targets.size(); ++k) ph[static_cast<Eigen::Index>(k)] = pot[targets[k]];
     const std::vector<double> ea = relative_errors(a, ref_acc), ep = relative_errors(ph, ref_pot);
     // "all" first, then each particle type present, in type order.
     std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_type;
@@ -148,7 +143,7 @@ namespace {
 double target_error(const ThetaResult& r, const ErrorTarget& t)
 {
     for (const auto& e : r.errors)
-        if (e.component == t.component) return percentiles(e.sorted_acc_errors, {t.percentile}).at(0);
+        if (e.component == t.component) return percentile_sorted(e.sorted_acc_errors, t.percentile);
     return std::numeric_limits<double>::quiet_NaN();
 }
 
@@ -204,18 +199,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     study.n = p.size();
     const GravityParams gravity{o.G, o.eps};
     // The compared particles: all, or a fixed-seed random sample without repeats.
-    std::vector<std::int32_t> all(p.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int32_t>(i);
-    if (o.sample > 0 && o.sample < p.size()) {
-        std::mt19937_64 rng(o.seed);
-        for (std::size_t i = 0; i < o.sample; ++i) {
-            const std::size_t j = i + static_cast<std::size_t>(rng() % (p.size() - i));
-            std::swap(all[i], all[j]);
-        }
-        all.resize(o.sample);
-        std::sort(all.begin(), all.end());
-    }
-    study.targets = all;
+    study.targets = sample_indices(p.size(), o.sample, o.seed);
     const bool sampled = study.targets.size() < p.size();
 
     Forces ref;

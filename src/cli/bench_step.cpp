@@ -1,10 +1,8 @@
 #include "cli/bench_step.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <stdexcept>
 
 #include <omp.h>
@@ -14,6 +12,7 @@
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
 
@@ -65,34 +64,30 @@ int bench_step(const BenchConfig& c)
     auto integrator = make_integrator(ic, engines());
     integrator->start(p);
 
-    // Force errors of the first evaluation against the double-precision direct sum on a sample.
-    std::vector<std::int32_t> targets(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, c.sample)), p.size()));
-    std::mt19937_64 rng(7);
-    std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(p.size() - 1));
-    for (auto& t : targets) t = pick(rng);
+    // Force errors against the double-precision direct sum on a fixed sample of particles.
+    const std::vector<std::int32_t> targets =
+        sample_indices(p.size(), static_cast<std::size_t>(std::max(1, c.sample)), 7);
     EngineConfig direct = ic.engine;
     direct.engine = "direct";
     direct.precision = "double";
     const auto direct_engine = engines().make_force(direct);
-    // Percentiles 50, 90, 99 of the sample's errors in `acc` against the direct sum at p's positions.
-    auto sample_errors = [&](const Eigen::Matrix3Xd& all_acc) {
+    auto reference = [&] { // at the particles' current positions
         Forces ref;
         direct_engine->compute_subset(p.pos, p.mass, targets, ref);
-        Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(targets.size()));
-        for (std::size_t k = 0; k < targets.size(); ++k)
-            acc.col(static_cast<Eigen::Index>(k)) = all_acc.col(targets[k]);
-        return percentiles(relative_errors(acc, ref.acc), {50, 90, 99});
+        return ref.acc;
     };
-    const auto errors = sample_errors(p.acc);
-
+    auto sample_errors = [&](const Eigen::Matrix3Xd& all_acc, const Eigen::Matrix3Xd& ref) {
+        return percentiles(relative_errors(select_columns(all_acc, targets), ref), {50, 90, 99});
+    };
+    const auto errors = sample_errors(p.acc, reference());
     const double e0 = compute_diagnostics(p, p.pot).total;
     PhaseTimes sums;
     double wall = 0;
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
-        const auto start = std::chrono::steady_clock::now();
+        const auto start = WallClock::now();
         integrator->advance_to(s * dt, p);
         if (s <= c.warmup) continue;
-        wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        wall += seconds_since(start);
         for (const auto& [name, seconds] : integrator->last_phases()) {
             auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == name; });
             if (it == sums.end())
@@ -106,12 +101,13 @@ int bench_step(const BenchConfig& c)
     // What reuse costs: the last step's forces (from a tree refitted `age` times) and a fresh build's
     // at the same positions, against the direct sum.
     const int age = (c.warmup + c.steps) % c.rebuild_every;
-    const auto last_errors = sample_errors(p.acc);
+    const Eigen::Matrix3Xd last_reference = reference();
+    const auto last_errors = sample_errors(p.acc, last_reference);
     EngineConfig fresh_config = ic.engine;
     fresh_config.rebuild_every = 1;
     Forces fresh;
     engines().make_force(fresh_config)->compute(p.pos, p.mass, fresh);
-    const auto fresh_errors = sample_errors(fresh.acc);
+    const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 
     const double per = 1e3 / c.steps;
     std::printf("grove bench step: %s, N = %lld, theta %.3g, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "

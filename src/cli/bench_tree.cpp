@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <random>
 #include <sstream>
 
 #include <omp.h>
@@ -94,10 +93,7 @@ int bench_tree(const BenchConfig& r)
             const double G = model == "galaxy" ? p.units.G : 1.0;
             const GravityParams gravity{G, eps};
             // Reference on a random sample.
-            std::vector<std::int32_t> targets(std::min<std::size_t>(sample, p.size()));
-            std::mt19937_64 rng(7);
-            std::uniform_int_distribution<std::int32_t> pick(0, static_cast<std::int32_t>(n - 1));
-            for (auto& t : targets) t = pick(rng);
+            const std::vector<std::int32_t> targets = sample_indices(p.size(), sample, 7);
             Forces ref;
             DirectGpuEngine(gravity, Precision::Double).compute_subset(p.pos, p.mass, targets, ref);
 
@@ -133,10 +129,7 @@ int bench_tree(const BenchConfig& r)
                     row.gpu.emplace_back(name, median(v));
                 }
                 row.stats = engine.statistics(tree);
-                Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(targets.size()));
-                for (std::size_t k = 0; k < targets.size(); ++k)
-                    acc.col(static_cast<Eigen::Index>(k)) = f.acc.col(targets[k]);
-                const auto q = percentiles(relative_errors(acc, ref.acc), {50, 99});
+                const auto q = percentiles(relative_errors(select_columns(f.acc, targets), ref.acc), {50, 99});
                 row.p50 = q[0];
                 row.p99 = q[1];
                 rows.push_back(row);

@@ -53,10 +53,12 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
     const bool hermite = config.integrator.integrator == "hermite";
     // A restart takes everything from its checkpoint: the particles, their units and G, and the
-    // run's start time; the input file is not read again (it may have changed or moved).
-    // Checkpoints written before the start time was kept still read it from the input.
-    ParticleSet p = restart && restart->has_start_time ? ParticleSet{restart->particles} : read_snapshot(config.input);
-    const double t_start = restart && restart->has_start_time ? restart->start_time : p.time;
+    // run's start time; the input file is not read again (it may have changed or moved), but
+    // for the start time of checkpoints written before it was kept.
+    ParticleSet p = restart ? std::move(restart->particles) : read_snapshot(config.input);
+    const double t_start = !restart                  ? p.time
+                           : restart->has_start_time ? restart->start_time
+                                                     : read_snapshot(config.input).time;
     const double t_end = config.t_end;
     // The run loop's interval: the leapfrog step, or Hermite's largest block step (all particles
     // meet at its multiples).
@@ -88,8 +90,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         throw std::runtime_error(what);
     }
     if (restart && restart->step >= total_steps)
-        throw std::runtime_error("the run in " + config.output +
-                                 " already reached t = " + std::to_string(restart->particles.time) +
+        throw std::runtime_error("the run in " + config.output + " already reached t = " + std::to_string(p.time) +
                                  "; give a later --t-end with --restart to extend it");
     const double snap_every = config.snapshot_every ? *config.snapshot_every : (t_end - t_start) / 10;
     if (!(snap_every > 0)) throw std::runtime_error("--snapshot-every must be > 0");
@@ -132,9 +133,6 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     int snapshot_index = 0;
     std::ofstream diag;
     if (restart) {
-        const std::map<std::string, std::string> parameters = p.run_parameters;
-        p = restart->particles;
-        p.run_parameters = parameters;
         integrator->resume(restart->integrator, p);
         first_step = restart->step + 1;
         next_snapshot = config.cadence_changed ? p.time + snap_every : restart->next_snapshot;

@@ -39,13 +39,6 @@ bool EngineRegistry::has(const std::string& name) const
     return std::any_of(entries_.begin(), entries_.end(), [&](const EngineEntry& e) { return e.name == name; });
 }
 
-std::vector<std::string> EngineRegistry::names() const
-{
-    std::vector<std::string> out;
-    for (const auto& e : entries_) out.push_back(e.name);
-    return out;
-}
-
 std::string EngineRegistry::resolve(const std::string& name) const
 {
     if (name == "direct" || name == "tree") return name + (gpu_available() ? "-gpu" : "-cpu");

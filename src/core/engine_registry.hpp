@@ -40,7 +40,6 @@ class EngineRegistry {
 
     bool gpu_available() const;
     bool has(const std::string& name) const;
-    std::vector<std::string> names() const;
 
     // "direct" / "tree" -> "direct-gpu" / "tree-gpu" when a GPU is visible, else the -cpu engine;
     // other names unchanged.

@@ -1,5 +1,7 @@
 #include "core/force_errors.hpp"
 
+#include <random>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,6 +52,28 @@ std::vector<double> percentiles(std::vector<double> values, const std::vector<do
     std::sort(values.begin(), values.end());
     std::vector<double> out;
     for (double q : qs) out.push_back(percentile_sorted(values, q));
+    return out;
+}
+
+std::vector<std::int32_t> sample_indices(std::size_t n, std::size_t count, std::uint64_t seed)
+{
+    std::vector<std::int32_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
+    if (count == 0 || count >= n) return all;
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < count; ++i) { // a partial Fisher-Yates shuffle: no repeats
+        const std::size_t j = i + static_cast<std::size_t>(rng() % (n - i));
+        std::swap(all[i], all[j]);
+    }
+    all.resize(count);
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
+Eigen::Matrix3Xd select_columns(const Eigen::Matrix3Xd& m, const std::vector<std::int32_t>& indices)
+{
+    Eigen::Matrix3Xd out(3, static_cast<Eigen::Index>(indices.size()));
+    for (std::size_t k = 0; k < indices.size(); ++k) out.col(static_cast<Eigen::Index>(k)) = m.col(indices[k]);
     return out;
 }
 
