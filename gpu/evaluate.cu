@@ -5,6 +5,11 @@
 // the particle-pair formula, both from tree/gravity.hpp. Leaf lists are streamed 32 leaves at a
 // time: a warp scan of their sizes maps each lane of a tile to one source particle, so small
 // leaves still fill whole tiles.
+//
+// A lane sums a few tiles (nodes) or one batch of leaves in float and then adds those sums into
+// double accumulators in shared memory (WideSums), so a list of thousands of entries costs the
+// float rounding of a stretch of it, not of the whole list: at theta = 0.1 a single float sum made errors of 1e-4 where
+// double sums made 5e-6. Shared memory rather than registers, so the kernels keep their register count.
 #include "gpu/evaluate.cuh"
 
 #include "gpu/cuda_check.cuh"
@@ -30,6 +35,17 @@ struct LeafTile {
     int first[kWarpLanes]; // exclusive scan of the leaves' sizes
 };
 
+constexpr int kMaxPerLane = kMaxTargetsPerWarp / kWarpLanes;
+// Node tiles summed in float between two flushes into double: at most 128 terms per lane in
+// float, and a quarter of the shared-memory traffic of a flush per tile.
+constexpr int kTilesPerFlush = 4;
+
+// One warp's double accumulators: [target k of the lane][ax, ay, az, pot][lane]. Each lane owns
+// its column, so no lane reads another's and no synchronisation is needed.
+struct WideSums {
+    double v[kMaxPerLane][4][kWarpLanes];
+};
+
 // What this lane does in a layout: which replica of the lanes it belongs to and which target
 // slot it holds; lanes beyond the replicas sit idle.
 struct WarpRole {
@@ -49,10 +65,12 @@ template <int K> struct Targets {
     int index[K]; // particle index (Morton order)
     Accum<float> a[K];
 
-    __device__ Targets(const Vec4<float>* particles, int first, const LaneLayout& layout, int slot)
+    __device__ Targets(const Vec4<float>* particles, int first, const LaneLayout& layout, int slot, WideSums& wide,
+                       int lane)
     {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
+            for (int c = 0; c < 4; ++c) wide.v[k][c][lane] = 0.0;
             const int idx = min(slot + layout.lanes * k, layout.targets - 1);
             const Vec4<float> p = particles[first + idx];
             index[k] = first + idx;
@@ -62,11 +80,29 @@ template <int K> struct Targets {
         }
     }
 
-    // Adds the replicas' partial sums into replica 0 and writes (or adds) its targets' results.
-    __device__ void finish(const LaneLayout& layout, int replica, int slot, float4* out, bool add)
+    // Moves the float sums of the tile just done into the lane's double accumulators.
+    __device__ void flush(WideSums& wide, int lane)
     {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
+            wide.v[k][0][lane] += a[k].ax;
+            wide.v[k][1][lane] += a[k].ay;
+            wide.v[k][2][lane] += a[k].az;
+            wide.v[k][3][lane] += a[k].pot;
+            a[k] = Accum<float>{};
+        }
+    }
+
+    // Adds the replicas' partial sums into replica 0 and writes (or adds) its targets' results.
+    __device__ void finish(const LaneLayout& layout, int replica, int slot, float4* out, bool add, WideSums& wide,
+                           int lane)
+    {
+        flush(wide, lane);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const Accum<float> lane_sum{static_cast<float>(wide.v[k][0][lane]), static_cast<float>(wide.v[k][1][lane]),
+                                        static_cast<float>(wide.v[k][2][lane]), static_cast<float>(wide.v[k][3][lane])};
+            a[k] = lane_sum;
             Accum<float> sum = a[k];
             for (int r = 1; r < layout.replicas; ++r) {
                 const int delta = r * layout.lanes;
@@ -93,12 +129,13 @@ template <int K> struct Targets {
 
 template <int K>
 __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
-                           long long length, NodeTile& tile, float eps2, float4* acc)
+                           long long length, NodeTile& tile, WideSums& wide, float eps2, float4* acc)
 {
     const WarpRole role(layout);
     const int lane = role.lane, replica = role.replica, slot = role.slot;
     const bool active = role.active;
-    Targets<K> t(tree.particles, first, layout, slot);
+    Targets<K> t(tree.particles, first, layout, slot, wide, lane);
+    int tiles = 0;
     for (long long base = 0; base < length; base += kWarpLanes) {
         const int count = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - base));
         if (lane < count) {
@@ -115,9 +152,10 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
                 for (int k = 0; k < K; ++k)
                     t.a[k] = m2p<false>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
             }
+        if (++tiles % kTilesPerFlush == 0) t.flush(wide, lane);
         __syncwarp();
     }
-    t.finish(layout, replica, slot, acc + first, false);
+    t.finish(layout, replica, slot, acc + first, false, wide, lane);
 }
 
 // The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
@@ -138,12 +176,12 @@ __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int 
 
 template <int K>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
-                           long long length, LeafTile& tile, float eps2, float4* acc)
+                           long long length, LeafTile& tile, WideSums& wide, float eps2, float4* acc)
 {
     const WarpRole role(layout);
     const int lane = role.lane, replica = role.replica, slot = role.slot;
     const bool active = role.active;
-    Targets<K> t(tree.particles, first, layout, slot);
+    Targets<K> t(tree.particles, first, layout, slot, wide, lane);
     for (long long leaf_base = 0; leaf_base < length; leaf_base += kWarpLanes) {
         const int leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));
         int begin = 0, size = 0;
@@ -198,8 +236,11 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             }
             __syncwarp();
         }
+        // Once per batch of 32 leaves (at most 32 nleaf sources): a flush per tile slowed the
+        // leaf kernel by 8 % (bench/results/opening-criteria-h100.md).
+        t.flush(wide, lane);
     }
-    t.finish(layout, replica, slot, acc + first, true);
+    t.finish(layout, replica, slot, acc + first, true, wide, lane);
 }
 
 // One warp per group; the chunk function is node_chunk or leaf_chunk.
@@ -209,6 +250,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
 {
     __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
     __shared__ LeafTile leaf_tiles[kNodes ? 1 : kWarpsPerBlock];
+    __shared__ WideSums wide_sums[kWarpsPerBlock];
+    WideSums& wide = wide_sums[threadIdx.x / kWarpLanes];
     const int warp = threadIdx.x / kWarpLanes;
     const int g = blockIdx.x * kWarpsPerBlock + warp;
     if (g >= tree.num_groups) return; // the whole warp leaves together
@@ -219,23 +262,23 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
         if constexpr (kNodes) {
             NodeTile& tile = node_tiles[warp];
             if (layout.per_lane == 1)
-                node_chunk<1>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                node_chunk<1>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else if (layout.per_lane == 2)
-                node_chunk<2>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                node_chunk<2>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
-                node_chunk<3>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                node_chunk<3>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else
-                node_chunk<4>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                node_chunk<4>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
         } else {
             LeafTile& tile = leaf_tiles[warp];
             if (layout.per_lane == 1)
-                leaf_chunk<1>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                leaf_chunk<1>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else if (layout.per_lane == 2)
-                leaf_chunk<2>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                leaf_chunk<2>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
-                leaf_chunk<3>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                leaf_chunk<3>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
             else
-                leaf_chunk<4>(tree, first, layout, list + begin, length, tile, eps2, acc);
+                leaf_chunk<4>(tree, first, layout, list + begin, length, tile, wide, eps2, acc);
         }
     }
 }

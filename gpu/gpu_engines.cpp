@@ -4,7 +4,7 @@
 #include "gpu/direct_gpu.h"
 #include "gpu/hermite_gpu.h"
 #include "gpu/tree_gpu.h"
-#include "tree/mac.hpp"
+#include "tree/cpu_engines.hpp"
 
 namespace grove {
 
@@ -19,11 +19,7 @@ void register_gpu_engines(EngineRegistry& registry)
                       return std::make_unique<HermiteGpuEngine>(c.gravity, precision_by_name(c.precision));
                   }});
     registry.add({"tree-gpu", true,
-                  [](const EngineConfig& c) {
-                      check_theta(c.theta);
-                      return std::make_unique<TreeGpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
-                                                             c.gravity);
-                  },
+                  [](const EngineConfig& c) { return std::make_unique<TreeGpuEngine>(tree_params(c), c.gravity); },
                   nullptr});
 }
 

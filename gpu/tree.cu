@@ -1,7 +1,7 @@
-// The GPU tree engine: the host tree packed into pinned buffers and uploaded, then per theta the
-// opening radii, the two walk passes around a CUB scan (tree_walk.cu), the list evaluation
-// (evaluate.cu), the permutation to the caller's order and the download; the host applies G
-// (tree/store_forces.hpp).
+// The GPU tree engine: the host tree packed into pinned buffers and uploaded, then per opening
+// criterion the per-node radii (and for the relative one the groups' scales from the host), the two walk passes around
+// a CUB scan (tree_walk.cu), the list evaluation (evaluate.cu), the permutation to the caller's order and the download;
+// the host applies G (tree/store_forces.hpp).
 #include "gpu/tree_gpu.h"
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include "gpu/device_info.h"
 #include "gpu/evaluate.cuh"
 #include "gpu/tree_walk.cuh"
+#include "tree/acceleration_estimate.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/refit.hpp"
@@ -50,6 +51,7 @@ struct TreeGpuEngine::Impl {
     int num_particles = 0, num_nodes = 0, num_groups = 0;
     bool uploaded = false, evaluated = false;
     long long total_nodes = 0, total_leaves = 0;
+    AccelerationEstimate estimate; // the relative criterion's |a| (tree/acceleration_estimate.hpp)
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -110,16 +112,29 @@ struct TreeGpuEngine::Impl {
         evaluated = false;
     }
 
-    void evaluate(double theta, Forces& out)
+    void evaluate(const OpeningCriterion& criterion, Forces& out)
     {
         if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
-        if (!(theta > 0)) throw std::invalid_argument("tree-gpu: theta must be > 0");
+        const bool relative = criterion.kind == MacKind::relative;
+        if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
         const auto n = static_cast<std::size_t>(num_particles);
+        double first_pass_seconds = -1;
+        if (relative && !estimate.covers(n) && n > 0) {
+            const auto start = WallClock::now();
+            evaluate(OpeningCriterion::geometric(kFirstPassTheta), out);
+            estimate.set(out.acc, gravity.G);
+            first_pass_seconds = seconds_since(start);
+        }
         out.acc.resize(3, static_cast<Eigen::Index>(n));
         out.pot.resize(static_cast<Eigen::Index>(n));
         times.clear();
+        if (first_pass_seconds >= 0) times.emplace_back("first pass", first_pass_seconds);
         if (n == 0) return;
         const auto g = static_cast<std::size_t>(num_groups);
+        if (relative) { // the groups' scales from the estimate, on the host
+            host.mac_scale.reserve(g, "tree group scales");
+            fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
+        }
         d_node_count.reserve(g + 1, "node-list counts");
         d_leaf_count.reserve(g + 1, "leaf-list counts");
         d_node_offset.reserve(g + 1, "node-list offsets");
@@ -135,10 +150,20 @@ struct TreeGpuEngine::Impl {
                                                  static_cast<int>(g + 1), stream));
         d_scan_temp.reserve(scan_bytes, "scan workspace");
 
-        const OctreeView<float> view = device_view();
+        OctreeView<float> view = device_view();
         CUDA_CHECK(cudaEventRecord(events[0], stream));
+        // The relative criterion keeps the geometric floor (theta = 2/sqrt(3)) under its own test.
+        const double theta = relative ? kMaxTheta : criterion.theta;
         gpu::launch_opening_radii(num_nodes, dev.size.data(), dev.com_offset.data(), static_cast<float>(theta),
                                   dev.r_open2.data(), stream);
+        if (relative) {
+            CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(), g * sizeof(float),
+                                       cudaMemcpyHostToDevice, stream));
+            gpu::launch_relative_radii(num_nodes, dev.size.data(), dev.com_mass.data(),
+                                       static_cast<float>(criterion.alpha), dev.r_rel2.data(), stream);
+            view.r_rel2 = dev.r_rel2.data();
+            view.mac_scale = dev.mac_scale.data();
+        }
         CUDA_CHECK(cudaEventRecord(events[1], stream));
         gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[2], stream));
@@ -206,7 +231,10 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     BuildTimes build;
     impl_->updater.update(impl_->tree, pos, mass, impl_->params.build, &build);
     upload(impl_->tree);
-    evaluate(impl_->params.theta, out);
+    const OpeningCriterion criterion = impl_->params.opening();
+    evaluate(criterion, out);
+    // This step's accelerations are the next one's estimate unless the caller sets another.
+    if (criterion.kind == MacKind::relative) impl_->estimate.set(out.acc, impl_->gravity.G);
     PhaseTimes all = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
                       {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     all.insert(all.end(), impl_->upload_times.begin(), impl_->upload_times.end());
@@ -230,9 +258,14 @@ void TreeGpuEngine::upload(const Octree& tree)
     impl_->times = impl_->upload_times; // until the next evaluate(), the last phases are pack and upload
 }
 
-void TreeGpuEngine::evaluate(double theta, Forces& out)
+void TreeGpuEngine::evaluate(const OpeningCriterion& criterion, Forces& out)
 {
-    impl_->evaluate(theta, out);
+    impl_->evaluate(criterion, out);
+}
+
+void TreeGpuEngine::set_acceleration_estimate(const Eigen::Matrix3Xd& acc)
+{
+    impl_->estimate.set(acc, impl_->gravity.G);
 }
 
 void TreeGpuEngine::load(Octree& tree)
@@ -240,9 +273,9 @@ void TreeGpuEngine::load(Octree& tree)
     upload(tree);
 }
 
-void TreeGpuEngine::evaluate_loaded(double theta, Forces& out)
+void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)
 {
-    evaluate(theta, out);
+    evaluate(criterion, out);
 }
 
 TreeStats TreeGpuEngine::loaded_statistics() const

@@ -1,6 +1,6 @@
 // The GPU treecode (Octgrav lineage, DESIGN.md section 1): the host builds the octree, the flat
-// tree goes to the GPU once per build in float (tree/float_tree.hpp), and per theta the GPU
-// computes the opening radii, walks every group with the shared walk.hpp in two passes (count,
+// tree goes to the GPU once per build in float (tree/float_tree.hpp), and per opening criterion
+// (tree/mac.hpp) the GPU computes the opening radii, walks every group with the shared walk.hpp in two passes (count,
 // CUB exclusive scan, write) and evaluates the node lists (particle-quadrupole) and leaf lists
 // (particle-particle) a warp per group with sources staged through shared memory
 // (tree/lane_layout.hpp says how the lanes are arranged). Results come back in caller order.
@@ -36,12 +36,15 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 
-    // For theta sweeps: upload one tree, then evaluate it at several theta.
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override;
+
+    // For sweeps: upload one tree, then evaluate it under several criteria. The relative
+    // criterion without an estimate for this N first runs a geometric pass and keeps its result.
     void upload(const Octree& tree);
-    void evaluate(double theta, Forces& out);
+    void evaluate(const OpeningCriterion& criterion, Forces& out);
 
     void load(Octree& tree) override;
-    void evaluate_loaded(double theta, Forces& out) override;
+    void evaluate_loaded(const OpeningCriterion& criterion, Forces& out) override;
     TreeStats loaded_statistics() const override;
 
     // The last evaluation's interaction lists, copied back (tests and reports; not timed).

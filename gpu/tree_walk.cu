@@ -18,11 +18,18 @@ __global__ void opening_radii_kernel(int num_nodes, const float* size, const flo
     if (i < num_nodes) r_open2[i] = opening_radius2(size[i], com_offset[i], theta);
 }
 
+__global__ void relative_radii_kernel(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha,
+                                      float* r_rel2)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < num_nodes) r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha);
+}
+
 __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count, long long* leaf_count)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
-    const ListLengths n = walk_group<CountPass>(tree, tree.groups[g], nullptr, nullptr);
+    const ListLengths n = walk_group<CountPass>(tree, g, nullptr, nullptr);
     node_count[g] = n.nodes;
     leaf_count[g] = n.leaves;
 }
@@ -78,7 +85,7 @@ __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
     StagedWritePass pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
-    walk_group_into(tree, tree.groups[g], pass);
+    walk_group_into(tree, g, pass);
     pass.nodes.flush();
     pass.leaves.flush();
     // The lists were sized by pass 1: a pass that wrote another length is a bug, reported.
@@ -96,6 +103,15 @@ void launch_opening_radii(int num_nodes, const float* size, const float* com_off
     opening_radii_kernel<<<static_cast<unsigned>(ceil_div(num_nodes, 256)), 256, 0, stream>>>(
         num_nodes, size, com_offset, theta, r_open2);
     check_launch("opening_radii_kernel", stream);
+}
+
+void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha, float* r_rel2,
+                           cudaStream_t stream)
+{
+    if (num_nodes == 0) return;
+    relative_radii_kernel<<<static_cast<unsigned>(ceil_div(num_nodes, 256)), 256, 0, stream>>>(num_nodes, size,
+                                                                                               com_mass, alpha, r_rel2);
+    check_launch("relative_radii_kernel", stream);
 }
 
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, cudaStream_t stream)

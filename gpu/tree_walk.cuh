@@ -15,6 +15,10 @@ namespace grove::gpu {
 void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta, float* r_open2,
                           cudaStream_t stream);
 
+// r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha) (tree/mac.hpp).
+void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha, float* r_rel2,
+                           cudaStream_t stream);
+
 // Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups).
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count,
                        cudaStream_t stream);

@@ -15,6 +15,7 @@ Leapfrog::Leapfrog(ForceEngine& engine, double dt) : engine_(engine), dt_(dt)
 void Leapfrog::compute_forces(ParticleSet& p)
 {
     const auto start = std::chrono::steady_clock::now();
+    if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
     engine_.compute(p.pos, p.mass, forces_);
     force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Swapped, not copied: at 1e6 particles a copy is a 24 MB pass per step.

@@ -82,11 +82,13 @@ py::array_t<double> array_from(const Eigen::VectorXd& v)
 
 EngineConfig engine_config(const std::string& engine, double theta, double eps, double G,
                            const std::optional<std::string>& precision, std::optional<int> nleaf,
-                           std::optional<int> ncrit)
+                           std::optional<int> ncrit, const std::string& mac = "geometric", double alpha = 1e-3)
 {
     EngineConfig c;
     c.engine = engine;
     c.theta = theta;
+    c.mac = mac;
+    c.alpha = alpha;
     c.gravity = {G, eps};
     if (precision) c.precision = *precision;
     if (nleaf) c.nleaf = *nleaf;
@@ -95,7 +97,7 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
     if (!(G > 0) || !std::isfinite(G)) throw py::value_error("G must be a finite number > 0");
     if (c.nleaf < 1 || c.ncrit < 1) throw py::value_error("nleaf and ncrit must be >= 1");
     try {
-        check_theta(theta);
+        check_opening({parse_mac(mac), theta, alpha});
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
@@ -104,7 +106,7 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
 
 py::tuple forces(const py::array& pos, const py::array& mass, const std::string& engine, double theta, double eps,
                  double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
-                 std::optional<int> ncrit)
+                 std::optional<int> ncrit, const std::string& mac, double alpha)
 {
     check_array(pos, -1, 3, "pos");
     check_array(mass, static_cast<Eigen::Index>(pos.shape(0)), 0, "mass");
@@ -113,7 +115,7 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
     const PositionsRef x = view_of(pos, x_owned, "pos"); // float64: numpy's memory, no copy
     const MassesRef m = view_of(mass, m_owned, "mass");
     if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
-    const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit);
+    const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha);
     auto e = engines().make_force(config);
     Forces f;
     {
@@ -177,16 +179,19 @@ class Simulation {
     double t_start_ = 0;
 };
 
-py::dict accuracy(const ParticleSet& p, const std::vector<double>& thetas, std::optional<std::size_t> sample,
-                  const std::string& engine, double eps, std::optional<double> G, int nleaf, int ncrit)
+py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
+                  const std::string& engine, double eps, std::optional<double> G, int nleaf, int ncrit,
+                  const std::string& mac)
 {
     AccuracyOptions o;
-    o.thetas = thetas;
-    for (double t : thetas) try {
-            check_theta(t);
-        } catch (const std::invalid_argument& e) {
-            throw py::value_error(e.what());
-        }
+    o.values = values;
+    try {
+        o.mac = parse_mac(mac);
+        if (values.empty()) throw std::invalid_argument("give one or more theta (or alpha) values");
+        for (double v : values) check_opening(o.criterion(v));
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
     o.eps = eps;
     o.G = G ? *G : p.units.G;
     o.nleaf = nleaf;
@@ -202,7 +207,8 @@ py::dict accuracy(const ParticleSet& p, const std::vector<double>& thetas, std::
         s = run_accuracy_study(p, o);
     }
     py::dict out;
-    out["theta"] = py::array_t<double>(static_cast<py::ssize_t>(thetas.size()), thetas.data());
+    out[OpeningCriterion{o.mac}.parameter_name()] =
+        py::array_t<double>(static_cast<py::ssize_t>(values.size()), values.data());
     out["levels"] = py::array_t<double>(static_cast<py::ssize_t>(kErrorLevels.size()), kErrorLevels.data());
     for (std::size_t c = 0; c < s.results.front().errors.size(); ++c) {
         const std::string name = s.results.front().errors[c].component;
@@ -273,12 +279,15 @@ PYBIND11_MODULE(grove, m)
         py::arg("snapshot"), "Writes a snapshot (a temporary name, renamed when complete).");
     m.def("forces", &forces, py::arg("pos"), py::arg("mass"), py::kw_only(), py::arg("engine") = "tree",
           py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
-          py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
-          "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,).");
-    m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("thetas"), py::kw_only(), py::arg("sample") = py::none(),
+          py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
+          py::arg("alpha") = 1e-3,
+          "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
+          "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|).");
+    m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
           py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = 64,
-          py::arg("ncrit") = 64,
-          "Tree-versus-direct error percentiles per theta: {'theta', 'levels', component: (thetas, levels)}.");
+          py::arg("ncrit") = 64, py::arg("mac") = "geometric",
+          "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
+          "'levels', component: (values, levels)}.");
 
     auto ic = m.def_submodule("ic", "Initial conditions, as `grove ic` makes them.");
     ic.def(

@@ -8,6 +8,7 @@
 
 #include "core/array_views.hpp"
 
+#include "tree/mac.hpp"
 #include "tree/octree.hpp"
 
 namespace grove {
@@ -22,6 +23,10 @@ struct TreeParams {
     double theta = 0.5;
     BuildParams build;
     int rebuild_every = 1; // full builds every K evaluations, refits between (tree/refit.hpp)
+    MacKind mac = MacKind::geometric;
+    double alpha = 1e-3; // the relative criterion's (tree/mac.hpp)
+
+    OpeningCriterion opening() const { return {mac, theta, alpha}; }
 };
 
 // Seconds spent in each build phase.

@@ -7,17 +7,25 @@
 
 namespace grove {
 
+TreeParams tree_params(const EngineConfig& c)
+{
+    TreeParams p;
+    p.mac = parse_mac(c.mac);
+    p.theta = c.theta;
+    p.alpha = c.alpha;
+    check_opening(p.opening());
+    p.build = {c.nleaf, c.ncrit};
+    p.rebuild_every = c.rebuild_every;
+    return p;
+}
+
 void register_cpu_engines(EngineRegistry& registry)
 {
     registry.add({"direct-cpu", false,
                   [](const EngineConfig& c) { return std::make_unique<DirectCpuEngine>(c.gravity); },
                   [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); }});
     registry.add({"tree-cpu", false,
-                  [](const EngineConfig& c) {
-                      check_theta(c.theta);
-                      return std::make_unique<TreeCpuEngine>(TreeParams{c.theta, {c.nleaf, c.ncrit}, c.rebuild_every},
-                                                             c.gravity);
-                  },
+                  [](const EngineConfig& c) { return std::make_unique<TreeCpuEngine>(tree_params(c), c.gravity); },
                   nullptr});
 }
 

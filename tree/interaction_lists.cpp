@@ -4,16 +4,15 @@
 
 namespace grove {
 
-InteractionLists build_interaction_lists(const Octree& tree)
+template <class T> InteractionLists build_interaction_lists(const OctreeView<T>& view)
 {
-    const auto view = tree.view();
     const std::int32_t num_groups = view.num_groups;
     InteractionLists lists;
     lists.node_offset.assign(static_cast<std::size_t>(num_groups) + 1, 0);
     lists.leaf_offset.assign(static_cast<std::size_t>(num_groups) + 1, 0);
 #pragma omp parallel for schedule(dynamic, 32)
     for (std::int32_t g = 0; g < num_groups; ++g) {
-        const auto lengths = walk_group<CountPass>(view, view.groups[g], nullptr, nullptr);
+        const auto lengths = walk_group<CountPass>(view, g, nullptr, nullptr);
         lists.node_offset[g + 1] = lengths.nodes;
         lists.leaf_offset[g + 1] = lengths.leaves;
     }
@@ -25,9 +24,17 @@ InteractionLists build_interaction_lists(const Octree& tree)
     lists.leaf_list.resize(static_cast<std::size_t>(lists.leaf_offset.back()));
 #pragma omp parallel for schedule(dynamic, 32)
     for (std::int32_t g = 0; g < num_groups; ++g)
-        walk_group<WritePass>(view, view.groups[g], lists.node_list.data() + lists.node_offset[g],
+        walk_group<WritePass>(view, g, lists.node_list.data() + lists.node_offset[g],
                               lists.leaf_list.data() + lists.leaf_offset[g]);
     return lists;
+}
+
+template InteractionLists build_interaction_lists<float>(const OctreeView<float>&);
+template InteractionLists build_interaction_lists<double>(const OctreeView<double>&);
+
+InteractionLists build_interaction_lists(const Octree& tree)
+{
+    return build_interaction_lists(tree.view());
 }
 
 TreeStats list_statistics(const Octree& tree, const InteractionLists& lists)

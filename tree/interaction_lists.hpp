@@ -18,7 +18,9 @@ struct InteractionLists {
     std::vector<std::int32_t> leaf_list;
 };
 
-// Count pass, exclusive scan, write pass over all groups of `tree` (its r_open2 must be set).
+// Count pass, exclusive scan, write pass over all groups of a view whose criterion arrays are set
+// (tree/mac.hpp: set_opening_criterion); the Octree form walks tree.view() (its r_open2 set).
+template <class T> InteractionLists build_interaction_lists(const OctreeView<T>& view);
 InteractionLists build_interaction_lists(const Octree& tree);
 
 // Mean interaction counts of the last evaluation.

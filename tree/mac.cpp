@@ -1,5 +1,7 @@
 #include "tree/mac.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +14,35 @@ void check_theta(double theta)
                                     "its sqrt(3)/2 l floor, which keeps a group from accepting its own cell, so larger "
                                     "theta change nothing (got " +
                                     std::to_string(theta) + ")");
+}
+
+MacKind parse_mac(const std::string& name)
+{
+    if (name == "geometric") return MacKind::geometric;
+    if (name == "relative") return MacKind::relative;
+    throw std::invalid_argument("mac must be geometric (opening angle theta) or relative (error bound alpha), got '" +
+                                name + "'");
+}
+
+const char* mac_name(MacKind kind)
+{
+    return kind == MacKind::geometric ? "geometric" : "relative";
+}
+
+void check_alpha(double alpha)
+{
+    if (!(alpha > 0) || !(alpha <= 1))
+        throw std::invalid_argument("alpha must lie in (0, 1]: a cell is opened when G M l^2 / d^4 > alpha |a| "
+                                    "(got " +
+                                    std::to_string(alpha) + ")");
+}
+
+void check_opening(const OpeningCriterion& criterion)
+{
+    if (criterion.kind == MacKind::geometric)
+        check_theta(criterion.theta);
+    else
+        check_alpha(criterion.alpha);
 }
 
 template <class T>
@@ -28,6 +59,71 @@ template <class T> void set_opening_radii(TreeArrays<T, HostVector>& tree, T the
     tree.r_open2.resize(tree.next.size());
     fill_opening_radii(tree.next.size(), tree.size.data(), tree.com_offset.data(), theta, tree.r_open2.data());
 }
+
+template <class T>
+void fill_relative_radii(std::size_t num_nodes, const T* size, const Vec4<T>* com_mass, T alpha, T* r_rel2)
+{
+    const auto n = static_cast<std::int64_t>(num_nodes);
+#pragma omp parallel for schedule(static) if (n > 4096)
+    for (std::int64_t i = 0; i < n; ++i) r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha);
+}
+
+template <class T>
+void fill_group_mac_scales(const std::vector<Group<double>>& groups, const std::uint32_t* order,
+                           const std::vector<double>& abs_acc, T* mac_scale)
+{
+    // 1e-60 keeps the scale (1e30) finite in float; such a group opens every cell anyway.
+    constexpr double kSmallest = 1e-60;
+    const auto g = static_cast<std::int64_t>(groups.size());
+#pragma omp parallel for schedule(static) if (g > 256)
+    for (std::int64_t k = 0; k < g; ++k) {
+        const ParticleRange r = groups[static_cast<std::size_t>(k)].range;
+        double smallest = INFINITY;
+        for (std::int32_t i = r.begin; i < r.end; ++i) {
+            const double a = abs_acc[order[i]];
+            smallest = a > kSmallest ? std::min(smallest, a) : kSmallest; // NaN and 0 count as 0
+            if (smallest == kSmallest) break;
+        }
+        mac_scale[k] = static_cast<T>(1 / std::sqrt(smallest));
+    }
+}
+
+template <class T>
+OctreeView<T> set_opening_criterion(TreeArrays<T, HostVector>& tree, const OctreeView<T>& plain_view,
+                                    const OpeningCriterion& criterion, const std::vector<Group<double>>& groups,
+                                    const std::vector<double>& abs_acc)
+{
+    OctreeView<T> view = plain_view;
+    if (criterion.kind == MacKind::geometric) {
+        set_opening_radii(tree, static_cast<T>(criterion.theta));
+        view.r_open2 = tree.r_open2.data();
+        return view;
+    }
+    if (!(criterion.alpha > 0)) throw std::invalid_argument("tree: alpha must be > 0");
+    if (abs_acc.size() != tree.particles.size())
+        throw std::logic_error("tree: the relative criterion needs one |a| per particle");
+    set_opening_radii(tree, static_cast<T>(kMaxTheta));
+    tree.r_rel2.resize(tree.next.size());
+    fill_relative_radii(tree.next.size(), tree.size.data(), tree.com_mass.data(), static_cast<T>(criterion.alpha),
+                        tree.r_rel2.data());
+    tree.mac_scale.resize(groups.size());
+    fill_group_mac_scales(groups, tree.order.data(), abs_acc, tree.mac_scale.data());
+    view.r_open2 = tree.r_open2.data();
+    view.r_rel2 = tree.r_rel2.data();
+    view.mac_scale = tree.mac_scale.data();
+    return view;
+}
+
+#define GROVE_MAC_INSTANTIATE(T)                                                                                       \
+    template void fill_relative_radii<T>(std::size_t, const T*, const Vec4<T>*, T, T*);                                \
+    template void fill_group_mac_scales<T>(const std::vector<Group<double>>&, const std::uint32_t*,                    \
+                                           const std::vector<double>&, T*);                                            \
+    template OctreeView<T> set_opening_criterion<T>(TreeArrays<T, HostVector>&, const OctreeView<T>&,                  \
+                                                    const OpeningCriterion&, const std::vector<Group<double>>&,        \
+                                                    const std::vector<double>&);
+GROVE_MAC_INSTANTIATE(float)
+GROVE_MAC_INSTANTIATE(double)
+#undef GROVE_MAC_INSTANTIATE
 
 template void fill_opening_radii<float>(std::size_t, const float*, const float*, float, float*);
 template void fill_opening_radii<double>(std::size_t, const double*, const double*, double, double*);

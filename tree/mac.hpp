@@ -1,15 +1,31 @@
-// The multipole acceptance criterion (Octgrav's, after Barnes 1994): a group accepts a cell's
-// multipole when the closest point of the group's box lies outside the cell's opening sphere,
-// centred on its centre of mass, of radius
+// The multipole acceptance criteria. The walk (tree/walk.hpp) compares squared distances; host
+// (double) and device (float) use these same functions so that both make the same decisions.
+//
+// Geometric (Octgrav's, after Barnes 1994): a group accepts a cell's multipole when the closest
+// point of the group's box lies outside the cell's opening sphere, centred on its centre of mass,
+// of radius
 //   r_open = max(l / theta, sqrt(3)/2 l (1 + 1e-6)) + delta,
 // l the cell side and delta = |centre of mass - cell centre|. The floor keeps a group from ever
 // accepting a cell that contains one of its own particles, which l/theta alone would allow for
-// theta > 2/sqrt(3); below that it changes nothing. The walk (tree/walk.hpp) compares squared
-// distances; host (double) and device (float) use these same functions so that both make the same
-// decisions.
+// theta > 2/sqrt(3); below that it changes nothing.
+//
+// Relative (GADGET-2's, Springel 2005): a cell of mass M is opened when its leading neglected
+// term would exceed a fraction alpha of the particle's acceleration, G M l^2 / d^4 > alpha |a|,
+// with |a| from the previous step. For a group, d is the distance from its box to the centre of
+// mass and |a| its particles' smallest, so every member's own test is met. Squared:
+//   d^2 < l sqrt(M / alpha) / sqrt(|a| / G) = r_rel2[node] * mac_scale[group].
+// The geometric floor (theta = 2/sqrt(3)) stays, so a group never accepts a cell that holds one of
+// its particles however large |a| is. Cells are opened where the error they would make is large
+// compared to the force they act on, not by their angle alone: small cells near a dense centre are
+// opened at distances where the geometric criterion accepts them, far cells in quiet regions are
+// accepted earlier.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/host_device.hpp"
 #include "tree/tree_arrays.hpp"
@@ -25,12 +41,50 @@ constexpr double kMaxTheta = 1.1547005383792515;
 // any theta > 0 (their floor keeps them safe, which the tests exercise).
 void check_theta(double theta);
 
+enum class MacKind { geometric, relative };
+
+// What a walk opens cells by; `theta` serves the geometric criterion, `alpha` the relative one.
+struct OpeningCriterion {
+    MacKind kind = MacKind::geometric;
+    double theta = 0.5;
+    double alpha = 1e-3;
+
+    static OpeningCriterion geometric(double theta) { return {MacKind::geometric, theta, 1e-3}; }
+    static OpeningCriterion relative(double alpha) { return {MacKind::relative, 0.5, alpha}; }
+    // The swept parameter and its name: theta or alpha.
+    double parameter() const { return kind == MacKind::geometric ? theta : alpha; }
+    const char* parameter_name() const { return kind == MacKind::geometric ? "theta" : "alpha"; }
+};
+
+// "geometric" | "relative" (what --mac takes); throws std::invalid_argument naming both.
+MacKind parse_mac(const std::string& name);
+const char* mac_name(MacKind kind);
+
+// Throws std::invalid_argument with a message for a user unless 0 < alpha <= 1.
+void check_alpha(double alpha);
+// Throws for a criterion whose parameter is out of range (check_theta or check_alpha).
+void check_opening(const OpeningCriterion& criterion);
+
+// Where the relative criterion has no accelerations yet (the first step), a geometric walk at this
+// theta supplies them: |a| is needed only to a few per cent.
+constexpr double kFirstPassTheta = 0.75;
+
 template <class T> HOST_DEVICE inline T opening_radius2(T l, T delta, T theta)
 {
     const T by_theta = l / theta;
     const T floor = T(0.8660254037844387 * (1 + 1e-6)) * l;
     const T r = (by_theta > floor ? by_theta : floor) + delta;
     return r * r;
+}
+
+// The relative criterion's per-node factor: l sqrt(M / alpha) (see the top of this file).
+template <class T> HOST_DEVICE inline T relative_radius2(T l, T mass, T alpha)
+{
+#ifdef __CUDA_ARCH__
+    return l * ::sqrt(mass / alpha); // CUDA's float overload
+#else
+    return l * std::sqrt(mass / alpha);
+#endif
 }
 
 // Squared distance from point p to the axis-aligned box of `box` (0 inside the box).
@@ -51,11 +105,39 @@ template <class T> HOST_DEVICE inline bool must_open(const Group<T>& group, cons
     return box_distance2(group, com.x, com.y, com.z) < r_open2;
 }
 
+// The relative criterion's test for node i and a group of scale `mac_scale`: the floor or the
+// error bound.
+template <class T>
+HOST_DEVICE inline bool must_open_relative(const Group<T>& group, const Vec4<T>& com, T r_open2, T r_rel2, T mac_scale)
+{
+    const T d2 = box_distance2(group, com.x, com.y, com.z);
+    return d2 < r_open2 || d2 < r_rel2 * mac_scale;
+}
+
 // r_open2[i] for every node (host, OpenMP); float and double are instantiated.
 template <class T>
 void fill_opening_radii(std::size_t num_nodes, const T* size, const T* com_offset, T theta, T* r_open2);
 
 // The same for a host tree's arrays; throws std::invalid_argument unless theta > 0.
 template <class T> void set_opening_radii(TreeArrays<T, HostVector>& tree, T theta);
+
+// r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha) for every node (host, OpenMP).
+template <class T>
+void fill_relative_radii(std::size_t num_nodes, const T* size, const Vec4<T>* com_mass, T alpha, T* r_rel2);
+
+// mac_scale[g] = 1 / sqrt(smallest |a| / G over group g's particles); abs_acc holds |a| / G in the
+// caller's order and order[k] is sorted particle k's caller index. A group whose smallest |a| is 0
+// (or not finite) gets the largest scale, so it opens every cell.
+template <class T>
+void fill_group_mac_scales(const std::vector<Group<double>>& groups, const std::uint32_t* order,
+                           const std::vector<double>& abs_acc, T* mac_scale);
+
+// Sets a host tree's per-criterion arrays: r_open2 for either (the floor alone for the relative
+// one), and for the relative one r_rel2 and mac_scale (from abs_acc as above, groups and order of
+// `structure`, the double tree the arrays were made from). Returns the view the walk must use.
+template <class T>
+OctreeView<T> set_opening_criterion(TreeArrays<T, HostVector>& tree, const OctreeView<T>& plain_view,
+                                    const OpeningCriterion& criterion, const std::vector<Group<double>>& groups,
+                                    const std::vector<double>& abs_acc);
 
 } // namespace grove

@@ -42,7 +42,7 @@ enum class Extent { particles, nodes, groups };
 struct TreeArrayInfo {
     const char* name; // names the buffer in allocation errors
     Extent extent;
-    bool per_theta; // computed for each opening angle where the walk runs, never copied
+    bool per_theta; // computed for each opening criterion where the walk runs, never uploaded with the tree
 };
 
 template <class U> using HostVector = std::vector<U>;
@@ -62,7 +62,9 @@ template <class T, template <class> class Store> struct TreeArrays {
     Store<T> size;              // [M] cell side l
     Store<T> com_offset;        // [M] delta = |centre of mass - cell centre|
     Store<T> r_open2;           // [M] squared opening radius for the current theta (tree/mac.hpp)
+    Store<T> r_rel2;            // [M] relative criterion: l sqrt(M / alpha) (tree/mac.hpp)
     Store<Group<T>> groups;     // [G] in Morton order; their ranges tile [0, N)
+    Store<T> mac_scale;         // [G] relative criterion: 1 / sqrt(the group's smallest |a|)
 
     // The arrays above, in the same order, and what each is.
     auto tie() { return tie_of(*this); }
@@ -73,13 +75,14 @@ template <class T, template <class> class Store> struct TreeArrays {
         {"tree node ranges", Extent::nodes, false},   {"tree centres of mass", Extent::nodes, false},
         {"tree quadrupoles", Extent::nodes, false},   {"tree cell sizes", Extent::nodes, false},
         {"tree com offsets", Extent::nodes, false},   {"tree opening radii", Extent::nodes, true},
-        {"tree groups", Extent::groups, false}};
+        {"tree relative radii", Extent::nodes, true}, {"tree groups", Extent::groups, false},
+        {"tree group scales", Extent::groups, true}};
 
   private:
     template <class Self> static auto tie_of(Self& s)
     {
         return std::tie(s.particles, s.order, s.next, s.is_leaf, s.range, s.com_mass, s.quad, s.size, s.com_offset,
-                        s.r_open2, s.groups);
+                        s.r_open2, s.r_rel2, s.groups, s.mac_scale);
     }
 };
 
@@ -137,6 +140,10 @@ template <class T> struct OctreeView {
     const T* r_open2 = nullptr;
     const Vec4<T>* particles = nullptr;
     const Group<T>* groups = nullptr;
+    // Set only for the relative criterion (tree/mac.hpp): the walk then also opens node i for
+    // group g when d^2 < r_rel2[i] * mac_scale[g]. Null for the geometric one.
+    const T* r_rel2 = nullptr;
+    const T* mac_scale = nullptr;
 };
 
 // The view of arrays of any storage with data(), given the counts.

@@ -48,36 +48,46 @@ void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);
-    evaluate(tree_, tree_params_.theta, out);
+    const OpeningCriterion criterion = tree_params_.opening();
+    evaluate(tree_, criterion, out);
+    // This step's accelerations are the next one's estimate unless the caller sets another.
+    if (criterion.kind == MacKind::relative) estimate_.set(out.acc, gravity_.G);
     PhaseTimes walk_times = times_;
     times_ = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
               {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     times_.insert(times_.end(), walk_times.begin(), walk_times.end());
 }
 
-void TreeCpuEngine::evaluate(Octree& tree, double theta, Forces& out)
+void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Forces& out)
 {
     const auto n = static_cast<Eigen::Index>(tree.particles.size());
+    double first_pass_seconds = -1;
+    if (criterion.kind == MacKind::relative && !estimate_.covers(tree.particles.size()) && n > 0) {
+        const auto start = WallClock::now();
+        evaluate(tree, OpeningCriterion::geometric(kFirstPassTheta), out);
+        estimate_.set(out.acc, gravity_.G);
+        first_pass_seconds = seconds_since(start);
+    }
     auto start = WallClock::now();
-    set_opening_radii(tree, theta);
-    const InteractionLists lists = build_interaction_lists(tree);
+    const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
+    const InteractionLists lists = build_interaction_lists(view);
     const double walk_seconds = seconds_since(start);
 
     start = WallClock::now();
-    const auto view = tree.view();
     const double eps2 = gravity_.eps * gravity_.eps;
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(dynamic, 8)
     for (std::int32_t g = 0; g < view.num_groups; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
     store_forces(tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
     times_ = {{"walk", walk_seconds}, {"evaluate", seconds_since(start)}};
+    if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = list_statistics(tree, lists);
 }
 
-void TreeCpuEngine::evaluate_loaded(double theta, Forces& out)
+void TreeCpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)
 {
     if (!loaded_) throw std::logic_error("tree-cpu: evaluate_loaded before load");
-    evaluate(*loaded_, theta, out);
+    evaluate(*loaded_, criterion, out);
 }
 
 } // namespace grove

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/force_engine.hpp"
+#include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
 #include "tree/refit.hpp"
@@ -22,11 +23,15 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
 
-    // Evaluates forces for an already built tree (its opening radii are set for theta).
-    void evaluate(Octree& tree, double theta, Forces& out);
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
+
+    // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
+    // set here). The relative criterion without an estimate for this N first runs a geometric
+    // pass and keeps its accelerations as the estimate.
+    void evaluate(Octree& tree, const OpeningCriterion& criterion, Forces& out);
 
     void load(Octree& tree) override { loaded_ = &tree; }
-    void evaluate_loaded(double theta, Forces& out) override;
+    void evaluate_loaded(const OpeningCriterion& criterion, Forces& out) override;
     TreeStats loaded_statistics() const override { return stats_; }
 
   private:
@@ -37,6 +42,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     Octree tree_; // kept so that repeated builds reuse its storage
     TreeUpdater updater_;
     Octree* loaded_ = nullptr;
+    AccelerationEstimate estimate_;
 };
 
 } // namespace grove

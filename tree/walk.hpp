@@ -3,9 +3,9 @@
 // traversal is a single index moving forward: open a node by stepping to i + 1, accept it by
 // jumping to next[i]. No stack, no recursion, no divergent depth on the device.
 //
-// A node is opened for group g by the acceptance criterion of tree/mac.hpp (r_open^2 precomputed
-// per node for the current theta). Opened leaves go to the leaf list (their particles interact one by one), accepted
-// nodes to the node list (their quadrupole expansion is used).
+// A node is opened for group g by an acceptance criterion of tree/mac.hpp (its per-node radii
+// precomputed for the current theta or alpha). Opened leaves go to the leaf list (their particles interact one by one),
+// accepted nodes to the node list (their quadrupole expansion is used).
 //
 // The walk runs twice (ArborX's first/second pass): once counting, once writing at the offsets a
 // scan of the counts gives. What a pass does with each entry is its sink's business (the GPU's
@@ -26,15 +26,37 @@ struct ListLengths {
     std::int32_t leaves = 0;
 };
 
+// The two opening tests the walk takes (tree/mac.hpp): node i is opened when open(group, i) holds.
+// They hold the arrays by value: a reference to the kernel's tree parameter would make the device
+// copy the whole view to local memory and read every pointer from there.
+template <class T> struct GeometricOpening {
+    const Vec4<T>* com_mass;
+    const T* r_open2;
+    HOST_DEVICE bool operator()(const Group<T>& group, std::int32_t i) const
+    {
+        return must_open(group, com_mass[i], r_open2[i]);
+    }
+};
+
+template <class T> struct RelativeOpening {
+    const Vec4<T>* com_mass;
+    const T* r_open2;
+    const T* r_rel2;
+    T mac_scale; // the group's
+    HOST_DEVICE bool operator()(const Group<T>& group, std::int32_t i) const
+    {
+        return must_open_relative(group, com_mass[i], r_open2[i], r_rel2[i], mac_scale);
+    }
+};
+
 // Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
 // to sink.leaf(i), in walk order.
-template <class Sink, class T>
-HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, const Group<T>& group, Sink& sink)
+template <class Open, class Sink, class T>
+HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink)
 {
     std::int32_t i = 0;
     while (i < tree.num_nodes) {
-        const Vec4<T> com = tree.com_mass[i];
-        if (must_open(group, com, tree.r_open2[i])) {
+        if (open(group, i)) {
             if (tree.is_leaf[i]) sink.leaf(i);
             ++i; // descend; for a leaf i + 1 == next[i]
         } else {
@@ -42,6 +64,18 @@ HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, const Group<T
             i = tree.next[i];
         }
     }
+}
+
+// Group g's walk under the view's criterion: the relative one when the view carries its arrays.
+template <class Sink, class T>
+HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
+{
+    const Group<T> group = tree.groups[g];
+    if (tree.r_rel2 != nullptr)
+        walk_group_with(tree, group, RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.mac_scale[g]},
+                        sink);
+    else
+        walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2}, sink);
 }
 
 struct CountPass {
@@ -62,16 +96,16 @@ struct WritePass {
 // offsets and size the lists exactly; WritePass writes at those offsets (node_list and leaf_list
 // must have room for what CountPass returned for the same group and tree; CountPass ignores them).
 template <class Pass, class T>
-HOST_DEVICE inline ListLengths walk_group(const OctreeView<T>& tree, const Group<T>& group, std::int32_t* node_list,
+HOST_DEVICE inline ListLengths walk_group(const OctreeView<T>& tree, std::int32_t g, std::int32_t* node_list,
                                           std::int32_t* leaf_list)
 {
     if constexpr (std::is_same<Pass, CountPass>::value) {
         CountPass pass;
-        walk_group_into(tree, group, pass);
+        walk_group_into(tree, g, pass);
         return pass.lengths;
     } else {
         WritePass pass{node_list, leaf_list, {}};
-        walk_group_into(tree, group, pass);
+        walk_group_into(tree, g, pass);
         return pass.lengths;
     }
 }

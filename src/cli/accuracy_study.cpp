@@ -26,12 +26,14 @@ namespace {
 
 } // namespace
 
-std::vector<double> parse_thetas(const std::string& text)
+std::vector<double> parse_sweep(const std::string& text, MacKind mac)
 {
+    const std::string option = mac == MacKind::geometric ? "--theta" : "--alpha";
     auto fail = [&]() -> std::vector<double> {
-        throw std::runtime_error("--theta takes LO:HI:STEP (e.g. 0.2:1.0:0.1) or a list (0.3,0.5,0.75) of values > 0, "
-                                 "got '" +
-                                 text + "'");
+        throw std::runtime_error(option + " takes LO:HI:STEP (e.g. " +
+                                 (mac == MacKind::geometric ? "0.2:1.0:0.1" : "0.001:0.01:0.001") + ") or a list (" +
+                                 (mac == MacKind::geometric ? "0.3,0.5,0.75" : "1e-4,1e-3,1e-2") +
+                                 ") of values > 0, got '" + text + "'");
     };
     std::vector<double> out;
     try {
@@ -59,7 +61,10 @@ std::vector<double> parse_thetas(const std::string& text)
         if (!(t > 0) || !std::isfinite(t)) return fail();
     for (double t : out) {
         try {
-            check_theta(t);
+            if (mac == MacKind::geometric)
+                check_theta(t);
+            else
+                check_alpha(t);
         } catch (const std::invalid_argument& e) {
             throw std::runtime_error(std::string("--") + e.what());
         }
@@ -140,27 +145,27 @@ ErrorTarget parse_error_target(const std::string& text)
 namespace {
 
 // The target's percentile of a result's errors, NaN when the component is not in the model.
-double target_error(const ThetaResult& r, const ErrorTarget& t)
+double target_error(const SweepResult& r, const ErrorTarget& t)
 {
     for (const auto& e : r.errors)
         if (e.component == t.component) return percentile_sorted(e.sorted_acc_errors, t.percentile);
     return std::numeric_limits<double>::quiet_NaN();
 }
 
-// Bisection in log theta for the largest theta whose target percentile meets the value; the
-// error grows with theta (lists only lose entries as theta grows), so the feasible thetas are an
-// interval from the smallest one up.
-template <class Evaluate> TargetSearch search_theta(const ErrorTarget& target, Evaluate&& evaluate)
+// Bisection in log for the largest theta (alpha) whose target percentile meets the value; the
+// error grows with theta and with alpha (lists only lose entries as either grows), so the feasible
+// values are an interval from the smallest one up.
+template <class Evaluate> TargetSearch search_parameter(MacKind mac, const ErrorTarget& target, Evaluate&& evaluate)
 {
     TargetSearch s;
     s.target = target;
-    auto probe = [&](double theta) {
-        s.probes.push_back(evaluate(theta));
+    auto probe = [&](double value) {
+        s.probes.push_back(evaluate(value));
         const double e = target_error(s.probes.back(), target);
         if (std::isnan(e)) throw std::runtime_error("--target-component " + target.component + " is not in the model");
         return e;
     };
-    double lo = 0.05, hi = kMaxTheta;
+    double lo = mac == MacKind::geometric ? 0.05 : 1e-6, hi = mac == MacKind::geometric ? kMaxTheta : 1.0;
     const double e_lo = probe(lo);
     if (e_lo > target.value) { // not even the smallest theta meets it
         s.best = s.probes.back();
@@ -194,7 +199,7 @@ template <class Evaluate> TargetSearch search_theta(const ErrorTarget& target, E
 
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
-    if (o.thetas.empty()) throw std::runtime_error("accuracy: no theta given");
+    if (o.values.empty()) throw std::runtime_error("accuracy: no theta or alpha given");
     AccuracyStudy study;
     study.n = p.size();
     const GravityParams gravity{o.G, o.eps};
@@ -206,7 +211,6 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     EngineConfig config;
     config.gravity = gravity;
     config.precision = "double";
-    config.theta = o.thetas.front();
     config.nleaf = o.nleaf;
     config.ncrit = o.ncrit;
     config.engine = o.direct_engine;
@@ -238,28 +242,37 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     t0 = WallClock::now();
     sweep->load(tree);
     study.build_seconds += seconds_since(t0); // the upload is part of the per-build cost
-    auto evaluate = [&](double theta) {
-        ThetaResult r;
-        r.theta = theta;
+    if (o.mac == MacKind::relative) {
+        // The relative criterion's |a|: in a run the previous step's; here one geometric pass,
+        // timed apart, so that every row costs what a run's step would.
+        Forces first;
+        t0 = WallClock::now();
+        sweep->evaluate_loaded(OpeningCriterion::geometric(kFirstPassTheta), first);
+        engine->set_acceleration_estimate(first.acc);
+        study.first_pass_seconds = seconds_since(t0);
+    }
+    auto evaluate = [&](double value) {
+        SweepResult r;
+        r.value = value;
         Forces f;
         std::vector<double> times;
         for (int k = 0; k < std::max(1, o.repeat); ++k) {
             t0 = WallClock::now();
-            sweep->evaluate_loaded(theta, f);
+            sweep->evaluate_loaded(o.criterion(value), f);
             times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());
         r.evaluate_seconds = times[times.size() / 2];
         r.stats = sweep->loaded_statistics();
         r.errors = summarize_errors(p, study.targets, f.acc, f.pot, ref.acc, ref.pot);
-        std::fprintf(stderr, "  theta %.4g done\n", theta);
+        std::fprintf(stderr, "  %s %.4g done\n", OpeningCriterion{o.mac}.parameter_name(), value);
         return r;
     };
-    for (double theta : o.thetas) study.results.push_back(evaluate(theta));
-    if (o.target) study.search = search_theta(*o.target, evaluate);
+    for (double value : o.values) study.results.push_back(evaluate(value));
+    if (o.target) study.search = search_parameter(o.mac, *o.target, evaluate);
     std::vector<double> x, y;
     for (const auto& r : study.results) {
-        x.push_back(r.theta);
+        x.push_back(r.value);
         y.push_back(r.errors.front().acc_percentiles.front());
     }
     std::tie(study.fit_amplitude, study.fit_exponent) = fit_power_law(x, y);
@@ -270,9 +283,11 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
                          const std::string& source)
 {
     // Above this many compared particles a component's errors are stored as a cumulative
-    // distribution (a million sorted errors per theta and component would make files of 100s of MB).
+    // distribution (a million sorted errors per value and component would make files of 100s of MB).
     constexpr std::size_t kSortedErrorsLimit = 200000;
     const std::string tmp = path + ".tmp";
+    // The swept parameter names the datasets and groups: "theta" (geometric) or "alpha" (relative).
+    const std::string param = OpeningCriterion{o.mac}.parameter_name();
     try {
         {
             h5::Handle file = h5::create_file(tmp);
@@ -290,19 +305,22 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
             h5::write_attribute(file.id(), "fit_median_amplitude", s.fit_amplitude);
             h5::write_attribute(file.id(), "fit_median_exponent", s.fit_exponent);
             h5::write_attribute(file.id(), "percentile_levels", kErrorLevels);
+            h5::write_attribute(file.id(), "mac", std::string(mac_name(o.mac)));
+            h5::write_attribute(file.id(), "parameter", param);
+            h5::write_attribute(file.id(), "first_pass_seconds", s.first_pass_seconds);
             if (s.search) {
                 h5::write_attribute(file.id(), "target_percentile", s.search->target.percentile);
                 h5::write_attribute(file.id(), "target_value", s.search->target.value);
                 h5::write_attribute(file.id(), "target_component", s.search->target.component);
-                h5::write_attribute(file.id(), "target_theta",
-                                    s.search->reachable ? s.search->best.theta
+                h5::write_attribute(file.id(), "target_" + param,
+                                    s.search->reachable ? s.search->best.value
                                                         : std::numeric_limits<double>::quiet_NaN());
                 h5::write_attribute(file.id(), "target_error", s.search->best_error);
             }
-            std::vector<double> thetas, eval, tree_total, nodes, leaves, pn, pp;
-            std::vector<double> pct; // [theta][level] for all particles
+            std::vector<double> values, eval, tree_total, nodes, leaves, pn, pp;
+            std::vector<double> pct; // [value][level] for all particles
             for (const auto& r : s.results) {
-                thetas.push_back(r.theta);
+                values.push_back(r.value);
                 eval.push_back(r.evaluate_seconds);
                 tree_total.push_back(r.evaluate_seconds + s.build_seconds);
                 nodes.push_back(r.stats.nodes_per_group);
@@ -311,20 +329,20 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
                 pp.push_back(r.stats.leaf_interactions_per_particle);
                 pct.insert(pct.end(), r.errors.front().acc_percentiles.begin(), r.errors.front().acc_percentiles.end());
             }
-            h5::write_dataset(file.id(), "theta", thetas.data(), thetas.size(), 1);
+            h5::write_dataset(file.id(), param, values.data(), values.size(), 1);
             h5::write_dataset(file.id(), "evaluate_seconds", eval.data(), eval.size(), 1);
             h5::write_dataset(file.id(), "tree_seconds", tree_total.data(), tree_total.size(), 1);
             h5::write_dataset(file.id(), "nodes_per_group", nodes.data(), nodes.size(), 1);
             h5::write_dataset(file.id(), "leaves_per_group", leaves.data(), leaves.size(), 1);
             h5::write_dataset(file.id(), "node_interactions_per_particle", pn.data(), pn.size(), 1);
             h5::write_dataset(file.id(), "leaf_interactions_per_particle", pp.data(), pp.size(), 1);
-            h5::write_dataset(file.id(), "percentiles", pct.data(), thetas.size(), kErrorLevels.size());
+            h5::write_dataset(file.id(), "percentiles", pct.data(), values.size(), kErrorLevels.size());
             for (std::size_t k = 0; k < s.results.size(); ++k) {
-                const ThetaResult& r = s.results[k];
+                const SweepResult& r = s.results[k];
                 char name[32];
-                std::snprintf(name, sizeof name, "theta_%03zu", k);
+                std::snprintf(name, sizeof name, "%s_%03zu", param.c_str(), k);
                 h5::Handle g = h5::create_group(file.id(), name);
-                h5::write_attribute(g.id(), "theta", r.theta);
+                h5::write_attribute(g.id(), param, r.value);
                 h5::write_attribute(g.id(), "evaluate_seconds", r.evaluate_seconds);
                 for (const ErrorSummary& e : r.errors) {
                     h5::Handle c = h5::create_group(g.id(), e.component);

@@ -1,6 +1,7 @@
-// The theta sweep (Octgrav section 3.1-3.2): one host tree, one direct-summation reference in
-// double precision, then for each opening angle the tree forces and the distribution of relative
-// errors |a_tree - a_direct| / |a_direct| for all particles and per galaxy component.
+// The accuracy sweep (Octgrav section 3.1-3.2): one host tree, one direct-summation reference in
+// double precision, then for each opening angle theta (or, with the relative criterion, each error
+// bound alpha; tree/mac.hpp) the tree forces and the distribution of relative errors
+// |a_tree - a_direct| / |a_direct| for all particles and per galaxy component.
 #pragma once
 
 #include <optional>
@@ -10,10 +11,11 @@
 
 #include "core/particles.hpp"
 #include "tree/interaction_lists.hpp"
+#include "tree/mac.hpp"
 
 namespace grove {
 
-// "Find the cheapest theta whose error percentile meets this": p<percentile> <= value for one
+// "Find the cheapest theta (or alpha) whose error percentile meets this": p<percentile> <= value for one
 // component ("all", "bulge", ...).
 struct ErrorTarget {
     double percentile = 99;
@@ -25,15 +27,21 @@ struct ErrorTarget {
 ErrorTarget parse_error_target(const std::string& text);
 
 struct AccuracyOptions {
-    std::vector<double> thetas;
+    MacKind mac = MacKind::geometric;
+    std::vector<double> values; // theta (geometric) or alpha (relative) values
     int nleaf = 64, ncrit = 64;
     double eps = 0, G = 1;
     std::size_t sample = 0;                   // 0: reference for every particle; else for this many random ones
-    int repeat = 1;                           // tree evaluations per theta (median time reported)
+    int repeat = 1;                           // tree evaluations per value (median time reported)
     std::string tree_engine = "tree-cpu";     // or tree-gpu
     std::string direct_engine = "direct-cpu"; // or direct-gpu (double precision)
     std::uint64_t seed = 1;
-    std::optional<ErrorTarget> target; // also search theta for this
+    std::optional<ErrorTarget> target; // also search theta (or alpha) for this
+
+    OpeningCriterion criterion(double value) const
+    {
+        return mac == MacKind::geometric ? OpeningCriterion::geometric(value) : OpeningCriterion::relative(value);
+    }
 };
 
 // Acceleration error percentiles at these levels, then the potential's at 50 and 99.
@@ -46,21 +54,21 @@ struct ErrorSummary {
     std::vector<double> pot_percentiles; // at 50 and 99
 };
 
-struct ThetaResult {
-    double theta = 0;
+struct SweepResult {
+    double value = 0;                 // theta or alpha
     std::vector<ErrorSummary> errors; // "all" first
     TreeStats stats;
     double evaluate_seconds = 0; // walk + evaluation (median of repeats)
 };
 
-// The theta search for an ErrorTarget: the largest theta (the fewest interactions) whose error
-// meets it, found by bisection in log theta between 0.05 and 2/sqrt(3).
+// The search for an ErrorTarget: the largest theta or alpha (the fewest interactions) whose error
+// meets it, found by bisection in log between 0.05 and 2/sqrt(3) (theta) or 1e-6 and 1 (alpha).
 struct TargetSearch {
     ErrorTarget target;
     bool reachable = false;
-    ThetaResult best;                // at the chosen theta (reachable) or at 0.05 (not)
+    SweepResult best;                // at the chosen value (reachable) or at the smallest (not)
     double best_error = 0;           // the target percentile there
-    std::vector<ThetaResult> probes; // every evaluation, in order
+    std::vector<SweepResult> probes; // every evaluation, in order
 };
 
 struct AccuracyStudy {
@@ -68,13 +76,15 @@ struct AccuracyStudy {
     std::vector<std::int32_t> targets; // the particles compared (all when no sample)
     double build_seconds = 0;          // host tree build, once
     double direct_seconds = 0;         // the reference, scaled to all N when sampled
-    std::vector<ThetaResult> results;
+    double first_pass_seconds = 0;     // relative criterion: the geometric pass that estimates |a|
+    std::vector<SweepResult> results;
     double fit_amplitude = 0, fit_exponent = 0; // median error ~ A theta^alpha (all particles)
     std::optional<TargetSearch> search;
 };
 
-// "0.2:1.0:0.1" (inclusive range) or "0.3,0.5,0.75"; throws with the accepted forms otherwise.
-std::vector<double> parse_thetas(const std::string& text);
+// "0.2:1.0:0.1" (inclusive range) or "0.3,0.5,0.75" of theta or alpha values, each checked by
+// check_theta / check_alpha; throws with the accepted forms otherwise.
+std::vector<double> parse_sweep(const std::string& text, MacKind mac);
 
 // Least-squares fit of y = A x^alpha in log-log; returns {A, alpha}.
 std::pair<double, double> fit_power_law(const std::vector<double>& x, const std::vector<double>& y);
@@ -87,7 +97,7 @@ std::vector<ErrorSummary> summarize_errors(const ParticleSet& p, const std::vect
 
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& options);
 
-// Per theta and component: percentiles, and the sorted errors (or, above 200000 particles, the
+// Per value and component: percentiles, and the sorted errors (or, above 200000 particles, the
 // fraction of particles with error above 400 log-spaced thresholds); timings, list lengths, fit.
 void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& study, const AccuracyOptions& options,
                          const std::string& source);

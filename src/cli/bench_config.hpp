@@ -24,6 +24,8 @@ struct BenchConfig {
     std::string model = "plummer";         // step: plummer | galaxy | uniform
     long long n = 1 << 20;                 // step
     double theta = 0.5;                    // step
+    std::string mac = "geometric";         // step: opening criterion (geometric | relative)
+    double alpha = 1e-3;                   // step: the relative criterion's bound
     std::optional<double> dt;              // step: 1/64, or 2.5e-4 for galaxy (GADGET time units)
     int steps = 64;                        // step: timed steps (after the warm-up)
     int warmup = 3;                        // step: steps before the timing starts

@@ -119,7 +119,7 @@ int bench_tree(const BenchConfig& r)
                 Forces f;
                 std::vector<PhaseTimes> runs;
                 for (int k = 0; k <= repeat; ++k) {
-                    engine.evaluate(theta, f);
+                    engine.evaluate(OpeningCriterion::geometric(theta), f);
                     if (k > 0) runs.push_back(engine.last_phase_times());
                 }
                 Row row{model, n, theta, builds[builds.size() / 2], median(packs), median(uploads), {}, {}, 0, 0};

@@ -53,8 +53,14 @@ void add_engine_options(cxxopts::Options& options)
                                                                 "direct-gpu arithmetic: float, mixed or double",
                                                                 cxxopts::value<std::string>()->default_value("double"))(
         "theta", "Tree opening angle, 0 < theta <= 1.1547 (2/sqrt(3); larger ones all give the same lists)",
-        cxxopts::value<double>()->default_value("0.5"))("nleaf", "Tree: most particles in a leaf cell",
-                                                        cxxopts::value<int>()->default_value("64"))(
+        cxxopts::value<double>()->default_value("0.5"))(
+        "mac",
+        "Tree opening criterion: geometric (theta) or relative (open a cell when G M l^2 / d^4 > alpha |a|, "
+        "|a| from the previous step)",
+        cxxopts::value<std::string>()->default_value("geometric"))(
+        "alpha", "Tree: the relative criterion's error bound, 0 < alpha <= 1",
+        cxxopts::value<double>()->default_value("0.001"))("nleaf", "Tree: most particles in a leaf cell",
+                                                          cxxopts::value<int>()->default_value("64"))(
         "ncrit", "Tree: most particles in a group that walks the tree together",
         cxxopts::value<int>()->default_value("64"))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
@@ -69,6 +75,8 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.engine = result["engine"].as<std::string>();
     o.precision = result["precision"].as<std::string>();
     o.theta = result["theta"].as<double>();
+    o.mac = result["mac"].as<std::string>();
+    o.alpha = result["alpha"].as<double>();
     o.nleaf = result["nleaf"].as<int>();
     o.ncrit = result["ncrit"].as<int>();
     o.rebuild_every = result["rebuild-every"].as<int>();
@@ -78,7 +86,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
         throw std::runtime_error("--eps must be a finite number >= 0");
     if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
     try {
-        check_theta(o.theta);
+        check_opening({parse_mac(o.mac), o.theta, o.alpha});
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(std::string("--") + e.what());
     }

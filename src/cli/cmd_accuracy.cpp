@@ -1,4 +1,5 @@
-// grove accuracy FILE --theta LO:HI:STEP: tree-versus-direct force errors over opening angles.
+// grove accuracy FILE --theta LO:HI:STEP (or --mac relative --alpha LIST): tree-versus-direct
+// force errors over opening angles or error bounds.
 #include <cmath>
 #include <cstdio>
 
@@ -29,7 +30,17 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     check_writable(c.output);
     c.G_given = r.count("G") > 0;
     AccuracyOptions& o = c.options;
-    o.thetas = parse_thetas(r["theta"].as<std::string>());
+    try {
+        o.mac = parse_mac(r["mac"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--") + e.what());
+    }
+    if (o.mac == MacKind::geometric && r.count("alpha"))
+        throw std::runtime_error("--alpha belongs to --mac relative; the geometric criterion sweeps --theta");
+    if (o.mac == MacKind::relative && r.count("theta"))
+        throw std::runtime_error("--theta belongs to --mac geometric; the relative criterion sweeps --alpha");
+    o.values = o.mac == MacKind::geometric ? parse_sweep(r["theta"].as<std::string>(), o.mac)
+                                           : parse_sweep(r["alpha"].as<std::string>(), o.mac);
     o.nleaf = r["nleaf"].as<int>();
     o.ncrit = r["ncrit"].as<int>();
     o.eps = r["eps"].as<double>();
@@ -75,9 +86,15 @@ int run_accuracy(const AccuracyCommand& c)
                 o.direct_engine.c_str(), s.build_seconds, s.direct_seconds, o.sample ? " (scaled to all N)" : "");
     // The cost side of each row: interactions per particle (what the error is bought with), the
     // walk and evaluation alone, and end to end with the host build and upload.
-    std::printf("| theta | component | p50 | p90 | p99 | p99.9 | max | pot p50 | nodes/group | leaves/group | "
+    const char* param = OpeningCriterion{o.mac}.parameter_name();
+    if (o.mac == MacKind::relative)
+        std::printf("relative criterion: |a| from one geometric pass at theta = %.2f (%.1f ms, not in the rows: a "
+                    "run takes the previous step's)\n\n",
+                    kFirstPassTheta, 1e3 * s.first_pass_seconds);
+    std::printf("| %s | component | p50 | p90 | p99 | p99.9 | max | pot p50 | nodes/group | leaves/group | "
                 "interactions/particle | walk+eval ms | end-to-end ms | speed-up vs direct |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                param);
     for (const auto& t : s.results) {
         const double tree_s = t.evaluate_seconds + s.build_seconds;
         const double interactions = t.stats.node_interactions_per_particle + t.stats.leaf_interactions_per_particle;
@@ -85,31 +102,31 @@ int run_accuracy(const AccuracyCommand& c)
             const auto& q = e.acc_percentiles;
             std::printf("| %.3g | %s | %.2e | %.2e | %.2e | %.2e | %.2e | %.2e | %.0f | %.0f | %.0f | %.1f | %.1f | "
                         "%.0f |\n",
-                        t.theta, e.component.c_str(), q[0], q[1], q[2], q[3], q[4], e.pot_percentiles[0],
+                        t.value, e.component.c_str(), q[0], q[1], q[2], q[3], q[4], e.pot_percentiles[0],
                         t.stats.nodes_per_group, t.stats.leaves_per_group, interactions, 1e3 * t.evaluate_seconds,
                         1e3 * tree_s, s.direct_seconds / tree_s);
         }
     }
     if (std::isfinite(s.fit_amplitude) && std::isfinite(s.fit_exponent))
-        std::printf("\nmedian error (all particles) ~ %.3g * theta^%.2f (least squares in log-log)\n", s.fit_amplitude,
-                    s.fit_exponent);
+        std::printf("\nmedian error (all particles) ~ %.3g * %s^%.2f (least squares in log-log)\n", s.fit_amplitude,
+                    param, s.fit_exponent);
     else
-        std::printf("\nno power-law fit of the median error (it needs two or more theta with errors > 0)\n");
+        std::printf("\nno power-law fit of the median error (it needs two or more %s values with errors > 0)\n", param);
     if (s.search) {
         const TargetSearch& t = *s.search;
         const double interactions =
             t.best.stats.node_interactions_per_particle + t.best.stats.leaf_interactions_per_particle;
         if (t.reachable)
-            std::printf("target p%g <= %.3g (%s): theta = %.4f gives p%g = %.3e with %.0f interactions per particle "
+            std::printf("target p%g <= %.3g (%s): %s = %.4g gives p%g = %.3e with %.0f interactions per particle "
                         "(walk+eval %.1f ms); %zu evaluations\n",
-                        t.target.percentile, t.target.value, t.target.component.c_str(), t.best.theta,
+                        t.target.percentile, t.target.value, t.target.component.c_str(), param, t.best.value,
                         t.target.percentile, t.best_error, interactions, 1e3 * t.best.evaluate_seconds,
                         t.probes.size());
         else
-            std::printf("target p%g <= %.3g (%s) is not met at any theta >= 0.05: there p%g = %.3e (float or "
+            std::printf("target p%g <= %.3g (%s) is not met at any %s >= %g: there p%g = %.3e (float or "
                         "softening limits, or a sample too small for this percentile)\n",
-                        t.target.percentile, t.target.value, t.target.component.c_str(), t.target.percentile,
-                        t.best_error);
+                        t.target.percentile, t.target.value, t.target.component.c_str(), param, t.best.value,
+                        t.target.percentile, t.best_error);
     }
     std::printf("wrote %s\n", out.c_str());
     return 0;
@@ -120,14 +137,21 @@ int run_accuracy(const AccuracyCommand& c)
 int command_accuracy(int argc, char** argv)
 {
     cxxopts::Options options("grove accuracy",
-                             "Tree-versus-direct force errors for a range of opening angles: one tree build, one\n"
-                             "double-precision direct reference (GPU when present), then per theta the relative\n"
-                             "acceleration error percentiles for all particles and per component, list lengths\n"
-                             "and timings. Writes a table to stdout and everything to an HDF5 file.");
+                             "Tree-versus-direct force errors for a range of opening angles (or, with --mac\n"
+                             "relative, of error bounds alpha): one tree build, one double-precision direct\n"
+                             "reference (GPU when present), then per value the relative acceleration error\n"
+                             "percentiles for all particles and per component, interactions per particle and\n"
+                             "timings. Writes a table to stdout and everything to an HDF5 file.");
     options.add_options()("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())(
         "o,output", "Output HDF5 file", cxxopts::value<std::string>()->default_value("accuracy.hdf5"))(
-        "theta", "LO:HI:STEP or a comma-separated list, each in (0, 1.1547]",
+        "theta", "geometric criterion: LO:HI:STEP or a comma-separated list, each in (0, 1.1547]",
         cxxopts::value<std::string>()->default_value("0.2:1.0:0.1"))(
+        "mac",
+        "opening criterion: geometric (opening angle theta) or relative (open a cell when "
+        "G M l^2 / d^4 > alpha |a|)",
+        cxxopts::value<std::string>()->default_value("geometric"))(
+        "alpha", "relative criterion: LO:HI:STEP or a comma-separated list, each in (0, 1]",
+        cxxopts::value<std::string>()->default_value("1e-4,2e-4,5e-4,1e-3,2e-3,5e-3,1e-2"))(
         "engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
         cxxopts::value<std::string>()->default_value("tree"))("nleaf", "most particles in a leaf",
                                                               cxxopts::value<int>()->default_value("64"))(
@@ -139,13 +163,13 @@ int command_accuracy(int argc, char** argv)
                                                          cxxopts::value<int>()->default_value("1"))(
         "seed", "seed of the sample", cxxopts::value<unsigned long long>()->default_value("1"))(
         "target",
-        "also find the largest theta (the fewest interactions) whose error meets pQ=VALUE, e.g. p99=1e-3, "
-        "by bisection between 0.05 and 1.1547",
+        "also find the largest theta (or alpha; the fewest interactions) whose error meets pQ=VALUE, e.g. "
+        "p99=1e-3, by bisection between 0.05 and 1.1547 (alpha: 1e-6 and 1)",
         cxxopts::value<std::string>())("target-component",
                                        "component the target applies to (all, bulge, disk, halo...)",
                                        cxxopts::value<std::string>()->default_value("all"));
     options.parse_positional({"file"});
-    options.positional_help("FILE [--theta 0.2:1.0:0.1] [-o accuracy.hdf5]");
+    options.positional_help("FILE [--theta 0.2:1.0:0.1 | --mac relative --alpha 1e-4,1e-3] [-o accuracy.hdf5]");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     return run_accuracy(accuracy_command(*parsed));

@@ -87,6 +87,8 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.model = r["model"].as<std::string>();
     c.n = r["n"].as<long long>();
     c.theta = r["theta"].as<double>();
+    c.mac = r["mac"].as<std::string>();
+    c.alpha = r["alpha"].as<double>();
     if (r.count("dt")) c.dt = r["dt"].as<double>();
     c.steps = r["steps"].as<int>();
     c.warmup = r["warmup"].as<int>();
@@ -121,8 +123,12 @@ int command_bench(int argc, char** argv)
                                 cxxopts::value<std::string>()->default_value("plummer"))(
         "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
         "theta", "step: opening angle, in (0, 1.1547]", cxxopts::value<double>()->default_value("0.5"))(
-        "dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
-        cxxopts::value<double>())("steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
+        "mac", "step: opening criterion, geometric (theta) or relative (alpha)",
+        cxxopts::value<std::string>()->default_value("geometric"))(
+        "alpha", "step: the relative criterion's error bound, in (0, 1]",
+        cxxopts::value<double>()->default_value("0.001"))("dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
+                                                          cxxopts::value<double>())(
+        "steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
         "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(
         "rebuild-every", "step: tree rebuilt every K steps, refitted between",
         cxxopts::value<int>()->default_value("1"))("engine", "step: force engine (tree: GPU when present)",

@@ -18,6 +18,8 @@ struct EngineConfig {
     std::string engine = "direct";    // a registered name, or "direct" / "tree" (GPU when present)
     std::string precision = "double"; // GPU direct engines: float | mixed | double
     double theta = 0.5;               // tree opening angle
+    std::string mac = "geometric";    // tree opening criterion: geometric (theta) | relative (alpha)
+    double alpha = 1e-3;              // tree: the relative criterion's error bound
     int nleaf = 64;                   // tree: most particles in a leaf cell
     int ncrit = 64;                   // tree: most particles in a group
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between

@@ -39,6 +39,11 @@ class ForceEngine {
     virtual void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
                                 Forces& out);
     virtual PhaseTimes last_phase_times() const { return {}; }
+    // The accelerations of the previous step (3 x N, caller's order), which a criterion that
+    // bounds the error relative to |a| reads (the tree engines' relative criterion); the next
+    // compute() uses them. Engines that need none ignore them. Integrators pass theirs before
+    // each step, so that a restarted run makes the same decisions as an uninterrupted one.
+    virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& /*acc*/) {}
 };
 
 inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)

@@ -41,10 +41,10 @@ TEST_CASE("relative errors and percentiles against hand-computed values", "[accu
         fit_power_law({0.2, 0.5, 1.0}, {3e-3 * std::pow(0.2, 2.7), 3e-3 * std::pow(0.5, 2.7), 3e-3});
     CHECK(a == Approx(3e-3));
     CHECK(alpha == Approx(2.7));
-    CHECK(parse_thetas("0.2:1.0:0.1").size() == 9);
-    CHECK(parse_thetas("0.3,0.5").at(1) == 0.5);
-    CHECK_THROWS_WITH(parse_thetas("0:1:0.1"), Catch::Contains("LO:HI:STEP"));
-    CHECK_THROWS_WITH(parse_thetas("a,b"), Catch::Contains("LO:HI:STEP"));
+    CHECK(parse_sweep("0.2:1.0:0.1", MacKind::geometric).size() == 9);
+    CHECK(parse_sweep("0.3,0.5", MacKind::geometric).at(1) == 0.5);
+    CHECK_THROWS_WITH(parse_sweep("0:1:0.1", MacKind::geometric), Catch::Contains("LO:HI:STEP"));
+    CHECK_THROWS_WITH(parse_sweep("a,b", MacKind::geometric), Catch::Contains("LO:HI:STEP"));
 }
 
 TEST_CASE("per-component summaries split the errors by particle type", "[accuracy]")
@@ -72,7 +72,7 @@ TEST_CASE("the 10^5 galaxy's bulge is as accurate as the whole at theta = 0.5", 
     // 99th percentile was 1.07e-3, twice the halo's, from cells within a few eps of the centre.
     const ParticleSet p = make_galaxy(100000, 1, GalaxyParams{});
     AccuracyOptions o;
-    o.thetas = {0.5};
+    o.values = {0.5};
     o.G = p.units.G;
     o.eps = 0.05;
     o.sample = 12000;
@@ -93,7 +93,7 @@ TEST_CASE("the accuracy target finds the cheapest theta that meets an error perc
 {
     const ParticleSet p = make_galaxy(4000, 5, GalaxyParams{});
     AccuracyOptions o;
-    o.thetas = {0.5};
+    o.values = {0.5};
     o.G = p.units.G;
     o.eps = 0.05;
     o.target = parse_error_target("p99=1e-3");
@@ -101,14 +101,14 @@ TEST_CASE("the accuracy target finds the cheapest theta that meets an error perc
     REQUIRE(s.search);
     const TargetSearch& t = *s.search;
     REQUIRE(t.reachable);
-    INFO("theta " << t.best.theta << ": p99 " << t.best_error);
+    INFO("theta " << t.best.value << ": p99 " << t.best_error);
     CHECK(t.best_error <= 1e-3);
     CHECK(t.best_error >= 0.9e-3); // within 10 % of the target
     // Every probe above the chosen theta missed the target, every one at or below it met it.
     for (const auto& probe : t.probes) {
         const double e = percentiles(probe.errors.front().sorted_acc_errors, {99}).at(0);
-        if (probe.theta > t.best.theta) CHECK(e > 1e-3);
-        if (probe.theta <= t.best.theta) CHECK(e <= 1e-3);
+        if (probe.value > t.best.value) CHECK(e > 1e-3);
+        if (probe.value <= t.best.value) CHECK(e <= 1e-3);
     }
     // A target no theta reaches, and bad targets.
     o.target = parse_error_target("p99=1e-12");
@@ -117,11 +117,53 @@ TEST_CASE("the accuracy target finds the cheapest theta that meets an error perc
     CHECK_THROWS_WITH(parse_error_target("p101=1e-3"), Catch::Contains("(0, 100]"));
 }
 
+TEST_CASE("the relative criterion beats theta at equal cost, and its target search finds alpha", "[accuracy]")
+{
+    // Cells are opened where their error matters against the force, so at the interactions per
+    // particle that theta = 0.5 costs the relative criterion's p99 is several times lower (6.6x on
+    // the 10^5 galaxy).
+    const ParticleSet p = make_galaxy(20000, 3, GalaxyParams{});
+    AccuracyOptions o;
+    o.G = p.units.G;
+    o.eps = 0.05;
+    o.sample = 3000;
+    o.values = {0.5};
+    const SweepResult geometric = run_accuracy_study(p, o).results.at(0);
+    auto cost = [](const SweepResult& r) {
+        return r.stats.node_interactions_per_particle + r.stats.leaf_interactions_per_particle;
+    };
+    auto p99 = [](const SweepResult& r) { return r.errors.front().acc_percentiles.at(2); };
+    o.mac = MacKind::relative;
+    o.values = {1e-4, 2e-4, 5e-4, 1e-3, 2e-3};
+    const AccuracyStudy relative = run_accuracy_study(p, o);
+    CHECK(relative.first_pass_seconds > 0);
+    const SweepResult* best = nullptr; // the most accurate alpha no dearer than theta = 0.5
+    for (const auto& r : relative.results) {
+        INFO("alpha " << r.value << ": " << cost(r) << " interactions, p99 " << p99(r));
+        if (cost(r) <= cost(geometric) && (!best || p99(r) < p99(*best))) best = &r;
+    }
+    REQUIRE(best != nullptr);
+    INFO("theta 0.5: " << cost(geometric) << " interactions, p99 " << p99(geometric) << "; alpha " << best->value
+                       << ": " << cost(*best) << ", p99 " << p99(*best));
+    CHECK(p99(*best) < 0.5 * p99(geometric));
+
+    o.values = {1e-3};
+    o.sample = 0;
+    o.target = parse_error_target("p99=5e-4");
+    const AccuracyStudy searched = run_accuracy_study(make_galaxy(4000, 5, GalaxyParams{}), o);
+    REQUIRE(searched.search);
+    REQUIRE(searched.search->reachable);
+    INFO("alpha " << searched.search->best.value << ": p99 " << searched.search->best_error);
+    CHECK(searched.search->best_error <= 5e-4);
+    CHECK(searched.search->best_error >= 0.9 * 5e-4);
+    CHECK_THROWS_WITH(parse_sweep("0,1e-3", MacKind::relative), Catch::Contains("--alpha"));
+}
+
 TEST_CASE("a sampled reference agrees with the full one on the sampled particles", "[accuracy]")
 {
     const ParticleSet p = make_galaxy(3000, 4, GalaxyParams{});
     AccuracyOptions o;
-    o.thetas = {0.6};
+    o.values = {0.6};
     o.G = p.units.G;
     o.eps = 0.05;
     o.sample = 250;
@@ -180,7 +222,7 @@ TEST_CASE("the accuracy study on a three-body model reproduces the hand-computed
     p.pos.col(2) << R, 0, 0;
     p.mass << m / 2, m / 2, 1e-3;
     AccuracyOptions o;
-    o.thetas = {0.5};
+    o.values = {0.5};
     o.nleaf = 1;
     o.ncrit = 1;
     const AccuracyStudy s = run_accuracy_study(p, o);

@@ -94,6 +94,15 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("forces " + in + " --eps -1 -o " + test::scratch_path("x.hdf5"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("--eps"));
+    r = run_grove("forces " + in + " --engine tree-cpu --mac relative --alpha 0 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("alpha must lie in (0, 1]"));
+    r = run_grove("forces " + in + " --engine tree-cpu --mac barnes -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("geometric") && Catch::Contains("relative"));
+    r = run_grove("accuracy " + in + " --mac relative --theta 0.5 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--theta belongs to --mac geometric"));
     r = run_grove("forces " + in + " --no-such-option");
     CHECK(r.status == 1);
     r = run_grove("forces " + in + " -o /nonexistent_dir/out.hdf5 --engine direct-cpu");
@@ -174,8 +183,13 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
                       k + " 2>&1");
         REQUIRE(r.status == 0);
         CHECK_THAT(r.output, Catch::Contains("| sort | host |") && Catch::Contains("| integration | host |"));
-        CHECK_THAT(r.output, Catch::Contains(std::string("| plummer | 3000 | 0.5 | ") + k + " | tree-cpu | **"));
+        CHECK_THAT(r.output, Catch::Contains(std::string("| plummer | 3000 | theta 0.5 | ") + k + " | tree-cpu | **"));
     }
+    const auto relative = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
+                                    "--sample 200 --mac relative --alpha 2e-3 2>&1");
+    CHECK_THAT(relative.output, Catch::Contains("| plummer | 3000 | alpha 0.002 | 1 | tree-cpu | **"));
+    CHECK_THAT(run_grove("bench step --engine tree-cpu -n 100 --mac relative --alpha 3 2>&1").output,
+               Catch::Contains("alpha must lie in (0, 1]"));
     CHECK(run_grove("bench step --engine tree-cpu -n 1 2>&1").status == 1);
     CHECK_THAT(run_grove("bench step --engine tree-cpu --model disk -n 100 2>&1").output,
                Catch::Contains("--model takes plummer, galaxy or uniform"));

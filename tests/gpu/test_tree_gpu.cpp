@@ -22,26 +22,6 @@ using namespace grove;
 
 namespace {
 
-// The host walk of the float tree: what the device must reproduce exactly.
-InteractionLists host_float_lists(const FloatTree& tree)
-{
-    const OctreeView<float> v = tree.view();
-    InteractionLists lists;
-    lists.node_offset.assign(static_cast<std::size_t>(v.num_groups) + 1, 0);
-    lists.leaf_offset.assign(static_cast<std::size_t>(v.num_groups) + 1, 0);
-    for (std::int32_t g = 0; g < v.num_groups; ++g) {
-        const ListLengths n = walk_group<CountPass>(v, v.groups[g], nullptr, nullptr);
-        lists.node_offset[g + 1] = lists.node_offset[g] + n.nodes;
-        lists.leaf_offset[g + 1] = lists.leaf_offset[g] + n.leaves;
-    }
-    lists.node_list.resize(static_cast<std::size_t>(lists.node_offset.back()));
-    lists.leaf_list.resize(static_cast<std::size_t>(lists.leaf_offset.back()));
-    for (std::int32_t g = 0; g < v.num_groups; ++g)
-        walk_group<WritePass>(v, v.groups[g], lists.node_list.data() + lists.node_offset[g],
-                              lists.leaf_list.data() + lists.leaf_offset[g]);
-    return lists;
-}
-
 std::vector<std::int32_t> sorted_slice(const std::vector<std::int32_t>& list, std::int64_t a, std::int64_t b)
 {
     std::vector<std::int32_t> out(list.begin() + a, list.begin() + b);
@@ -54,17 +34,26 @@ std::vector<std::int32_t> sorted_slice(const std::vector<std::int32_t>& list, st
 TEST_CASE("tree-gpu lists equal the host walk of the same float tree, group by group", "[gpu][tree]")
 {
     const bool clustered = GENERATE(false, true);
-    const double theta = GENERATE(0.3, 0.75, 1.5);
+    const OpeningCriterion criterion =
+        GENERATE(OpeningCriterion::geometric(0.3), OpeningCriterion::geometric(0.75), OpeningCriterion::geometric(1.5),
+                 OpeningCriterion::relative(1e-2), OpeningCriterion::relative(1e-4));
+    INFO(mac_name(criterion.kind) << " " << criterion.parameter());
     const ParticleSet p = clustered ? test::clustered_particles(20000, 7) : test::random_particles(20000, 7);
     const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
-    TreeGpuEngine engine(TreeParams{theta, {16, 32}}, GravityParams{});
+    TreeGpuEngine engine(TreeParams{0.5, {16, 32}}, GravityParams{});
+    // The relative criterion's estimate: the exact accelerations, given to both walks.
+    Forces exact;
+    DirectCpuEngine(GravityParams{}).compute(p.pos, p.mass, exact);
+    AccelerationEstimate estimate;
+    estimate.set(exact.acc, 1.0);
+    engine.set_acceleration_estimate(exact.acc);
     engine.upload(tree);
     Forces f;
-    engine.evaluate(theta, f);
+    engine.evaluate(criterion, f);
     const InteractionLists gpu = engine.download_lists();
     FloatTree host(tree);
-    host.set_opening_radii(static_cast<float>(theta));
-    const InteractionLists ref = host_float_lists(host);
+    const InteractionLists ref = build_interaction_lists(
+        set_opening_criterion(host, host.view(), criterion, tree.groups, estimate.magnitudes()));
     REQUIRE(gpu.node_offset == ref.node_offset);
     REQUIRE(gpu.leaf_offset == ref.leaf_offset);
     std::size_t differing = 0;
@@ -85,7 +74,7 @@ TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][
     TreeGpuEngine engine(TreeParams{theta, {8, 16}}, GravityParams{});
     engine.upload(tree);
     Forces f;
-    engine.evaluate(theta, f);
+    engine.evaluate(OpeningCriterion::geometric(theta), f);
     const InteractionLists lists = engine.download_lists();
     for (std::size_t g = 0; g < tree.groups.size(); ++g) {
         std::int64_t seen = 0;
@@ -139,7 +128,7 @@ TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")
     engine.upload(tree);
     for (const auto& c : cases) {
         Forces f;
-        engine.evaluate(c.theta, f);
+        engine.evaluate(OpeningCriterion::geometric(c.theta), f);
         const std::vector<double> q = percentiles(relative_errors(f.acc, direct.acc), {50, 90, 99});
         INFO("theta " << c.theta << ": p50 " << q[0] << " p90 " << q[1] << " p99 " << q[2]);
         CHECK(q[0] < c.p50);

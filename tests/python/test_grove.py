@@ -107,6 +107,19 @@ def test_accuracy_equals_grove_accuracy(plummer, tmp_path):
         assert np.array_equal(table["theta"], f["theta"][:].ravel())
         assert np.array_equal(table["all"], f["percentiles"][:])
     assert table["all"].shape == (2, len(table["levels"]))
+    # The relative criterion through both paths: the same alphas, the same percentiles.
+    run_grove("accuracy", path, "--engine", "tree-cpu", "--mac", "relative", "--alpha", "1e-3,1e-2", "--eps", 0.01,
+              "-o", out)
+    table = grove.accuracy(snap, [1e-3, 1e-2], engine="tree-cpu", eps=0.01, mac="relative")
+    with h5py.File(out) as f:
+        assert f.attrs["mac"] in (b"relative", "relative")
+        assert np.array_equal(table["alpha"], f["alpha"][:].ravel())
+        assert np.array_equal(table["all"], f["percentiles"][:])
+    assert table["all"][0, 2] < table["all"][1, 2]  # a smaller alpha, a smaller p99
+    with pytest.raises(ValueError, match="alpha"):
+        grove.accuracy(snap, [2.0], engine="tree-cpu", mac="relative")
+    with pytest.raises(ValueError, match="geometric"):
+        grove.forces(snap.positions, snap.masses, mac="barnes")
 
 
 def test_the_gil_is_released_while_computing():

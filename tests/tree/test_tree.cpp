@@ -275,6 +275,59 @@ TEST_CASE("every particle sees N-1 sources for any theta", "[tree][walk]")
     check_coverage(tree, build_interaction_lists(tree));
 }
 
+TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grows, exact for |a| = 0", "[tree][walk]")
+{
+    const ParticleSet p = test::clustered_particles(3000, 9);
+    Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
+    Forces exact;
+    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
+    AccelerationEstimate estimate;
+    estimate.set(exact.acc, 1.0);
+    double last_interactions = INFINITY, most = 0;
+    for (const double alpha : {1e-6, 1e-4, 1e-3, 1e-2, 1.0}) {
+        INFO("alpha " << alpha);
+        const auto view = set_opening_criterion(tree, tree.view(), OpeningCriterion::relative(alpha), tree.groups,
+                                                estimate.magnitudes());
+        const InteractionLists lists = build_interaction_lists(view);
+        check_coverage(tree, lists);
+        const TreeStats s = list_statistics(tree, lists);
+        const double interactions = s.node_interactions_per_particle + s.leaf_interactions_per_particle;
+        CHECK(interactions <= last_interactions);
+        last_interactions = interactions;
+        most = std::max(most, interactions);
+    }
+    CHECK(last_interactions < 0.2 * most);
+    // A particle with no acceleration bounds nothing: its group opens every cell, so an estimate of
+    // zeros is direct summation.
+    TreeCpuEngine engine(TreeParams{0.5, {8, 16}, 1, MacKind::relative, 1e-2}, GravityParams{1.0, 0.01});
+    engine.set_acceleration_estimate(Eigen::Matrix3Xd::Zero(3, p.pos.cols()));
+    Forces f;
+    engine.compute(p.pos, p.mass, f);
+    CHECK(engine.last_stats().node_interactions_per_particle == 0);
+    CHECK((f.acc - exact.acc).norm() <= 1e-12 * exact.acc.norm());
+    // Bad parameters are refused with the range.
+    CHECK_THROWS_WITH(check_alpha(0), Catch::Contains("(0, 1]"));
+    CHECK_THROWS_WITH(check_alpha(2), Catch::Contains("(0, 1]"));
+    CHECK_THROWS_WITH(parse_mac("barnes"), Catch::Contains("geometric") && Catch::Contains("relative"));
+}
+
+TEST_CASE("the relative criterion without an estimate runs a first pass and then uses its own result", "[tree][walk]")
+{
+    const ParticleSet p = test::clustered_particles(4000, 5);
+    TreeCpuEngine engine(TreeParams{0.5, {16, 16}, 1, MacKind::relative, 1e-3}, GravityParams{1.0, 0.01});
+    Forces first, second;
+    engine.compute(p.pos, p.mass, first);
+    const PhaseTimes phases = engine.last_phase_times();
+    CHECK(std::any_of(phases.begin(), phases.end(), [](const auto& ph) { return ph.first == "first pass"; }));
+    engine.compute(p.pos, p.mass, second); // the estimate is now the first call's result
+    const PhaseTimes again = engine.last_phase_times();
+    CHECK(std::none_of(again.begin(), again.end(), [](const auto& ph) { return ph.first == "first pass"; }));
+    Forces exact;
+    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
+    const auto errors = relative_errors(second.acc, exact.acc);
+    CHECK(percentiles(errors, {99}).at(0) < 1e-3);
+}
+
 TEST_CASE("theta -> 0 reproduces direct summation to rounding", "[tree][walk]")
 {
     const ParticleSet p = test::random_particles(700, 4);
@@ -494,7 +547,7 @@ TEST_CASE("the float tree keeps every particle in its group box and covers N-1 s
     const OctreeView<float> v = ft.view();
     std::vector<std::int32_t> nodes(tree.next.size()), leaves(tree.next.size());
     for (std::int32_t g = 0; g < v.num_groups; ++g) {
-        const ListLengths n = walk_group<WritePass>(v, v.groups[g], nodes.data(), leaves.data());
+        const ListLengths n = walk_group<WritePass>(v, g, nodes.data(), leaves.data());
         std::int64_t seen = 0;
         for (int k = 0; k < n.nodes; ++k) seen += tree.range[nodes[k]].end - tree.range[nodes[k]].begin;
         for (int k = 0; k < n.leaves; ++k) seen += tree.range[leaves[k]].end - tree.range[leaves[k]].begin;

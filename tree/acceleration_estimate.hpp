@@ -1,0 +1,36 @@
+// What the relative opening criterion (tree/mac.hpp) reads: |a| / G of every particle, in the
+// caller's order, from the previous step (ForceEngine::set_acceleration_estimate) or, where there
+// is none, from a geometric first pass at kFirstPassTheta. Both tree engines keep one.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace grove {
+
+class AccelerationEstimate {
+  public:
+    // Takes the magnitudes of acc (3 x N, G included) divided by G.
+    void set(const Eigen::Matrix3Xd& acc, double G)
+    {
+        const auto n = acc.cols();
+        magnitudes_.resize(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static) if (n > 16384)
+        for (Eigen::Index i = 0; i < n; ++i) magnitudes_[static_cast<std::size_t>(i)] = acc.col(i).norm() / G;
+    }
+    bool covers(std::size_t n) const
+    {
+        return n > 0 && magnitudes_.size() == n;
+    }
+    const std::vector<double>& magnitudes() const
+    {
+        return magnitudes_;
+    }
+
+  private:
+    std::vector<double> magnitudes_;
+};
+
+} // namespace grove
