@@ -14,6 +14,7 @@ rules=(
   "integrators:core integrators"
   "src/cli:core tree gpu engines integrators cli"
   "python:core tree gpu engines integrators cli"
+  "grape:core engines grape"
 )
 bad=0
 for rule in "${rules[@]}"; do

@@ -1,6 +1,7 @@
 #include "tree/cpu_engines.hpp"
 
 #include "tree/direct_cpu.hpp"
+#include "tree/grape_cpu.hpp"
 #include "tree/hermite_cpu.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
@@ -23,7 +24,8 @@ void register_cpu_engines(EngineRegistry& registry)
 {
     registry.add({"direct-cpu", false,
                   [](const EngineConfig& c) { return std::make_unique<DirectCpuEngine>(c.gravity); },
-                  [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); }});
+                  [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); },
+                  [](const EngineConfig&) { return std::make_unique<GrapeCpuEngine>(); }});
     registry.add({"tree-cpu", false,
                   [](const EngineConfig& c) { return std::make_unique<TreeCpuEngine>(tree_params(c), c.gravity); },
                   nullptr});

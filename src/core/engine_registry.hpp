@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/force_engine.hpp"
+#include "core/grape_engine.hpp"
 #include "core/hermite_engine.hpp"
 
 namespace grove {
@@ -29,9 +30,11 @@ struct EngineConfig {
 struct EngineEntry {
     std::string name; // e.g. "tree-gpu"
     bool needs_gpu = false;
-    // Either factory may be empty: a tree engine has no Hermite form.
+    // A factory may be empty: a tree engine has no Hermite form.
     std::function<std::unique_ptr<ForceEngine>(const EngineConfig&)> make_force;
     std::function<std::unique_ptr<HermiteEngine>(const EngineConfig&)> make_hermite;
+    // The GRAPE libraries' engine (grape/); empty where the engine has none.
+    std::function<std::unique_ptr<GrapeEngine>(const EngineConfig&)> make_grape = nullptr;
 };
 
 class EngineRegistry {
