@@ -296,6 +296,8 @@ std::string HermiteGpuEngine::name() const
 
 void HermiteGpuEngine::set_state(const HermiteState& s)
 {
+    if (s.sixth_order())
+        throw std::runtime_error("direct-gpu has no snap kernel yet: run --integrator hermite6 on --engine direct-cpu");
     Impl& d = *impl_;
     d.n = static_cast<int>(s.size());
     const auto n = static_cast<std::size_t>(d.n);

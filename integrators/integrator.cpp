@@ -67,7 +67,7 @@ class HermiteIntegrator final : public Integrator {
         : engine_(std::move(engine)), hermite_(*engine_, params), dt_max_(params.dt_max)
     {
     }
-    std::string name() const override { return "hermite"; }
+    std::string name() const override { return hermite_.order() == 6 ? "hermite6" : "hermite"; }
     std::string engine_name() const override { return engine_->name(); }
     double interval() const override { return dt_max_; }
     void start(ParticleSet& p) override
@@ -98,6 +98,10 @@ class HermiteIntegrator final : public Integrator {
         s.fields = {{"jerk", hermite_.state().j},
                     {"particle_time", hermite_.state().t.transpose()},
                     {"particle_step", hermite_.steps().transpose()}};
+        if (hermite_.order() == 6) {
+            s.fields.push_back({"snap", hermite_.state().s});
+            s.fields.push_back({"crackle", hermite_.state().c});
+        }
         s.counters = {{"block_steps", hermite_.block_steps()}, {"particle_steps", hermite_.particle_steps()}};
         return s;
     }
@@ -105,13 +109,16 @@ class HermiteIntegrator final : public Integrator {
     {
         const Eigen::MatrixXd& jerk = s.field("jerk");
         if (jerk.rows() != 3) throw std::runtime_error("hermite: the checkpoint's jerk is not 3 x N");
+        const bool sixth = hermite_.order() == 6;
         hermite_.resume(p, jerk, s.field("particle_time").transpose(), s.field("particle_step").transpose(),
-                        s.counter("block_steps"), s.counter("particle_steps"));
+                        s.counter("block_steps"), s.counter("particle_steps"),
+                        sixth ? Eigen::Matrix3Xd(s.field("snap")) : Eigen::Matrix3Xd(),
+                        sixth ? Eigen::Matrix3Xd(s.field("crackle")) : Eigen::Matrix3Xd());
     }
     double force_seconds() const override { return hermite_.force_seconds(); }
     std::string summary() const override
     {
-        return "hermite: " + std::to_string(hermite_.block_steps()) + " block steps, " +
+        return name() + ": " + std::to_string(hermite_.block_steps()) + " block steps, " +
                std::to_string(hermite_.particle_steps()) + " particle steps";
     }
 
@@ -127,10 +134,14 @@ class HermiteIntegrator final : public Integrator {
 std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const EngineRegistry& engines)
 {
     if (c.integrator == "leapfrog") return std::make_unique<LeapfrogIntegrator>(engines.make_force(c.engine), c.dt);
-    if (c.integrator == "hermite")
-        return std::make_unique<HermiteIntegrator>(engines.make_hermite(c.engine, "--integrator hermite"),
-                                                   HermiteParams{c.eta, c.eta, c.dt_max, 0x1.0p-40});
-    throw std::runtime_error("unknown --integrator '" + c.integrator + "' (use leapfrog or hermite)");
+    if (c.integrator == "hermite" || c.integrator == "hermite6") {
+        const int order = c.integrator == "hermite6" ? 6 : 4;
+        // The start-up criterion eta_start |a| / |j| keeps the 4th order's scale for both.
+        const double eta_start = order == 6 ? 0.01 : c.eta;
+        return std::make_unique<HermiteIntegrator>(engines.make_hermite(c.engine, "--integrator " + c.integrator),
+                                                   HermiteParams{c.eta, eta_start, c.dt_max, 0x1.0p-40, order});
+    }
+    throw std::runtime_error("unknown --integrator '" + c.integrator + "' (use leapfrog, hermite or hermite6)");
 }
 
 } // namespace grove

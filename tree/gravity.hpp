@@ -99,4 +99,43 @@ HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T d
     return acc;
 }
 
+// Acceleration, jerk, snap and potential of a softened pair for the 6th-order scheme (Nitadori &
+// Makino 2008): with d, dv, da = source - target in position, velocity and acceleration,
+//   alpha = d.dv / r^2,  beta = (dv.dv + d.da) / r^2 + alpha^2,
+//   a = m d / r^3,  j = m dv / r^3 - 3 alpha a,  s = m da / r^3 - 6 alpha j - 3 beta a.
+template <class T> struct AccumSnap {
+    T ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, sx = 0, sy = 0, sz = 0, pot = 0;
+};
+
+template <class T>
+HOST_DEVICE inline AccumSnap<T> p2p_snap(AccumSnap<T> acc, const T d[3], const T dv[3], const T da[3], T m, T eps2)
+{
+    const T r2 = eps2 + d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T inv_r2 = inv_r * inv_r;
+    const T m_inv_r = m * inv_r;
+    const T m_inv_r3 = m_inv_r * inv_r2;
+    const T alpha = (d[0] * dv[0] + d[1] * dv[1] + d[2] * dv[2]) * inv_r2;
+    const T beta =
+        (dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2] + d[0] * da[0] + d[1] * da[1] + d[2] * da[2]) * inv_r2 +
+        alpha * alpha;
+    T a[3], j[3], s[3];
+    for (int k = 0; k < 3; ++k) {
+        a[k] = m_inv_r3 * d[k];
+        j[k] = m_inv_r3 * dv[k] - T(3) * alpha * a[k];
+        s[k] = m_inv_r3 * da[k] - T(6) * alpha * j[k] - T(3) * beta * a[k];
+    }
+    acc.ax += a[0];
+    acc.ay += a[1];
+    acc.az += a[2];
+    acc.jx += j[0];
+    acc.jy += j[1];
+    acc.jz += j[2];
+    acc.sx += s[0];
+    acc.sy += s[1];
+    acc.sz += s[2];
+    acc.pot -= m_inv_r;
+    return acc;
+}
+
 } // namespace grove

@@ -1,5 +1,6 @@
 // The Hermite force engine on the CPU in double precision (OpenMP over active particles): the
-// reference for the GPU engine, and the engine of Hermite runs on machines without a GPU.
+// reference for the GPU engine, and the engine of Hermite runs on machines without a GPU. Given a
+// 6th-order state it also returns the snap (the only engine that does so far).
 #pragma once
 
 #include "core/force_engine.hpp"
@@ -16,9 +17,12 @@ class HermiteCpuEngine final : public HermiteEngine {
     void evaluate(double t, const std::vector<std::int32_t>& active, HermiteForces& out) override;
 
   private:
+    // The 6th-order evaluation (the state has snap and crackle): acceleration, jerk and snap.
+    void evaluate_snap(const std::vector<std::int32_t>& active, HermiteForces& out);
+
     GravityParams gravity_;
     HermiteState state_;
-    Eigen::Matrix3Xd xp_, vp_; // predicted
+    Eigen::Matrix3Xd xp_, vp_, ap_; // predicted
 };
 
 } // namespace grove

@@ -19,12 +19,16 @@ namespace fs = std::filesystem;
 void add_run_options(cxxopts::Options& options)
 {
     options.add_options()("file", "Initial snapshot (HDF5)", cxxopts::value<std::string>())(
-        "o,output", "Output directory (created; must not hold a previous run)", cxxopts::value<std::string>())(
-        "integrator", "leapfrog or hermite", cxxopts::value<std::string>()->default_value("leapfrog"))(
+        "o,output", "Output directory (created; must not hold a previous run)",
+        cxxopts::value<std::string>())("integrator", "leapfrog, hermite (4th order) or hermite6 (6th order)",
+                                       cxxopts::value<std::string>()->default_value("leapfrog"))(
         "dt", "leapfrog: time step (time units of the snapshot)", cxxopts::value<double>())(
-        "eta", "hermite: Aarseth accuracy parameter", cxxopts::value<double>()->default_value("0.01"))(
-        "dt-max", "hermite: largest block step, a power of two (diagnostics come at its multiples)",
-        cxxopts::value<double>()->default_value("0.0625"))(
+        "eta",
+        "hermite: Aarseth accuracy parameter (default 0.01; hermite6: 0.1, in eta ((|a||a2| + |a1|^2) / "
+        "(|a3||a5| + |a4|^2))^(1/6))",
+        cxxopts::value<double>())("dt-max",
+                                  "hermite: largest block step, a power of two (diagnostics come at its multiples)",
+                                  cxxopts::value<double>()->default_value("0.0625"))(
         "t-end",
         "Time to stop at (time units): a whole number of --dt (leapfrog) or --dt-max (hermite) steps after the "
         "snapshot's time",
@@ -83,13 +87,16 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     c.input = r["file"].as<std::string>();
     c.output = r["output"].as<std::string>();
     c.integrator.integrator = r["integrator"].as<std::string>();
-    if (c.integrator.integrator != "leapfrog" && c.integrator.integrator != "hermite")
-        throw std::runtime_error("unknown --integrator '" + c.integrator.integrator + "' (use leapfrog or hermite)");
-    const bool hermite = c.integrator.integrator == "hermite";
+    if (c.integrator.integrator != "leapfrog" && c.integrator.integrator != "hermite" &&
+        c.integrator.integrator != "hermite6")
+        throw std::runtime_error("unknown --integrator '" + c.integrator.integrator +
+                                 "' (use leapfrog, hermite or hermite6)");
+    const bool hermite = c.integrator.integrator != "leapfrog";
     if (!hermite && !r.count("dt")) throw std::runtime_error("leapfrog needs --dt");
     if (!r.count("t-end")) throw std::runtime_error("missing --t-end");
     if (r.count("dt")) c.integrator.dt = r["dt"].as<double>();
-    c.integrator.eta = r["eta"].as<double>();
+    // Aarseth's parameter has another scale at 6th order (grove run --help).
+    c.integrator.eta = r.count("eta") ? r["eta"].as<double>() : c.integrator.integrator == "hermite6" ? 0.1 : 0.01;
     c.integrator.dt_max = r["dt-max"].as<double>();
     c.integrator.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
@@ -111,7 +118,8 @@ int command_run(int argc, char** argv)
                              "Evolve a snapshot. Writes DIR/snapshot_NNNN.hdf5, DIR/diagnostics.txt,\n"
                              "DIR/run.yml and a timing breakdown at the end.\n"
                              "  leapfrog: kick-drift-kick with shared step --dt, any engine\n"
-                             "  hermite:  4th-order Hermite, block time steps (--eta, --dt-max), direct engines");
+                             "  hermite:  4th-order Hermite, block time steps (--eta, --dt-max), direct engines\n"
+                             "  hermite6: 6th-order Hermite (Nitadori & Makino 2008), block time steps, direct-cpu");
     add_run_options(options);
     auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;

@@ -51,7 +51,7 @@ std::string hms(double seconds)
 
 int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
-    const bool hermite = config.integrator.integrator == "hermite";
+    const bool hermite = config.integrator.integrator != "leapfrog"; // hermite or hermite6
     // A restart takes everything from its checkpoint: the particles, their units and G, and the
     // run's start time; the input file is not read again (it may have changed or moved), but
     // for the start time of checkpoints written before it was kept.
