@@ -47,12 +47,21 @@ int G6Unit::open(const std::vector<int>& devices)
         if (config.precision != "mixed" && config.precision != "double")
             throw std::runtime_error("GROVE_G6_PRECISION must be mixed or double (got '" + config.precision + "')");
         const EngineRegistry& registry = engines();
+        // The GPU engine is taken only when asked for (GROVE_G6_ENGINE=gpu) until it has been
+        // verified on a device; the CPU engine is the default.
+        const char* choice = std::getenv("GROVE_G6_ENGINE");
+        const std::string engine = choice && *choice ? choice : "cpu";
+        if (engine != "cpu" && engine != "gpu")
+            throw std::runtime_error("GROVE_G6_ENGINE must be cpu or gpu (got '" + engine + "')");
         config.engine = "direct-gpu";
-        if (registry.gpu_available() && registry.has("direct-gpu") && registry.find("direct-gpu").make_grape) {
+        if (engine == "gpu" && registry.gpu_available() && registry.has("direct-gpu") &&
+            registry.find("direct-gpu").make_grape) {
             engine_ = registry.find("direct-gpu").make_grape(config);
         } else {
             std::fprintf(stderr, "grove libg6: %s; computing on the CPU (double precision)\n",
-                         registry.gpu_available() ? "this build has no GPU GRAPE engine yet" : "no CUDA GPU visible");
+                         engine == "cpu"             ? "GROVE_G6_ENGINE is cpu (the default)"
+                         : !registry.gpu_available() ? "no CUDA GPU visible"
+                                                     : "this build has no GPU GRAPE engine");
             config.engine = "direct-cpu";
             engine_ = registry.find("direct-cpu").make_grape(config);
         }

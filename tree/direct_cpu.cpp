@@ -1,6 +1,8 @@
 #include "tree/direct_cpu.hpp"
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 
 #include "tree/gravity.hpp"
 
@@ -8,14 +10,21 @@ namespace grove {
 
 namespace {
 
-Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i, double eps2)
+// Sets `coincident` to another particle's index when one sits exactly on particle i and eps is 0.
+Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i, double eps2,
+                               Eigen::Index& coincident)
 {
     Accum<double> acc;
     const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i);
     const Eigen::Index n = pos.cols();
     for (Eigen::Index j = 0; j < n; ++j) {
         if (j == i) continue; // a particle never acts on itself, whatever eps
-        acc = p2p(acc, pos(0, j) - xi, pos(1, j) - yi, pos(2, j) - zi, mass[j], eps2);
+        const double dx = pos(0, j) - xi, dy = pos(1, j) - yi, dz = pos(2, j) - zi;
+        if (eps2 == 0 && dx == 0 && dy == 0 && dz == 0) {
+            coincident = j;
+            continue;
+        }
+        acc = p2p(acc, dx, dy, dz, mass[j], eps2);
     }
     return acc;
 }
@@ -41,15 +50,29 @@ void DirectCpuEngine::compute_subset(PositionsRef pos, MassesRef mass, const std
     out.pot.resize(m);
     const double eps2 = params_.eps * params_.eps;
     const double G = params_.G;
+    Eigen::Index first_i = -1, first_j = -1;
 #pragma omp parallel for schedule(dynamic, 16) if (m * pos.cols() > 65536)
     for (Eigen::Index k = 0; k < m; ++k) {
-        const auto acc =
-            sum_over_sources(pos, mass, static_cast<Eigen::Index>(targets[static_cast<std::size_t>(k)]), eps2);
+        const auto i = static_cast<Eigen::Index>(targets[static_cast<std::size_t>(k)]);
+        Eigen::Index coincident = -1;
+        const auto acc = sum_over_sources(pos, mass, i, eps2, coincident);
+        if (coincident >= 0) {
+#pragma omp critical(direct_cpu_coincident)
+            if (first_i < 0 || i < first_i) {
+                first_i = i;
+                first_j = coincident;
+            }
+        }
         out.acc(0, k) = G * acc.ax;
         out.acc(1, k) = G * acc.ay;
         out.acc(2, k) = G * acc.az;
         out.pot[k] = G * acc.pot;
     }
+    if (first_i >= 0)
+        throw std::runtime_error("direct-cpu: particles " + std::to_string(first_i) + " and " +
+                                 std::to_string(first_j) +
+                                 " are at the same position and the softening is 0: their force is infinite "
+                                 "(give --eps > 0 or separate them)");
 }
 
 } // namespace grove

@@ -1,0 +1,452 @@
+// The GRAPE engine's kernels and launcher; see grape_gpu.h.
+#include "gpu/grape_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_buffer.cuh"
+#include "gpu/device_info.h"
+#include "gpu/j_split.hpp"
+#include "tree/gravity.hpp"
+#include "tree/tree_arrays.hpp"
+
+namespace grove {
+
+namespace {
+
+using gpu::ceil_div;
+using D4 = Vec4<double>;
+constexpr int kThreads = 128;
+constexpr int kBlocksPerSm = 4;
+
+// The device j-memory: position and mass, velocity and time, a/2, j/6, s/18 (w unused), names.
+struct JMemory {
+    D4* xm;
+    D4* vt;
+    D4* a2;
+    D4* j6;
+    D4* k18;
+    long long* name;
+};
+
+__global__ void scatter_kernel(int k, const std::int32_t* slot, const D4* packed, const long long* names, JMemory m)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= k) return;
+    const int s = slot[u];
+    m.xm[s] = packed[5 * u + 0];
+    m.vt[s] = packed[5 * u + 1];
+    m.a2[s] = packed[5 * u + 2];
+    m.j6[s] = packed[5 * u + 3];
+    m.k18[s] = packed[5 * u + 4];
+    m.name[s] = names[u];
+}
+
+// GRAPE-6's predictor (core/grape_engine.hpp: grape6_predict), in double; mixed precision keeps
+// the position as a float pair hi + lo.
+__global__ void predict_kernel(int n, double t, JMemory m, D4* xp, D4* vp, float4* hi, float4* lo, float4* vel)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const D4 x = m.xm[i], v = m.vt[i], a2 = m.a2[i], j6 = m.j6[i], k18 = m.k18[i];
+    const double dt = t - v.w;
+    const double mass = m.name[i] < 0 ? 0.0 : x.w;
+    const double px = x.x + dt * (v.x + dt * (a2.x + dt * (j6.x + dt * 0.75 * k18.x)));
+    const double py = x.y + dt * (v.y + dt * (a2.y + dt * (j6.y + dt * 0.75 * k18.y)));
+    const double pz = x.z + dt * (v.z + dt * (a2.z + dt * (j6.z + dt * 0.75 * k18.z)));
+    const double qx = v.x + dt * (2 * a2.x + dt * (3 * j6.x + dt * 3 * k18.x));
+    const double qy = v.y + dt * (2 * a2.y + dt * (3 * j6.y + dt * 3 * k18.y));
+    const double qz = v.z + dt * (2 * a2.z + dt * (3 * j6.z + dt * 3 * k18.z));
+    if (xp) {
+        xp[i] = D4{px, py, pz, mass};
+        vp[i] = D4{qx, qy, qz, 0.0};
+    } else {
+        const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
+        hi[i] = make_float4(hx, hy, hz, static_cast<float>(mass));
+        lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz), 0.f);
+        vel[i] = make_float4(static_cast<float>(qx), static_cast<float>(qy), static_cast<float>(qz), 0.f);
+    }
+}
+
+struct Partial {
+    double ax, ay, az, jx, jy, jz, pot, nearest_r2;
+    long long nearest;
+};
+
+struct NeighbourLists {
+    int capacity;       // 0: no lists
+    int* count;         // [ni]
+    long long* entries; // [ni * capacity]
+};
+
+__device__ inline void note_pair(double r2, long long name, double h2, int i, double& best, long long& best_name,
+                                 const NeighbourLists& lists)
+{
+    if (r2 < best || (r2 == best && name < best_name)) {
+        best = r2;
+        best_name = name;
+    }
+    if (lists.capacity > 0 && r2 < h2) {
+        const int at = atomicAdd(&lists.count[i], 1);
+        if (at < lists.capacity) lists.entries[static_cast<std::size_t>(i) * lists.capacity + at] = name;
+    }
+}
+
+// One thread per i-particle; blockIdx.y is the j-split. kMixed: positions as float pairs.
+template <bool kMixed>
+__global__ void __launch_bounds__(kThreads)
+    grape_kernel(int nj, const D4* xp, const D4* vp, const float4* hi, const float4* lo, const float4* vel,
+                 const long long* jname, int ni, const D4* xi, const D4* vi, const long long* iname, const double* h2,
+                 int chunk, double eps2, NeighbourLists lists, Partial* partial, int* coincident)
+{
+    __shared__ D4 sx[kThreads], sv[kThreads];
+    __shared__ float4 sh[kThreads], sl[kThreads], sw[kThreads];
+    __shared__ long long sn[kThreads];
+    const int i = blockIdx.x * kThreads + threadIdx.x;
+    const int ic = i < ni ? i : ni - 1;
+    const D4 x = xi[ic], v = vi[ic];
+    const long long self = iname[ic];
+    const double radius2 = h2[ic];
+    // The i-particle as a float pair too (mixed).
+    const float hx = static_cast<float>(x.x), hy = static_cast<float>(x.y), hz = static_cast<float>(x.z);
+    const float lx = static_cast<float>(x.x - hx), ly = static_cast<float>(x.y - hy), lz = static_cast<float>(x.z - hz);
+    const float vx = static_cast<float>(v.x), vy = static_cast<float>(v.y), vz = static_cast<float>(v.z);
+    AccumJerk<double> sum;
+    double best = INFINITY;
+    long long best_name = -1;
+    const int j_begin = blockIdx.y * chunk, j_end = min(nj, j_begin + chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        if (jl < j_end) {
+            if (kMixed) {
+                sh[threadIdx.x] = hi[jl];
+                sl[threadIdx.x] = lo[jl];
+                sw[threadIdx.x] = vel[jl];
+            } else {
+                sx[threadIdx.x] = xp[jl];
+                sv[threadIdx.x] = vp[jl];
+            }
+            sn[threadIdx.x] = jname[jl];
+        }
+        __syncthreads();
+        const int count = min(kThreads, j_end - base);
+        AccumJerk<float> part;
+        for (int s = 0; s < count; ++s) {
+            const long long name = sn[s];
+            if (name < 0 || name == self || i >= ni) continue;
+            if (kMixed) {
+                const float4 h = sh[s], l = sl[s], w = sw[s];
+                const float dx = (h.x - hx) + (l.x - lx), dy = (h.y - hy) + (l.y - ly), dz = (h.z - hz) + (l.z - lz);
+                const float r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 == 0.f && eps2 == 0.0) {
+                    atomicExch(coincident, 1);
+                    continue;
+                }
+                part = p2p_jerk(part, dx, dy, dz, w.x - vx, w.y - vy, w.z - vz, h.w, static_cast<float>(eps2));
+                note_pair(r2, name, radius2, i, best, best_name, lists);
+            } else {
+                const D4 xj = sx[s], vj = sv[s];
+                const double dx = xj.x - x.x, dy = xj.y - x.y, dz = xj.z - x.z;
+                const double r2 = dx * dx + dy * dy + dz * dz;
+                if (r2 == 0.0 && eps2 == 0.0) {
+                    atomicExch(coincident, 1);
+                    continue;
+                }
+                sum = p2p_jerk(sum, dx, dy, dz, vj.x - v.x, vj.y - v.y, vj.z - v.z, xj.w, eps2);
+                note_pair(r2, name, radius2, i, best, best_name, lists);
+            }
+        }
+        if (kMixed) {
+            sum.ax += part.ax;
+            sum.ay += part.ay;
+            sum.az += part.az;
+            sum.jx += part.jx;
+            sum.jy += part.jy;
+            sum.jz += part.jz;
+            sum.pot += part.pot;
+        }
+        __syncthreads();
+    }
+    if (i < ni)
+        partial[static_cast<std::size_t>(blockIdx.y) * ni + i] =
+            Partial{sum.ax, sum.ay, sum.az, sum.jx, sum.jy, sum.jz, sum.pot, best, best_name};
+}
+
+__global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= ni) return;
+    Partial s = partial[i];
+    for (int y = 1; y < splits; ++y) {
+        const Partial p = partial[static_cast<std::size_t>(y) * ni + i];
+        s.ax += p.ax;
+        s.ay += p.ay;
+        s.az += p.az;
+        s.jx += p.jx;
+        s.jy += p.jy;
+        s.jz += p.jz;
+        s.pot += p.pot;
+        if (p.nearest_r2 < s.nearest_r2 || (p.nearest_r2 == s.nearest_r2 && p.nearest >= 0 && p.nearest < s.nearest)) {
+            s.nearest_r2 = p.nearest_r2;
+            s.nearest = p.nearest;
+        }
+    }
+    out[i] = s;
+}
+
+} // namespace
+
+struct GrapeGpuEngine::Impl {
+    Precision precision;
+    int sm_count = 0;
+    cudaStream_t stream = nullptr;
+    std::vector<GrapeJParticle> memory; // the host's copy
+    std::vector<std::int32_t> dirty;    // slots changed since the last upload
+    std::vector<std::uint8_t> is_dirty; // per slot
+    double predicted_t = 0;
+    std::size_t predicted_n = 0;
+    bool predicted = false;
+    gpu::DeviceBuffer<D4> d_xm, d_vt, d_a2, d_j6, d_k18, d_xp, d_vp, d_packed, d_xi, d_vi;
+    gpu::DeviceBuffer<long long> d_name, d_names_up, d_iname, d_entries;
+    gpu::DeviceBuffer<float4> d_hi, d_lo, d_vel;
+    gpu::DeviceBuffer<std::int32_t> d_slot;
+    gpu::DeviceBuffer<double> d_h2;
+    gpu::DeviceBuffer<int> d_count, d_coincident;
+    gpu::DeviceBuffer<Partial> d_partial, d_out;
+    gpu::PinnedBuffer<D4> h_packed, h_xi, h_vi;
+    gpu::PinnedBuffer<long long> h_names_up, h_iname, h_entries;
+    gpu::PinnedBuffer<std::int32_t> h_slot;
+    gpu::PinnedBuffer<double> h_h2;
+    gpu::PinnedBuffer<int> h_count, h_coincident;
+    gpu::PinnedBuffer<Partial> h_out;
+
+    explicit Impl(Precision p) : precision(p)
+    {
+        if (p == Precision::Float)
+            throw std::invalid_argument("the GRAPE engine on the GPU: precision mixed or double");
+        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        sm_count = describe_device().sm_count;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    }
+    ~Impl() { cudaStreamDestroy(stream); }
+
+    JMemory device_memory()
+    {
+        return {d_xm.data(), d_vt.data(), d_a2.data(), d_j6.data(), d_k18.data(), d_name.data()};
+    }
+
+    void reserve_memory(std::size_t slots)
+    {
+        const std::size_t n = std::max<std::size_t>(slots, 1);
+        for (auto* b : {&d_xm, &d_vt, &d_a2, &d_j6, &d_k18, &d_xp, &d_vp}) b->reserve(n, "GRAPE j-memory");
+        d_name.reserve(n, "GRAPE j-memory");
+        for (auto* b : {&d_hi, &d_lo, &d_vel}) b->reserve(n, "GRAPE predicted j-particles");
+    }
+
+    void upload_dirty()
+    {
+        const std::size_t k = dirty.size();
+        if (k == 0) return;
+        h_packed.reserve(5 * k, "GRAPE upload");
+        h_names_up.reserve(k, "GRAPE upload");
+        h_slot.reserve(k, "GRAPE upload");
+        d_packed.reserve(5 * k, "GRAPE upload");
+        d_names_up.reserve(k, "GRAPE upload");
+        d_slot.reserve(k, "GRAPE upload");
+        for (std::size_t u = 0; u < k; ++u) {
+            const GrapeJParticle& p = memory[static_cast<std::size_t>(dirty[u])];
+            h_slot[u] = dirty[u];
+            h_names_up[u] = p.name;
+            h_packed[5 * u + 0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
+            h_packed[5 * u + 1] = D4{p.v[0], p.v[1], p.v[2], p.t};
+            h_packed[5 * u + 2] = D4{p.a2[0], p.a2[1], p.a2[2], 0.0};
+            h_packed[5 * u + 3] = D4{p.j6[0], p.j6[1], p.j6[2], 0.0};
+            h_packed[5 * u + 4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
+            is_dirty[static_cast<std::size_t>(dirty[u])] = 0;
+        }
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_packed.data(), h_packed.data(), 5 * k * sizeof(D4), cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(cudaMemcpyAsync(d_names_up.data(), h_names_up.data(), k * sizeof(long long), cudaMemcpyHostToDevice,
+                                   stream));
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_slot.data(), h_slot.data(), k * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream));
+        scatter_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
+            static_cast<int>(k), d_slot.data(), d_packed.data(), d_names_up.data(), device_memory());
+        gpu::check_launch("GRAPE scatter_kernel", stream);
+        dirty.clear();
+        predicted = false;
+    }
+};
+
+GrapeGpuEngine::GrapeGpuEngine(Precision precision) : impl_(std::make_unique<Impl>(precision)) {}
+GrapeGpuEngine::~GrapeGpuEngine() = default;
+
+std::string GrapeGpuEngine::name() const
+{
+    return std::string("direct-gpu (") + precision_name(impl_->precision) + ")";
+}
+
+void GrapeGpuEngine::resize(std::size_t slots)
+{
+    Impl& d = *impl_;
+    const std::size_t old = d.memory.size();
+    d.memory.resize(slots);
+    d.is_dirty.resize(slots, 0);
+    d.reserve_memory(slots);
+    // New slots are empty (name -1, mass 0) on the device too: mark them to be uploaded.
+    for (std::size_t s = old; s < slots; ++s) {
+        d.is_dirty[s] = 1;
+        d.dirty.push_back(static_cast<std::int32_t>(s));
+    }
+    d.dirty.erase(std::remove_if(d.dirty.begin(), d.dirty.end(),
+                                 [&](std::int32_t s) { return static_cast<std::size_t>(s) >= slots; }),
+                  d.dirty.end());
+    d.predicted = false;
+}
+
+std::size_t GrapeGpuEngine::size() const
+{
+    return impl_->memory.size();
+}
+
+void GrapeGpuEngine::set(std::size_t slot, const GrapeJParticle& p)
+{
+    Impl& d = *impl_;
+    if (slot >= d.memory.size())
+        throw std::out_of_range("j-particle address " + std::to_string(slot) + " beyond the memory of " +
+                                std::to_string(d.memory.size()));
+    d.memory[slot] = p;
+    if (!d.is_dirty[slot]) {
+        d.is_dirty[slot] = 1;
+        d.dirty.push_back(static_cast<std::int32_t>(slot));
+    }
+    d.predicted = false;
+}
+
+void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& in, double eps2,
+                              std::size_t neighbour_capacity, GrapeResults& out)
+{
+    Impl& d = *impl_;
+    if (nj > d.memory.size())
+        throw std::out_of_range("nj = " + std::to_string(nj) + " beyond the j-memory of " +
+                                std::to_string(d.memory.size()));
+    const bool mixed = d.precision == Precision::Mixed;
+    d.upload_dirty();
+    if (!d.predicted || d.predicted_t != t || d.predicted_n != nj) {
+        if (nj > 0)
+            predict_kernel<<<static_cast<unsigned>(ceil_div(nj, 256)), 256, 0, d.stream>>>(
+                static_cast<int>(nj), t, d.device_memory(), mixed ? nullptr : d.d_xp.data(),
+                mixed ? nullptr : d.d_vp.data(), d.d_hi.data(), d.d_lo.data(), d.d_vel.data());
+        gpu::check_launch("GRAPE predict_kernel", d.stream);
+        d.predicted = true;
+        d.predicted_t = t;
+        d.predicted_n = nj;
+    }
+    const std::size_t ni = in.size();
+    out.acc.assign(3 * ni, 0.0);
+    out.jerk.assign(3 * ni, 0.0);
+    out.pot.assign(ni, 0.0);
+    out.nearest.assign(ni, -1);
+    out.nearest_r2.assign(ni, INFINITY);
+    const bool lists = neighbour_capacity > 0;
+    out.offset.assign(lists ? ni : 0, 0);
+    out.count.assign(lists ? ni : 0, 0);
+    out.overflowed.assign(lists ? ni : 0, 0);
+    out.neighbours.assign(lists ? ni * neighbour_capacity : 0, -1);
+    if (ni == 0) return;
+
+    for (auto* b : {&d.h_xi, &d.h_vi}) b->reserve(ni, "GRAPE i-particles");
+    for (auto* b : {&d.d_xi, &d.d_vi}) b->reserve(ni, "GRAPE i-particles");
+    d.h_iname.reserve(ni, "GRAPE i-particles");
+    d.d_iname.reserve(ni, "GRAPE i-particles");
+    d.h_h2.reserve(ni, "GRAPE i-particles");
+    d.d_h2.reserve(ni, "GRAPE i-particles");
+    for (std::size_t k = 0; k < ni; ++k) {
+        d.h_xi[k] = D4{in.x[3 * k], in.x[3 * k + 1], in.x[3 * k + 2], 0.0};
+        d.h_vi[k] = D4{in.v[3 * k], in.v[3 * k + 1], in.v[3 * k + 2], 0.0};
+        d.h_iname[k] = in.name[k];
+        d.h_h2[k] = in.h2[k];
+    }
+    CUDA_CHECK(cudaMemcpyAsync(d.d_xi.data(), d.h_xi.data(), ni * sizeof(D4), cudaMemcpyHostToDevice, d.stream));
+    CUDA_CHECK(cudaMemcpyAsync(d.d_vi.data(), d.h_vi.data(), ni * sizeof(D4), cudaMemcpyHostToDevice, d.stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(d.d_iname.data(), d.h_iname.data(), ni * sizeof(long long), cudaMemcpyHostToDevice, d.stream));
+    CUDA_CHECK(cudaMemcpyAsync(d.d_h2.data(), d.h_h2.data(), ni * sizeof(double), cudaMemcpyHostToDevice, d.stream));
+    NeighbourLists nl{0, nullptr, nullptr};
+    if (lists) {
+        d.d_count.reserve(ni, "GRAPE neighbour counts");
+        d.h_count.reserve(ni, "GRAPE neighbour counts");
+        d.d_entries.reserve(ni * neighbour_capacity, "GRAPE neighbour lists");
+        d.h_entries.reserve(ni * neighbour_capacity, "GRAPE neighbour lists");
+        CUDA_CHECK(cudaMemsetAsync(d.d_count.data(), 0, ni * sizeof(int), d.stream));
+        nl = NeighbourLists{static_cast<int>(neighbour_capacity), d.d_count.data(), d.d_entries.data()};
+    }
+    d.d_coincident.reserve(1, "GRAPE flags");
+    d.h_coincident.reserve(1, "GRAPE flags");
+    CUDA_CHECK(cudaMemsetAsync(d.d_coincident.data(), 0, sizeof(int), d.stream));
+
+    const gpu::JSplit plan =
+        gpu::plan_j_split(ni, kThreads, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, kBlocksPerSm, 0);
+    d.d_partial.reserve(static_cast<std::size_t>(plan.splits) * ni, "GRAPE partial sums");
+    d.d_out.reserve(ni, "GRAPE results");
+    d.h_out.reserve(ni, "GRAPE results");
+    const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
+    if (mixed)
+        grape_kernel<true><<<grid, kThreads, 0, d.stream>>>(
+            static_cast<int>(nj), nullptr, nullptr, d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_name.data(),
+            static_cast<int>(ni), d.d_xi.data(), d.d_vi.data(), d.d_iname.data(), d.d_h2.data(), plan.chunk, eps2, nl,
+            d.d_partial.data(), d.d_coincident.data());
+    else
+        grape_kernel<false><<<grid, kThreads, 0, d.stream>>>(
+            static_cast<int>(nj), d.d_xp.data(), d.d_vp.data(), nullptr, nullptr, nullptr, d.d_name.data(),
+            static_cast<int>(ni), d.d_xi.data(), d.d_vi.data(), d.d_iname.data(), d.d_h2.data(), plan.chunk, eps2, nl,
+            d.d_partial.data(), d.d_coincident.data());
+    gpu::check_launch("grape_kernel", d.stream);
+    reduce_kernel<<<static_cast<unsigned>(ceil_div(ni, 256)), 256, 0, d.stream>>>(static_cast<int>(ni), plan.splits,
+                                                                                  d.d_partial.data(), d.d_out.data());
+    gpu::check_launch("GRAPE reduce_kernel", d.stream);
+    CUDA_CHECK(cudaMemcpyAsync(d.h_out.data(), d.d_out.data(), ni * sizeof(Partial), cudaMemcpyDeviceToHost, d.stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(d.h_coincident.data(), d.d_coincident.data(), sizeof(int), cudaMemcpyDeviceToHost, d.stream));
+    if (lists) {
+        CUDA_CHECK(
+            cudaMemcpyAsync(d.h_count.data(), d.d_count.data(), ni * sizeof(int), cudaMemcpyDeviceToHost, d.stream));
+        CUDA_CHECK(cudaMemcpyAsync(d.h_entries.data(), d.d_entries.data(), ni * neighbour_capacity * sizeof(long long),
+                                   cudaMemcpyDeviceToHost, d.stream));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    if (d.h_coincident[0])
+        throw std::runtime_error("two particles of different names are at the same position and the softening is 0: "
+                                 "their force is infinite");
+    for (std::size_t k = 0; k < ni; ++k) {
+        const Partial& p = d.h_out[k];
+        out.acc[3 * k] = p.ax;
+        out.acc[3 * k + 1] = p.ay;
+        out.acc[3 * k + 2] = p.az;
+        out.jerk[3 * k] = p.jx;
+        out.jerk[3 * k + 1] = p.jy;
+        out.jerk[3 * k + 2] = p.jz;
+        out.pot[k] = p.pot;
+        out.nearest[k] = p.nearest;
+        out.nearest_r2[k] = p.nearest_r2;
+        if (lists) {
+            const auto count = static_cast<std::size_t>(d.h_count[k]);
+            const std::size_t kept = std::min(count, neighbour_capacity);
+            out.offset[k] = static_cast<std::int64_t>(k * neighbour_capacity);
+            out.count[k] = static_cast<std::int64_t>(count);
+            out.overflowed[k] = count > neighbour_capacity;
+            auto first = out.neighbours.begin() + static_cast<std::ptrdiff_t>(k * neighbour_capacity);
+            std::copy(d.h_entries.data() + k * neighbour_capacity, d.h_entries.data() + k * neighbour_capacity + kept,
+                      first);
+            // The device appends in arrival order; a list that overflowed kept whichever came first,
+            // so it is reported (overflowed) and the client asks for a smaller radius.
+            std::sort(first, first + static_cast<std::ptrdiff_t>(kept));
+        }
+    }
+}
+
+} // namespace grove
