@@ -11,8 +11,7 @@ namespace grove {
 namespace {
 
 // Sets `coincident` to another particle's index when one sits exactly on particle i and eps is 0.
-Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i, double eps2,
-                               Eigen::Index& coincident)
+Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i, double eps2, Eigen::Index& coincident)
 {
     Accum<double> acc;
     const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i);

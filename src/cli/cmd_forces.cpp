@@ -1,12 +1,17 @@
-// grove forces FILE -o OUT: accelerations and potentials with any engine, written as a snapshot.
+// grove forces FILE -o OUT: accelerations and potentials with any engine, written as a snapshot;
+// with --neighbours also each particle's nearest neighbour and, within a radius, its neighbours.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/diagnostics.hpp"
 #include "core/snapshot.hpp"
+#include "engines/engines.hpp"
 
 namespace grove {
 
@@ -15,6 +20,9 @@ namespace {
 struct ForcesConfig {
     std::string input, output;
     EngineConfig engine;
+    bool neighbours = false;                     // nearest neighbour of every particle
+    double neighbour_radius = 0;                 // > 0: also the neighbours within it
+    int max_neighbours = 32;                     // room per particle in NeighbourIDs
     bool G_given = false;                        // --G given; else G comes from the snapshot's units
     std::map<std::string, std::string> recorded; // every option, into /RunParameters
 };
@@ -31,7 +39,71 @@ ForcesConfig forces_config(const cxxopts::ParseResult& r)
     c.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
     c.recorded = recorded_options(r, "forces");
+    c.neighbours = r["neighbours"].as<bool>() || r.count("neighbour-radius") > 0;
+    if (r.count("neighbour-radius")) c.neighbour_radius = r["neighbour-radius"].as<double>();
+    c.max_neighbours = r["max-neighbours"].as<int>();
+    if (r.count("neighbour-radius") && !(c.neighbour_radius > 0))
+        throw std::runtime_error("--neighbour-radius must be > 0");
+    if (c.max_neighbours < 1) throw std::runtime_error("--max-neighbours must be >= 1");
+    if (c.neighbours && !engines().find(engines().resolve(c.engine.engine)).make_grape)
+        throw std::runtime_error("--neighbours needs a direct engine (direct, direct-cpu or direct-gpu), not " +
+                                 engines().resolve(c.engine.engine));
     return c;
+}
+
+// The nearest neighbour of every particle (its ParticleID and distance, unsoftened) and, with a
+// radius, the IDs of the particles within it (at most max_neighbours each, sorted; the count is
+// the true number, and a list that did not fit is flagged): the direct engine's GRAPE form.
+void add_neighbours(ParticleSet& p, const ForcesConfig& c, const EngineConfig& config)
+{
+    auto grape = engines().find(engines().resolve(config.engine)).make_grape(config);
+    const std::size_t n = p.size();
+    grape->resize(n);
+    GrapeIParticles in;
+    in.x.resize(3 * n);
+    in.v.assign(3 * n, 0.0);
+    in.name.resize(n);
+    in.h2.assign(n, c.neighbour_radius * c.neighbour_radius);
+    for (std::size_t i = 0; i < n; ++i) {
+        GrapeJParticle q;
+        for (int d = 0; d < 3; ++d) q.x[d] = in.x[3 * i + d] = p.pos(d, static_cast<Eigen::Index>(i));
+        q.mass = p.mass[static_cast<Eigen::Index>(i)];
+        q.name = static_cast<std::int64_t>(i);
+        in.name[i] = q.name;
+        grape->set(i, q);
+    }
+    GrapeResults r;
+    const std::size_t capacity = c.neighbour_radius > 0 ? static_cast<std::size_t>(c.max_neighbours) : 0;
+    grape->evaluate(0.0, n, in, std::max(config.gravity.eps * config.gravity.eps, 1e-300), capacity, r);
+    auto& nearest = p.extra["NearestNeighbour"];
+    auto& distance = p.extra["NearestDistance"];
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t j = r.nearest[i];
+        nearest.counts.push_back(j >= 0 ? p.id[static_cast<std::size_t>(j)] : 0); // 0: alone
+        distance.values.push_back(j >= 0 ? std::sqrt(r.nearest_r2[i]) : INFINITY);
+    }
+    if (capacity == 0) return;
+    auto& count = p.extra["NeighbourCount"];
+    auto& ids = p.extra["NeighbourIDs"];
+    auto& overflow = p.extra["NeighbourOverflow"];
+    ids.components = c.max_neighbours;
+    std::size_t overflowed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        count.counts.push_back(static_cast<std::uint64_t>(r.count[i]));
+        overflow.counts.push_back(r.overflowed[i]);
+        overflowed += r.overflowed[i];
+        const std::size_t kept = std::min(static_cast<std::size_t>(r.count[i]), capacity);
+        std::vector<std::uint64_t> list(capacity, 0);
+        for (std::size_t k = 0; k < kept; ++k)
+            list[k] = p.id[static_cast<std::size_t>(r.neighbours[static_cast<std::size_t>(r.offset[i]) + k])];
+        std::sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(kept)); // by ID
+        ids.counts.insert(ids.counts.end(), list.begin(), list.end());
+    }
+    if (overflowed)
+        std::fprintf(stderr,
+                     "grove forces: %zu particles have more than %d neighbours within %g (NeighbourOverflow = 1; "
+                     "NeighbourCount holds the true number): raise --max-neighbours\n",
+                     overflowed, c.max_neighbours, c.neighbour_radius);
 }
 
 int run_forces(const ForcesConfig& c)
@@ -46,6 +118,7 @@ int run_forces(const ForcesConfig& c)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     p.acc = forces.acc;
     p.pot = forces.pot;
+    if (c.neighbours) add_neighbours(p, c, config);
     for (const auto& [key, value] : c.recorded) p.run_parameters[key] = value;
     p.run_parameters["forces.engine_used"] = engine->name();
     write_snapshot(c.output, p);
@@ -67,6 +140,12 @@ int command_forces(int argc, char** argv)
     options.add_options()("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())(
         "o,output", "Output snapshot (required)", cxxopts::value<std::string>());
     add_engine_options(options);
+    options.add_options("neighbours")(
+        "neighbours", "also write NearestNeighbour (its ParticleID, 0 if alone) and NearestDistance (unsoftened)",
+        cxxopts::value<bool>()->default_value("false"))(
+        "neighbour-radius", "also write NeighbourCount, NeighbourIDs and NeighbourOverflow within this radius",
+        cxxopts::value<double>())("max-neighbours", "room per particle in NeighbourIDs (0-padded)",
+                                  cxxopts::value<int>()->default_value("32"));
     options.parse_positional({"file"});
     options.positional_help("FILE -o OUT");
     const auto parsed = parse_command(options, argc, argv);

@@ -279,9 +279,9 @@ void write_dataset(hid_t parent, const std::string& name, const double* data, st
     write_dataset_raw(parent, name, H5T_NATIVE_DOUBLE, data, rows, cols);
 }
 
-void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows)
+void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows, std::size_t cols)
 {
-    write_dataset_raw(parent, name, H5T_NATIVE_UINT64, data, rows, 0);
+    write_dataset_raw(parent, name, H5T_NATIVE_UINT64, data, rows, cols);
 }
 
 std::vector<hsize_t> dataset_shape(hid_t parent, const std::string& name)

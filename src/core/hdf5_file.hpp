@@ -68,7 +68,8 @@ std::vector<std::pair<std::string, std::string>> attributes_as_text(hid_t object
 
 // Datasets: `rows` x `cols` (cols == 0 for 1-D), row-major.
 void write_dataset(hid_t parent, const std::string& name, const double* data, std::size_t rows, std::size_t cols);
-void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows);
+void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows,
+                   std::size_t cols = 0);
 std::vector<hsize_t> dataset_shape(hid_t parent, const std::string& name);
 // Reads converting from whatever numeric type is stored (float, int32, ...).
 std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name);

@@ -32,6 +32,15 @@ struct ParticleSet {
     Units units = nbody_units();
     // Every option that made this set, written to /RunParameters; insertion order irrelevant.
     std::map<std::string, std::string> run_parameters;
+    // Further per-particle datasets a command computed (e.g. grove forces --neighbours), written
+    // into each /PartTypeN by name: `components` values per particle, in particle order. The
+    // reader does not read them back.
+    struct ExtraColumn {
+        int components = 1;
+        std::vector<double> values;        // a float column, or
+        std::vector<std::uint64_t> counts; // an integer one (IDs, counts)
+    };
+    std::map<std::string, ExtraColumn> extra;
 
     std::size_t size() const { return static_cast<std::size_t>(mass.size()); }
     bool has_forces() const { return acc.cols() == pos.cols() && pot.size() == mass.size() && size() > 0; }

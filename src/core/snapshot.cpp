@@ -111,6 +111,26 @@ void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::si
             for (std::size_t j = 0; j < c; ++j) rows[k * c + j] = column[indices[k] * c + j];
         h5::write_dataset(group.id(), field.name, rows.data(), indices.size(), field.components == 3 ? 3 : 0);
     }
+    for (const auto& [name, column] : p.extra) {
+        const auto c = static_cast<std::size_t>(column.components);
+        const bool integer = !column.counts.empty();
+        if ((integer ? column.counts.size() : column.values.size()) != c * p.size())
+            throw std::logic_error("snapshot: extra column " + name + " does not hold " + std::to_string(c) +
+                                   " values per particle");
+        std::vector<double> rows(integer ? 0 : indices.size() * c);
+        std::vector<std::uint64_t> ids(integer ? indices.size() * c : 0);
+        for (std::size_t k = 0; k < indices.size(); ++k)
+            for (std::size_t j = 0; j < c; ++j) {
+                if (integer)
+                    ids[k * c + j] = column.counts[indices[k] * c + j];
+                else
+                    rows[k * c + j] = column.values[indices[k] * c + j];
+            }
+        if (integer)
+            h5::write_dataset(group.id(), name, ids.data(), indices.size(), c == 1 ? 0 : c);
+        else
+            h5::write_dataset(group.id(), name, rows.data(), indices.size(), c == 1 ? 0 : c);
+    }
 }
 
 // Units: from /RunParameters when grove wrote the file; from /Units (cgs factors) otherwise,

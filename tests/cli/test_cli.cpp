@@ -1,11 +1,14 @@
 // The grove program end to end on small files, and the snapshot seen by yt.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sys/wait.h>
 
+#include "core/hdf5_file.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
@@ -68,6 +71,57 @@ TEST_CASE("grove info and grove forces on a small file", "[cli]")
     const auto tree = run_grove("forces " + in + " --engine tree-cpu --theta 0.4 -o " + out);
     INFO(tree.output);
     CHECK(tree.status == 0);
+}
+
+TEST_CASE("grove forces --neighbours writes nearest neighbours and neighbour lists equal to brute force", "[cli]")
+{
+    ParticleSet p = test::random_particles(300, 4);
+    p.pos.col(5) = p.pos.col(9) + Eigen::Vector3d(1e-3, 0, 0); // a close pair
+    const std::string in = test::scratch_path("nb_in.hdf5"), out = test::scratch_path("nb_out.hdf5");
+    write_snapshot(in, p);
+    const double radius = 0.3;
+    const auto r = run_grove("forces " + in +
+                             " --engine direct-cpu --eps 0.01 --neighbour-radius 0.3 "
+                             "--max-neighbours 4 -o " +
+                             out + " 2>&1");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("raise --max-neighbours")); // some have more than 4
+    h5::Handle file = h5::open_file_read(out);
+    h5::Handle group = h5::open_group(file.id(), "PartType1");
+    const auto ids = h5::read_dataset_u64(group.id(), "ParticleIDs");
+    const auto nearest = h5::read_dataset_u64(group.id(), "NearestNeighbour");
+    const auto distance = h5::read_dataset_doubles(group.id(), "NearestDistance");
+    const auto count = h5::read_dataset_u64(group.id(), "NeighbourCount");
+    const auto lists = h5::read_dataset_u64(group.id(), "NeighbourIDs");
+    const auto overflow = h5::read_dataset_u64(group.id(), "NeighbourOverflow");
+    REQUIRE(nearest.size() == p.size());
+    REQUIRE(lists.size() == 4 * p.size());
+    const ParticleSet q = read_snapshot(out);
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        double best = INFINITY;
+        std::uint64_t best_id = 0;
+        std::vector<std::uint64_t> within;
+        for (std::size_t j = 0; j < q.size(); ++j) {
+            if (j == i) continue;
+            const double d = (q.pos.col(static_cast<Eigen::Index>(j)) - q.pos.col(static_cast<Eigen::Index>(i))).norm();
+            if (d < best) {
+                best = d;
+                best_id = ids[j];
+            }
+            if (d < radius) within.push_back(ids[j]);
+        }
+        INFO("particle " << ids[i]);
+        CHECK(nearest[i] == best_id);
+        CHECK(distance[i] == Approx(best).epsilon(1e-12));
+        CHECK(count[i] == within.size());
+        CHECK(overflow[i] == (within.size() > 4 ? 1u : 0u));
+        std::sort(within.begin(), within.end());
+        for (std::size_t k = 0; k < std::min<std::size_t>(within.size(), 4); ++k) CHECK(lists[4 * i + k] == within[k]);
+    }
+    // Tree engines have no neighbour search.
+    CHECK_THAT(run_grove("forces " + in + " --engine tree-cpu --neighbours -o " + out + " 2>&1").output,
+               Catch::Contains("--neighbours needs a direct engine"));
 }
 
 TEST_CASE("the sample model in data/ reads and is a Plummer sphere in equilibrium", "[cli]")
