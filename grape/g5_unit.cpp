@@ -7,24 +7,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "grape/environment.hpp"
+
 namespace grove::grape {
-
-namespace {
-
-long env_count(const char* name, long fallback)
-{
-    const char* text = std::getenv(name);
-    if (!text || !*text) return fallback;
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (*end != '\0' || v < 1) {
-        std::fprintf(stderr, "grove libg5: %s=%s is not a positive integer; using %ld\n", name, text, fallback);
-        return fallback;
-    }
-    return v;
-}
-
-} // namespace
 
 G5Unit& G5Unit::instance()
 {
@@ -35,8 +20,8 @@ G5Unit& G5Unit::instance()
 void G5Unit::open()
 {
     if (open_) return;
-    boards_.assign(static_cast<std::size_t>(env_count("GROVE_G5_BOARDS", 1)), Board{});
-    pipelines_ = static_cast<int>(env_count("GROVE_G5_NPIPES", 16384));
+    boards_.assign(static_cast<std::size_t>(env_count("libg5", "GROVE_G5_BOARDS", 1)), Board{});
+    pipelines_ = static_cast<int>(env_count("libg5", "GROVE_G5_NPIPES", 16384));
     std::fprintf(stderr, "grove libg5: computing on the CPU in float (%zu board%s)\n", boards_.size(),
                  boards_.size() == 1 ? "" : "s");
     open_ = true;

@@ -8,25 +8,9 @@
 
 #include "engines/engines.hpp"
 
+#include "grape/environment.hpp"
+
 namespace grove::grape {
-
-namespace {
-
-// A positive integer from the environment, or `fallback`.
-long env_count(const char* name, long fallback)
-{
-    const char* text = std::getenv(name);
-    if (!text || !*text) return fallback;
-    char* end = nullptr;
-    const long v = std::strtol(text, &end, 10);
-    if (*end != '\0' || v < 1) {
-        std::fprintf(stderr, "grove libg6: %s=%s is not a positive integer; using %ld\n", name, text, fallback);
-        return fallback;
-    }
-    return v;
-}
-
-} // namespace
 
 G6Unit& G6Unit::instance()
 {
@@ -37,8 +21,8 @@ G6Unit& G6Unit::instance()
 int G6Unit::open(const std::vector<int>& devices)
 {
     if (engine_) return 0; // already open: GRAPE clients open once per cluster, some twice
-    npipes_ = static_cast<int>(env_count("GROVE_G6_NPIPES", 16384));
-    neighbour_capacity_ = static_cast<std::size_t>(env_count("GROVE_G6_NEIGHBOURS", 256));
+    npipes_ = static_cast<int>(env_count("libg6", "GROVE_G6_NPIPES", 16384));
+    neighbour_capacity_ = static_cast<std::size_t>(env_count("libg6", "GROVE_G6_NEIGHBOURS", 256));
     const char* precision = std::getenv("GROVE_G6_PRECISION");
     EngineConfig config;
     config.precision = precision && *precision ? precision : "mixed";
@@ -83,7 +67,7 @@ int G6Unit::close()
 
 int G6Unit::npipes() const
 {
-    return engine_ ? npipes_ : static_cast<int>(env_count("GROVE_G6_NPIPES", 16384));
+    return engine_ ? npipes_ : static_cast<int>(env_count("libg6", "GROVE_G6_NPIPES", 16384));
 }
 
 bool G6Unit::ready(const char* call)

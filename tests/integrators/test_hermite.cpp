@@ -29,13 +29,6 @@ HermiteState state_of(const ParticleSet& p)
     return s;
 }
 
-std::vector<std::int32_t> all_of(std::size_t n)
-{
-    std::vector<std::int32_t> a(n);
-    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::int32_t>(i);
-    return a;
-}
-
 // Relative orbit of a Kepler pair (G M = 1, a = 1, eccentricity e, pericentre at t = 0 on +x).
 Eigen::Vector3d kepler_separation(double e, double t)
 {
@@ -54,7 +47,7 @@ TEST_CASE("the Hermite jerk is the time derivative of the acceleration", "[hermi
     HermiteCpuEngine engine(GravityParams{1.0, 1e-2});
     HermiteState s = state_of(p);
     HermiteForces f0, fp, fm;
-    const auto all = all_of(p.size());
+    const auto all = test::all_indices(p.size());
     engine.set_state(s);
     engine.evaluate(0.0, all, f0);
     const double h = 1e-5;

@@ -32,13 +32,6 @@ HermiteState sixth_state(const ParticleSet& p, const Eigen::Matrix3Xd& a)
     return s;
 }
 
-std::vector<std::int32_t> all_of(std::size_t n)
-{
-    std::vector<std::int32_t> a(n);
-    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::int32_t>(i);
-    return a;
-}
-
 double energy_error(Hermite& h, ParticleSet& p, double t_end)
 {
     h.start(p);
@@ -57,7 +50,7 @@ TEST_CASE("the snap is the time derivative of the jerk", "[hermite6]")
     Eigen::Matrix3Xd a = Eigen::Matrix3Xd::Random(3, p.pos.cols()) * 0.5;
     HermiteCpuEngine engine(GravityParams{1.0, 1e-2});
     engine.set_state(sixth_state(p, a));
-    const auto all = all_of(p.size());
+    const auto all = test::all_indices(p.size());
     HermiteForces f0, fp, fm;
     engine.evaluate(0.0, all, f0);
     const double h = 1e-5;

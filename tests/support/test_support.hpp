@@ -6,6 +6,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/particles.hpp"
 
@@ -65,6 +66,14 @@ inline bool python_has(const std::string& modules)
     } while (0)
 
 // A fresh path under the build tree's test scratch folder.
+// 0, 1, ..., n - 1: every particle active.
+inline std::vector<std::int32_t> all_indices(std::size_t n)
+{
+    std::vector<std::int32_t> a(n);
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::int32_t>(i);
+    return a;
+}
+
 inline std::string scratch_path(const std::string& name)
 {
     return std::string(GROVE_TEST_SCRATCH) + "/" + name;
