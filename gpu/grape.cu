@@ -224,11 +224,16 @@ struct GrapeGpuEngine::Impl {
     gpu::PinnedBuffer<int> h_count, h_coincident;
     gpu::PinnedBuffer<Partial> h_out;
 
-    explicit Impl(Precision p) : precision(p)
+    Impl(Precision p, int device) : precision(p)
     {
         if (p == Precision::Float)
             throw std::invalid_argument("the GRAPE engine on the GPU: precision mixed or double");
-        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        const int devices = cuda_device_count();
+        if (devices == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        if (device >= devices)
+            throw std::runtime_error("direct-gpu: device " + std::to_string(device) + " asked for, " +
+                                     std::to_string(devices) + " visible");
+        if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
         sm_count = describe_device().sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     }
@@ -282,7 +287,7 @@ struct GrapeGpuEngine::Impl {
     }
 };
 
-GrapeGpuEngine::GrapeGpuEngine(Precision precision) : impl_(std::make_unique<Impl>(precision)) {}
+GrapeGpuEngine::GrapeGpuEngine(Precision precision, int device) : impl_(std::make_unique<Impl>(precision, device)) {}
 GrapeGpuEngine::~GrapeGpuEngine() = default;
 
 std::string GrapeGpuEngine::name() const

@@ -18,7 +18,8 @@ namespace grove {
 
 class GrapeGpuEngine final : public GrapeEngine {
   public:
-    explicit GrapeGpuEngine(Precision precision); // Mixed or Double
+    // Mixed or Double; device >= 0 makes that CUDA device current for this thread first.
+    explicit GrapeGpuEngine(Precision precision, int device = -1);
     ~GrapeGpuEngine() override;
     std::string name() const override;
     void resize(std::size_t slots) override;

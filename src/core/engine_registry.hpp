@@ -24,6 +24,7 @@ struct EngineConfig {
     int nleaf = 64;                   // tree: most particles in a leaf cell
     int ncrit = 64;                   // tree: most particles in a group
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
+    int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
     GravityParams gravity;
 };
 
