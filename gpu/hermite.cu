@@ -222,6 +222,93 @@ __global__ void reduce_kernel(int num_active, int splits, double G, const Partia
     o[6] = G * s.pot;
 }
 
+// The 6th-order state's extra coefficients (snap, crackle) and its prediction: position to 5th
+// order, velocity to 4th, acceleration to 3rd (core/hermite_predict.hpp), all in double.
+__global__ void predict6_kernel(int n, double t, DeviceState s, const D4* snap, const D4* crackle, D4* xp, D4* vp,
+                                D4* ap)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const D4 x = s.xm[i], v = s.vt[i], a = s.a[i], j = s.j[i], sn = snap[i], c = crackle[i];
+    const double xs[3] = {x.x, x.y, x.z}, vs[3] = {v.x, v.y, v.z}, as[3] = {a.x, a.y, a.z}, js[3] = {j.x, j.y, j.z};
+    const double ss[3] = {sn.x, sn.y, sn.z}, cs[3] = {c.x, c.y, c.z};
+    double px[3], pv[3], pa[3];
+    hermite6_predict(t - v.w, xs, vs, as, js, ss, cs, px, pv, pa);
+    xp[i] = D4{px[0], px[1], px[2], x.w};
+    vp[i] = D4{pv[0], pv[1], pv[2], 0.0};
+    ap[i] = D4{pa[0], pa[1], pa[2], 0.0};
+}
+
+__global__ void scatter_snap_kernel(int k, const std::int32_t* index, const D4* packed, D4* snap, D4* crackle)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= k) return;
+    snap[index[u]] = packed[2 * u];
+    crackle[index[u]] = packed[2 * u + 1];
+}
+
+struct Partial6 {
+    double a[3], j[3], s[3], pot;
+};
+
+// Acceleration, jerk and snap (Nitadori & Makino 2008) in double, one active particle per thread,
+// j-particles staged through shared memory and split over blocks along y.
+__global__ void __launch_bounds__(kThreads)
+    snap_kernel(int n, const D4* xp, const D4* vp, const D4* ap, const std::int32_t* active, int num_active, int chunk,
+                double eps2, Partial6* partial)
+{
+    __shared__ D4 sx[kThreads], sv[kThreads], sa[kThreads];
+    const int k = blockIdx.x * kThreads + threadIdx.x;
+    const int i = k < num_active ? active[k] : -1;
+    const D4 xi = xp[i < 0 ? 0 : i], vi = vp[i < 0 ? 0 : i], ai = ap[i < 0 ? 0 : i];
+    AccumSnap<double> sum;
+    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        if (jl < j_end) {
+            sx[threadIdx.x] = xp[jl];
+            sv[threadIdx.x] = vp[jl];
+            sa[threadIdx.x] = ap[jl];
+        }
+        __syncthreads();
+        const int count = min(kThreads, j_end - base);
+        for (int q = 0; q < count; ++q) {
+            const D4 xj = sx[q], vj = sv[q], aj = sa[q];
+            const double d[3] = {xj.x - xi.x, xj.y - xi.y, xj.z - xi.z};
+            const double dv[3] = {vj.x - vi.x, vj.y - vi.y, vj.z - vi.z};
+            const double da[3] = {aj.x - ai.x, aj.y - ai.y, aj.z - ai.z};
+            sum = p2p_snap(sum, d, dv, da, base + q == i ? 0.0 : xj.w, eps2);
+        }
+        __syncthreads();
+    }
+    if (k < num_active)
+        partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
+            Partial6{{sum.ax, sum.ay, sum.az}, {sum.jx, sum.jy, sum.jz}, {sum.sx, sum.sy, sum.sz}, sum.pot};
+}
+
+__global__ void reduce6_kernel(int num_active, int splits, double G, const Partial6* partial, double* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= num_active) return;
+    Partial6 s = partial[k];
+    for (int y = 1; y < splits; ++y) {
+        const Partial6 p = partial[static_cast<std::size_t>(y) * num_active + k];
+        for (int c = 0; c < 3; ++c) {
+            s.a[c] += p.a[c];
+            s.j[c] += p.j[c];
+            s.s[c] += p.s[c];
+        }
+        s.pot += p.pot;
+    }
+    double* o = out + 10 * static_cast<std::size_t>(k);
+    for (int c = 0; c < 3; ++c) {
+        o[c] = G * s.a[c];
+        o[3 + c] = G * s.j[c];
+        o[6 + c] = G * s.s[c];
+    }
+    o[9] = G * s.pot;
+}
+
 } // namespace
 
 struct HermiteGpuEngine::Impl {
@@ -232,6 +319,10 @@ struct HermiteGpuEngine::Impl {
     cudaStream_t stream = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
     gpu::DeviceBuffer<D4> d_xm, d_vt, d_a, d_j, d_xp, d_vp, d_packed;
+    bool sixth = false;                                       // the state has snap and crackle (hermite6)
+    gpu::DeviceBuffer<D4> d_snap, d_crackle, d_ap, d_packed6; // 6th order only
+    gpu::DeviceBuffer<Partial6> d_partial6;
+    gpu::PinnedBuffer<D4> h_packed6;
     gpu::DeviceBuffer<float4> d_hi, d_lo, d_vel; // mixed precision's predicted state
     gpu::DeviceBuffer<std::int32_t> d_index, d_active;
     gpu::DeviceBuffer<Partial> d_partial;
@@ -280,7 +371,23 @@ struct HermiteGpuEngine::Impl {
         scatter_state_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
             static_cast<int>(k), d_index.data(), d_packed.data(), state());
         gpu::check_launch("scatter_state_kernel", stream);
+        if (!sixth) return;
+        h_packed6.reserve(2 * k, "hermite6 state upload");
+        d_packed6.reserve(2 * k, "hermite6 state upload");
+        for (std::size_t u = 0; u < k; ++u) {
+            const Eigen::Index i = index[u];
+            h_packed6[2 * u] = D4{s.s(0, i), s.s(1, i), s.s(2, i), 0.0};
+            h_packed6[2 * u + 1] = D4{s.c(0, i), s.c(1, i), s.c(2, i), 0.0};
+        }
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_packed6.data(), h_packed6.data(), 2 * k * sizeof(D4), cudaMemcpyHostToDevice, stream));
+        scatter_snap_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
+            static_cast<int>(k), d_index.data(), d_packed6.data(), d_snap.data(), d_crackle.data());
+        gpu::check_launch("scatter_snap_kernel", stream);
     }
+
+    // The 6th-order evaluation (double precision): prediction, snap kernel, reduction.
+    void evaluate6(double t, int m, HermiteForces& out);
 };
 
 HermiteGpuEngine::HermiteGpuEngine(GravityParams gravity, Precision precision)
@@ -296,14 +403,17 @@ std::string HermiteGpuEngine::name() const
 
 void HermiteGpuEngine::set_state(const HermiteState& s)
 {
-    if (s.sixth_order())
-        throw std::runtime_error("direct-gpu has no snap kernel yet: run --integrator hermite6 on --engine direct-cpu");
     Impl& d = *impl_;
+    d.sixth = s.sixth_order();
+    if (d.sixth && d.precision != Precision::Double)
+        throw std::runtime_error("direct-gpu: hermite6 runs in double precision (--precision double)");
     d.n = static_cast<int>(s.size());
     const auto n = static_cast<std::size_t>(d.n);
     for (auto* b : {&d.d_hi, &d.d_lo, &d.d_vel}) b->reserve(std::max<std::size_t>(n, 1), "hermite predicted state");
     for (auto* b : {&d.d_xm, &d.d_vt, &d.d_a, &d.d_j, &d.d_xp, &d.d_vp})
         b->reserve(std::max<std::size_t>(n, 1), "hermite particle state");
+    if (d.sixth)
+        for (auto* b : {&d.d_snap, &d.d_crackle, &d.d_ap}) b->reserve(std::max<std::size_t>(n, 1), "hermite6 state");
     std::vector<std::int32_t> all(n);
     for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
     d.upload(s, all.data(), n);
@@ -326,6 +436,12 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     d.h_active.reserve(mm, "active list");
     d.d_active.reserve(mm, "active list");
     std::copy(active.begin(), active.end(), d.h_active.data());
+    if (d.sixth) {
+        CUDA_CHECK(cudaMemcpyAsync(d.d_active.data(), d.h_active.data(), mm * sizeof(std::int32_t),
+                                   cudaMemcpyHostToDevice, d.stream));
+        d.evaluate6(t, m, out);
+        return;
+    }
     const int per_thread = d.precision == Precision::Mixed ? kTargetsMixed : kTargetsDouble;
     const gpu::JSplit plan =
         gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * per_thread, static_cast<std::size_t>(d.n), kThreads,
@@ -371,6 +487,42 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
         out.acc.col(k) << o[0], o[1], o[2];
         out.jerk.col(k) << o[3], o[4], o[5];
         out.pot[k] = o[6];
+    }
+}
+
+void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
+{
+    const auto mm = static_cast<std::size_t>(m);
+    out.snap.resize(3, m);
+    const gpu::JSplit plan =
+        gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count, kBlocksPerSm, forced_splits);
+    splits = plan.splits;
+    d_partial6.reserve(mm * static_cast<std::size_t>(plan.splits), "hermite6 partial sums");
+    d_out.reserve(10 * mm, "hermite6 results");
+    h_out.reserve(10 * mm, "hermite6 results");
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    predict6_kernel<<<static_cast<unsigned>(ceil_div(n, 256)), 256, 0, stream>>>(
+        n, t, state(), d_snap.data(), d_crackle.data(), d_xp.data(), d_vp.data(), d_ap.data());
+    gpu::check_launch("predict6_kernel", stream);
+    const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
+    snap_kernel<<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m, plan.chunk,
+                                               gravity.eps * gravity.eps, d_partial6.data());
+    gpu::check_launch("snap_kernel", stream);
+    reduce6_kernel<<<static_cast<unsigned>(ceil_div(mm, 256)), 256, 0, stream>>>(m, plan.splits, gravity.G,
+                                                                                 d_partial6.data(), d_out.data());
+    gpu::check_launch("reduce6_kernel", stream);
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_out.data(), d_out.data(), 10 * mm * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    kernel_seconds = ms * 1e-3;
+    for (int k = 0; k < m; ++k) {
+        const double* o = h_out.data() + 10 * static_cast<std::size_t>(k);
+        out.acc.col(k) << o[0], o[1], o[2];
+        out.jerk.col(k) << o[3], o[4], o[5];
+        out.snap.col(k) << o[6], o[7], o[8];
+        out.pot[k] = o[9];
     }
 }
 

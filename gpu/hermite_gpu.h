@@ -5,7 +5,9 @@
 // predicted positions split into float pairs (hi + lo) whose differences keep about 48 bits,
 // everything else in float, sums flushed to double per tile. When few particles are active the
 // j-particles are split over blocks and the partial sums reduced on the device. After a
-// correction only the changed particles are uploaded. Host-only header: includes no CUDA.
+// correction only the changed particles are uploaded. A 6th-order state (snap and crackle) is
+// predicted to 5th order and evaluated for acceleration, jerk and snap, in double precision only.
+// Host-only header: includes no CUDA.
 #pragma once
 
 #include <memory>

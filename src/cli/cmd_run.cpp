@@ -114,12 +114,13 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
 
 int command_run(int argc, char** argv)
 {
-    cxxopts::Options options("grove run",
-                             "Evolve a snapshot. Writes DIR/snapshot_NNNN.hdf5, DIR/diagnostics.txt,\n"
-                             "DIR/run.yml and a timing breakdown at the end.\n"
-                             "  leapfrog: kick-drift-kick with shared step --dt, any engine\n"
-                             "  hermite:  4th-order Hermite, block time steps (--eta, --dt-max), direct engines\n"
-                             "  hermite6: 6th-order Hermite (Nitadori & Makino 2008), block time steps, direct-cpu");
+    cxxopts::Options options(
+        "grove run", "Evolve a snapshot. Writes DIR/snapshot_NNNN.hdf5, DIR/diagnostics.txt,\n"
+                     "DIR/run.yml and a timing breakdown at the end.\n"
+                     "  leapfrog: kick-drift-kick with shared step --dt, any engine\n"
+                     "  hermite:  4th-order Hermite, block time steps (--eta, --dt-max), direct engines\n"
+                     "  hermite6: 6th-order Hermite (Nitadori & Makino 2008), block time steps, direct engines (GPU: "
+                     "double precision)");
     add_run_options(options);
     auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;

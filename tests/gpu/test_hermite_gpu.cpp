@@ -172,3 +172,30 @@ TEST_CASE("a leapfrog run on tree-gpu follows the same run on tree-cpu", "[gpu][
     CHECK((a.pos - b.pos).norm() < 1e-4 * moved);
     CHECK((a.vel - b.vel).norm() < 1e-5 * a.vel.norm());
 }
+
+TEST_CASE("hermite6 on the GPU: acceleration, jerk and snap equal the CPU engine's", "[gpu][hermite6]")
+{
+    const ParticleSet p = test::random_particles(6000, 21);
+    HermiteState s = random_state(p, 22);
+    s.s = Eigen::Matrix3Xd::Random(3, s.x.cols()) * 0.1;
+    s.c = Eigen::Matrix3Xd::Random(3, s.x.cols()) * 0.01;
+    HermiteCpuEngine cpu(GravityParams{1.0, 0.01});
+    HermiteGpuEngine gpu(GravityParams{1.0, 0.01}, Precision::Double);
+    cpu.set_state(s);
+    gpu.set_state(s);
+    for (const std::size_t count : {std::size_t{7}, p.size()}) {
+        INFO(count << " active");
+        std::vector<std::int32_t> active(count);
+        for (std::size_t k = 0; k < count; ++k) active[k] = static_cast<std::int32_t>((k * 37) % p.size());
+        HermiteForces a, b;
+        cpu.evaluate(0.02, active, a);
+        gpu.evaluate(0.02, active, b);
+        REQUIRE(b.snap.cols() == a.snap.cols());
+        CHECK((b.acc - a.acc).norm() <= 1e-12 * a.acc.norm());
+        CHECK((b.jerk - a.jerk).norm() <= 1e-12 * a.jerk.norm());
+        CHECK((b.snap - a.snap).norm() <= 1e-11 * a.snap.norm());
+        CHECK((b.pot - a.pot).norm() <= 1e-12 * a.pot.norm());
+    }
+    HermiteGpuEngine mixed(GravityParams{1.0, 0.01}, Precision::Mixed);
+    CHECK_THROWS_WITH(mixed.set_state(s), Catch::Contains("double precision"));
+}
