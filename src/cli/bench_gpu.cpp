@@ -109,7 +109,8 @@ int bench_direct(const BenchConfig& r)
     return 0;
 }
 // Hermite kernel (prediction + acc/jerk/pot + reduction) rates: N_i = N_j = 2^sizes, and 2^active
-// targets against 2^sources, in mixed and double precision.
+// targets against 2^sources, in mixed and double precision; and the 6th-order (snap) kernel in
+// double, labelled "double+snap".
 int bench_hermite(const BenchConfig& r)
 {
     const int repeat = std::max(1, r.repeat);
@@ -118,7 +119,7 @@ int bench_hermite(const BenchConfig& r)
                 "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
                 eps, repeat);
     std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s |\n|---|---|---|---|---|---|\n");
-    auto run = [&](Precision prec, std::size_t n, std::size_t active_count) {
+    auto run = [&](Precision prec, std::size_t n, std::size_t active_count, bool snap = false) {
         Eigen::Matrix3Xd pos;
         Eigen::VectorXd mass;
         uniform_cube(n, pos, mass, 44);
@@ -129,6 +130,10 @@ int bench_hermite(const BenchConfig& r)
         st.j = st.v;
         st.t = Eigen::VectorXd::Zero(mass.size());
         st.mass = mass;
+        if (snap) { // a 6th-order state: the engine predicts to 5th order and returns the snap
+            st.s = st.v;
+            st.c = st.v;
+        }
         HermiteGpuEngine engine(GravityParams{1.0, eps}, prec);
         engine.set_state(st);
         std::vector<std::int32_t> active(active_count);
@@ -141,8 +146,9 @@ int bench_hermite(const BenchConfig& r)
         }
         std::sort(times.begin(), times.end());
         const double t = times[times.size() / 2];
-        std::printf("| %s | %zu | %zu | %d | %.3f | %.3e |\n", precision_name(prec), active_count, n,
-                    engine.last_splits(), 1e3 * t, static_cast<double>(active_count) * static_cast<double>(n) / t);
+        std::printf("| %s%s | %zu | %zu | %d | %.3f | %.3e |\n", precision_name(prec), snap ? "+snap" : "",
+                    active_count, n, engine.last_splits(), 1e3 * t,
+                    static_cast<double>(active_count) * static_cast<double>(n) / t);
         std::fflush(stdout);
     };
     for (const auto& pname : split_list(r.precision)) {
@@ -151,6 +157,10 @@ int bench_hermite(const BenchConfig& r)
         for (int e : parse_exponent_range(r.sizes, "sizes")) run(prec, std::size_t{1} << e, std::size_t{1} << e);
         for (int e : parse_exponent_range(r.active, "active"))
             run(prec, std::size_t{1} << r.sources, std::size_t{1} << e);
+        if (prec != Precision::Double) continue;
+        for (int e : parse_exponent_range(r.sizes, "sizes")) run(prec, std::size_t{1} << e, std::size_t{1} << e, true);
+        for (int e : parse_exponent_range(r.active, "active"))
+            run(prec, std::size_t{1} << r.sources, std::size_t{1} << e, true);
     }
     return 0;
 }
