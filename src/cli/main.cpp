@@ -22,7 +22,9 @@ const Command kCommands[] = {
     {"forces", grove::command_forces, "compute accelerations and potentials with a chosen engine"},
     {"run", grove::command_run,
      "evolve a snapshot (leapfrog or Hermite): snapshots, diagnostics, checkpoints, restarts"},
-    {"accuracy", grove::command_accuracy, "tree-versus-direct errors over a range of theta, or the theta for a target"},
+    {"accuracy", grove::command_accuracy,
+     "tree-versus-direct errors over a range of theta (or alpha), or the value for a target"},
+    {"export", grove::command_export, "write a snapshot's particles as text (m x y z vx vy vz)"},
     {"bench", grove::command_bench,
      "timings: direct and Hermite kernels, the tree engine, the host build, leapfrog steps"},
 };

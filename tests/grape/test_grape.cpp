@@ -16,6 +16,7 @@
 #include "core/diagnostics.hpp"
 #include "core/grape_engine.hpp"
 #include "core/ic_models.hpp"
+#include "core/snapshot.hpp"
 #include "engines/engines.hpp"
 #include "grape/grape5.h"
 #include "grape/grape6.h"
@@ -293,16 +294,9 @@ TEST_CASE("legacy clients link with one -l flag and conserve energy as grove's o
     const std::string link6 = " -L" + lib + " -lg6 -Wl,-rpath," + lib, link5 = " -L" + lib + " -lg5 -Wl,-rpath," + lib;
 
     const ParticleSet p = make_plummer(1024, 11);
-    {
-        std::ofstream f(dir / "plummer.txt");
-        f.precision(17);
-        f << p.size() << "\n";
-        for (std::size_t i = 0; i < p.size(); ++i) {
-            const auto k = static_cast<Eigen::Index>(i);
-            f << p.mass[k] << " " << p.pos(0, k) << " " << p.pos(1, k) << " " << p.pos(2, k) << " " << p.vel(0, k)
-              << " " << p.vel(1, k) << " " << p.vel(2, k) << "\n";
-        }
-    }
+    write_snapshot(d + "/plummer.hdf5", p); // the clients read text: grove export writes it
+    REQUIRE(run_capture(std::string(GROVE_EXE) + " export " + d + "/plummer.hdf5 -o " + d + "/plummer.txt")
+                .find("wrote 1024 particles") == 0);
     const std::string input = d + "/plummer.txt";
     const double eta = 0.01, dt_max = 1.0 / 16, eps = 1.0 / 64, t_end = 0.5;
 
