@@ -11,8 +11,9 @@ rules=(
   "tree:core tree"
   "gpu:core tree gpu"
   "src/engines:core tree gpu engines"
+  "src/parallel:core parallel"
   "integrators:core integrators"
-  "src/cli:core tree gpu engines integrators cli"
+  "src/cli:core tree gpu engines integrators parallel cli"
   "python:core tree gpu engines integrators cli"
   "grape:core engines grape"
 )

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential gfortran cmake ninja-build ccache libeigen3-dev libcxxopts-dev libhdf5-dev catch2 clang-format-14
+packages=(build-essential gfortran libopenmpi-dev openmpi-bin cmake ninja-build ccache libeigen3-dev libcxxopts-dev libhdf5-dev catch2 clang-format-14
           pybind11-dev python3-dev python3-pytest python3-h5py python3-matplotlib python3-numpy python3-yt)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

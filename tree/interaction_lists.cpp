@@ -6,12 +6,18 @@ namespace grove {
 
 template <class T> InteractionLists build_interaction_lists(const OctreeView<T>& view)
 {
+    return build_interaction_lists(view, 0, view.num_groups);
+}
+
+template <class T>
+InteractionLists build_interaction_lists(const OctreeView<T>& view, std::int32_t first, std::int32_t last)
+{
     const std::int32_t num_groups = view.num_groups;
     InteractionLists lists;
     lists.node_offset.assign(static_cast<std::size_t>(num_groups) + 1, 0);
     lists.leaf_offset.assign(static_cast<std::size_t>(num_groups) + 1, 0);
 #pragma omp parallel for schedule(dynamic, 32)
-    for (std::int32_t g = 0; g < num_groups; ++g) {
+    for (std::int32_t g = first; g < last; ++g) {
         const auto lengths = walk_group<CountPass>(view, g, nullptr, nullptr);
         lists.node_offset[g + 1] = lengths.nodes;
         lists.leaf_offset[g + 1] = lengths.leaves;
@@ -23,7 +29,7 @@ template <class T> InteractionLists build_interaction_lists(const OctreeView<T>&
     lists.node_list.resize(static_cast<std::size_t>(lists.node_offset.back()));
     lists.leaf_list.resize(static_cast<std::size_t>(lists.leaf_offset.back()));
 #pragma omp parallel for schedule(dynamic, 32)
-    for (std::int32_t g = 0; g < num_groups; ++g)
+    for (std::int32_t g = first; g < last; ++g)
         walk_group<WritePass>(view, g, lists.node_list.data() + lists.node_offset[g],
                               lists.leaf_list.data() + lists.leaf_offset[g]);
     return lists;
@@ -31,6 +37,8 @@ template <class T> InteractionLists build_interaction_lists(const OctreeView<T>&
 
 template InteractionLists build_interaction_lists<float>(const OctreeView<float>&);
 template InteractionLists build_interaction_lists<double>(const OctreeView<double>&);
+template InteractionLists build_interaction_lists<float>(const OctreeView<float>&, std::int32_t, std::int32_t);
+template InteractionLists build_interaction_lists<double>(const OctreeView<double>&, std::int32_t, std::int32_t);
 
 InteractionLists build_interaction_lists(const Octree& tree)
 {

@@ -20,7 +20,10 @@ struct InteractionLists {
 
 // Count pass, exclusive scan, write pass over all groups of a view whose criterion arrays are set
 // (tree/mac.hpp: set_opening_criterion); the Octree form walks tree.view() (its r_open2 set).
+// With a group range, only groups [first, last) walk; the others get empty lists.
 template <class T> InteractionLists build_interaction_lists(const OctreeView<T>& view);
+template <class T>
+InteractionLists build_interaction_lists(const OctreeView<T>& view, std::int32_t first, std::int32_t last);
 InteractionLists build_interaction_lists(const Octree& tree);
 
 // Mean interaction counts of the last evaluation.

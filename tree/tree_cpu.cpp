@@ -1,5 +1,6 @@
 #include "tree/tree_cpu.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -70,18 +71,35 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     }
     auto start = WallClock::now();
     const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
-    const InteractionLists lists = build_interaction_lists(view);
+    // This share's groups: those whose first particle lies in [n index / count, n (index+1) / count).
+    auto first_group = [&](std::int64_t share) {
+        const std::int64_t first_particle = n * share / share_count_;
+        return static_cast<std::int32_t>(
+            std::partition_point(tree.groups.begin(), tree.groups.end(),
+                                 [&](const Group<double>& g) { return g.range.begin < first_particle; }) -
+            tree.groups.begin());
+    };
+    const std::int32_t g_first = first_group(share_index_), g_last = first_group(share_index_ + 1);
+    const InteractionLists lists = build_interaction_lists(view, g_first, g_last);
     const double walk_seconds = seconds_since(start);
 
     start = WallClock::now();
     const double eps2 = gravity_.eps * gravity_.eps;
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(dynamic, 8)
-    for (std::int32_t g = 0; g < view.num_groups; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
+    for (std::int32_t g = g_first; g < g_last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
     store_forces(tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
     times_ = {{"walk", walk_seconds}, {"evaluate", seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = list_statistics(tree, lists);
+}
+
+bool TreeCpuEngine::set_share(int index, int count)
+{
+    if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-cpu: share index out of range");
+    share_index_ = index;
+    share_count_ = count;
+    return true;
 }
 
 void TreeCpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)

@@ -24,6 +24,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     const TreeStats& last_stats() const { return stats_; }
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
+    // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
+    bool set_share(int index, int count) override;
 
     // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
     // set here). The relative criterion without an estimate for this N first runs a geometric
@@ -43,6 +45,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     TreeUpdater updater_;
     Octree* loaded_ = nullptr;
     AccelerationEstimate estimate_;
+    int share_index_ = 0, share_count_ = 1;
 };
 
 } // namespace grove

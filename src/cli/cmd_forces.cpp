@@ -12,6 +12,7 @@
 #include "core/diagnostics.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
+#include "parallel/distributed_engine.hpp"
 
 namespace grove {
 
@@ -111,7 +112,8 @@ int run_forces(const ForcesConfig& c)
     ParticleSet p = read_snapshot(c.input);
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;
-    auto engine = make_force_engine(config);
+    const Communicator& comm = Communicator::world();
+    auto engine = distribute(make_force_engine(config), comm); // one process: the engine itself
     Forces forces;
     const auto start = std::chrono::steady_clock::now();
     engine->compute(p.pos, p.mass, forces);
@@ -121,6 +123,7 @@ int run_forces(const ForcesConfig& c)
     if (c.neighbours) add_neighbours(p, c, config);
     for (const auto& [key, value] : c.recorded) p.run_parameters[key] = value;
     p.run_parameters["forces.engine_used"] = engine->name();
+    if (!comm.is_root()) return 0; // every rank holds the result; the first writes it
     write_snapshot(c.output, p);
 
     const Diagnostics d = compute_diagnostics(p, p.pot);

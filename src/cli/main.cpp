@@ -5,8 +5,11 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include "cli/commands.hpp"
+#include "parallel/communicator.hpp"
 
 namespace {
 
@@ -46,22 +49,28 @@ int main(int argc, char** argv)
         print_usage();
         return argc < 2 ? 2 : 0;
     }
+    grove::Communicator& comm = grove::Communicator::world();
     for (const auto& c : kCommands) {
         if (std::strcmp(argv[1], c.name) != 0) continue;
+        const std::string rank = comm.size() > 1 ? " (rank " + std::to_string(comm.rank()) + ")" : "";
         try {
-            return c.run(argc - 1, argv + 1);
+            // Under mpirun: the commands that spread their work; the others are refused at once.
+            if (comm.size() > 1 && std::strcmp(c.name, "forces") != 0)
+                throw std::runtime_error("runs as one process; under mpirun only `grove forces` spreads its work "
+                                         "so far (the others will follow)");
+            const int status = c.run(argc - 1, argv + 1);
+            comm.finalize();
+            return status;
         } catch (const std::bad_alloc&) {
-            std::cerr << "grove " << c.name << ": error: out of memory (the problem does not fit this machine)"
-                      << std::endl;
-            std::fflush(nullptr);
-            std::_Exit(1);
+            // One rank failing ends the whole job (comm.abort), never leaving the others waiting.
+            comm.abort(std::string("grove ") + c.name + rank +
+                           ": error: out of memory (the problem does not fit this machine)",
+                       1);
         } catch (const std::exception& e) {
-            std::cerr << "grove " << c.name << ": error: " << e.what() << std::endl;
             // Leave without the library's exit handlers: after a failed write (a full disk) HDF5
             // keeps the broken file open and crashed closing it at exit. Nothing is lost: our
             // files are complete and renamed into place, or removed.
-            std::fflush(nullptr);
-            std::_Exit(1);
+            comm.abort(std::string("grove ") + c.name + rank + ": error: " + e.what(), 1);
         }
     }
     std::cerr << "grove: unknown command '" << argv[1] << "' (see grove --help)" << std::endl;

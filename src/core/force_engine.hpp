@@ -44,6 +44,10 @@ class ForceEngine {
     // compute() uses them. Engines that need none ignore them. Integrators pass theirs before
     // each step, so that a restarted run makes the same decisions as an uninterrupted one.
     virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& /*acc*/) {}
+    // Share `index` of `count` equal parts of the work (parallel/distributed_engine.hpp): engines
+    // that can (the tree engines, by groups) then compute only the forces of their share, zero
+    // elsewhere, and return true. Others return false (count 1 always works).
+    virtual bool set_share(int /*index*/, int count) { return count == 1; }
 };
 
 inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)

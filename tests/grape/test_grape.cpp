@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 #include "core/diagnostics.hpp"
@@ -263,7 +264,7 @@ double compute_total_energy(const ParticleSet& p, double eps)
 
 std::string run_capture(const std::string& command)
 {
-    const std::string out = test::scratch_path("grape_cmd.txt");
+    const std::string out = test::scratch_path("grape_cmd_" + std::to_string(::getpid()) + ".txt");
     const int rc = std::system((command + " > " + out + " 2>&1").c_str());
     std::ifstream f(out);
     std::stringstream ss;

@@ -1,0 +1,91 @@
+#include "parallel/communicator.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#if defined(GROVE_HAVE_MPI)
+#include <mpi.h>
+#endif
+
+namespace grove {
+
+Communicator& Communicator::world()
+{
+    static Communicator c;
+    return c;
+}
+
+Communicator::Communicator()
+{
+#if defined(GROVE_HAVE_MPI)
+    // Started by mpirun (Open MPI, MPICH or a PMIx launcher)? Otherwise one process, and MPI is
+    // never initialised: a plain `grove` pays nothing for it.
+    const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+    if (!launched) return;
+    int ready = 0;
+    MPI_Initialized(&ready);
+    if (!ready) {
+        int provided = 0;
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        initialised_ = true;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+#endif
+}
+
+void Communicator::all_gather(const double* mine, std::size_t count, const std::vector<std::size_t>& counts,
+                              double* out) const
+{
+    if (size_ == 1) {
+        std::copy(mine, mine + count, out);
+        return;
+    }
+#if defined(GROVE_HAVE_MPI)
+    std::vector<int> sizes(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
+    std::size_t at = 0;
+    for (int r = 0; r < size_; ++r) {
+        if (counts[static_cast<std::size_t>(r)] > static_cast<std::size_t>(INT32_MAX) || at > INT32_MAX)
+            throw std::runtime_error("all_gather: more than 2^31 values");
+        sizes[static_cast<std::size_t>(r)] = static_cast<int>(counts[static_cast<std::size_t>(r)]);
+        offsets[static_cast<std::size_t>(r)] = static_cast<int>(at);
+        at += counts[static_cast<std::size_t>(r)];
+    }
+    MPI_Allgatherv(mine, static_cast<int>(count), MPI_DOUBLE, out, sizes.data(), offsets.data(), MPI_DOUBLE,
+                   MPI_COMM_WORLD);
+#endif
+}
+
+void Communicator::sum(double* values, std::size_t count) const
+{
+    if (size_ == 1) return;
+#if defined(GROVE_HAVE_MPI)
+    constexpr std::size_t kChunk = std::size_t{1} << 28; // MPI counts are int
+    for (std::size_t at = 0; at < count; at += kChunk)
+        MPI_Allreduce(MPI_IN_PLACE, values + at, static_cast<int>(std::min(kChunk, count - at)), MPI_DOUBLE, MPI_SUM,
+                      MPI_COMM_WORLD);
+#endif
+}
+
+void Communicator::abort(const std::string& message, int status) const
+{
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(nullptr);
+#if defined(GROVE_HAVE_MPI)
+    if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, status);
+#endif
+    std::_Exit(status);
+}
+
+void Communicator::finalize()
+{
+#if defined(GROVE_HAVE_MPI)
+    if (initialised_) {
+        MPI_Finalize();
+        initialised_ = false;
+    }
+#endif
+}
+
+} // namespace grove

@@ -1,0 +1,34 @@
+// The processes of an `mpirun -np K grove ...` job (MPI when the build has it; one process
+// otherwise): rank, size, the few collectives the distributed engine needs, and a job-wide stop.
+// grove runs without mpirun too: then the size is 1 and every call is a no-op.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace grove {
+
+class Communicator {
+  public:
+    // The job's communicator; initialises MPI on first use (thread support: funnelled).
+    static Communicator& world();
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    bool is_root() const { return rank_ == 0; }
+    // Every rank's `counts[r]` values gathered in rank order into `out` on all ranks.
+    void all_gather(const double* mine, std::size_t count, const std::vector<std::size_t>& counts, double* out) const;
+    // Element-wise sum over ranks, in place, on all ranks.
+    void sum(double* values, std::size_t count) const;
+    // Ends every process of the job with exit status `status` (after `message` on stderr), so that
+    // a failure on one rank never leaves the others waiting.
+    [[noreturn]] void abort(const std::string& message, int status) const;
+    void finalize();
+
+  private:
+    Communicator();
+    int rank_ = 0, size_ = 1;
+    bool initialised_ = false;
+};
+
+} // namespace grove

@@ -1,0 +1,53 @@
+#include "parallel/distributed_engine.hpp"
+
+#include <stdexcept>
+
+namespace grove {
+
+DistributedForceEngine::DistributedForceEngine(std::unique_ptr<ForceEngine> engine, const Communicator& comm)
+    : engine_(std::move(engine)), comm_(comm)
+{
+    by_share_ = engine_->set_share(comm_.rank(), comm_.size());
+}
+
+std::string DistributedForceEngine::name() const
+{
+    return engine_->name() + " x " + std::to_string(comm_.size()) + " ranks";
+}
+
+void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+{
+    const auto n = static_cast<std::size_t>(pos.cols());
+    const auto ranks = static_cast<std::size_t>(comm_.size());
+    if (by_share_) {
+        engine_->compute(pos, mass, out); // zero outside this rank's share
+        comm_.sum(out.acc.data(), 3 * n);
+        comm_.sum(out.pot.data(), n);
+        return;
+    }
+    // Contiguous shares of the particles, the first n % ranks one larger.
+    std::vector<std::size_t> counts(ranks), first(ranks + 1, 0);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        counts[r] = n / ranks + (r < n % ranks ? 1 : 0);
+        first[r + 1] = first[r] + counts[r];
+    }
+    const auto me = static_cast<std::size_t>(comm_.rank());
+    std::vector<std::int32_t> mine(counts[me]);
+    for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = static_cast<std::int32_t>(first[me] + k);
+    Forces part;
+    engine_->compute_subset(pos, mass, mine, part); // throws, naming the engine, if it cannot
+    out.acc.resize(3, static_cast<Eigen::Index>(n));
+    out.pot.resize(static_cast<Eigen::Index>(n));
+    std::vector<std::size_t> counts3(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) counts3[r] = 3 * counts[r];
+    comm_.all_gather(part.acc.data(), 3 * mine.size(), counts3, out.acc.data());
+    comm_.all_gather(part.pot.data(), mine.size(), counts, out.pot.data());
+}
+
+std::unique_ptr<ForceEngine> distribute(std::unique_ptr<ForceEngine> engine, const Communicator& comm)
+{
+    if (comm.size() == 1) return engine;
+    return std::make_unique<DistributedForceEngine>(std::move(engine), comm);
+}
+
+} // namespace grove

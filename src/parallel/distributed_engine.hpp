@@ -1,0 +1,35 @@
+// A force engine spread over the ranks of an MPI job. Every rank holds all particles (replicated
+// data: N is bounded by one node's memory, README "Several processes"). Direct engines: each rank
+// computes the forces on its contiguous share of the particles (compute_subset) and the shares are
+// gathered. Tree engines: every rank builds the same tree and evaluates its share of the groups
+// (ForceEngine::set_share); the ranks' results, zero outside their share, are summed. Either way
+// each particle's force comes from one rank's arithmetic, so the result is bit-identical to one
+// process's for any number of ranks.
+#pragma once
+
+#include <memory>
+
+#include "core/force_engine.hpp"
+#include "parallel/communicator.hpp"
+
+namespace grove {
+
+class DistributedForceEngine final : public ForceEngine {
+  public:
+    // Throws std::runtime_error when the engine can split its work neither way.
+    DistributedForceEngine(std::unique_ptr<ForceEngine> engine, const Communicator& comm);
+    std::string name() const override;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    PhaseTimes last_phase_times() const override { return engine_->last_phase_times(); }
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { engine_->set_acceleration_estimate(acc); }
+
+  private:
+    std::unique_ptr<ForceEngine> engine_;
+    const Communicator& comm_;
+    bool by_share_ = false; // tree engines: set_share; direct engines: compute_subset
+};
+
+// `engine` itself for a one-process job, else wrapped.
+std::unique_ptr<ForceEngine> distribute(std::unique_ptr<ForceEngine> engine, const Communicator& comm);
+
+} // namespace grove

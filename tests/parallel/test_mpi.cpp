@@ -1,0 +1,82 @@
+// `mpirun -np K grove forces`: the forces of K processes are bit-identical to one process's, for
+// the direct and the tree engine (each particle's force comes from one rank's arithmetic); a
+// failure on one rank ends the whole job with its error, never a hang.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/galaxy_model.hpp"
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
+
+using namespace grove;
+
+namespace {
+
+// Open MPI refuses root without these; one OpenMP thread per rank on a small CI machine.
+const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 "
+                            "timeout 120 mpirun --oversubscribe ";
+
+int run(const std::string& command, std::string* output = nullptr)
+{
+    const std::string log =
+        test::scratch_path("mpi_cmd_" + std::to_string(::getpid()) + ".txt"); // CTest runs cases side by side
+    const int status = std::system((command + " > " + log + " 2>&1").c_str());
+    if (output) {
+        std::ifstream f(log);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        *output = ss.str();
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+} // namespace
+
+TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string in = test::scratch_path("mpi_galaxy.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, make_galaxy(6000, 3, GalaxyParams{}));
+    for (const std::string engine : {"direct-cpu", "tree-cpu"}) {
+        const std::string one = test::scratch_path("mpi_one_" + engine + ".hdf5");
+        REQUIRE(run(exe + " forces " + in + " --engine " + engine + " --eps 0.05 -o " + one) == 0);
+        const ParticleSet reference = read_snapshot(one);
+        for (const int ranks : {2, 3}) {
+            INFO(engine << " on " << ranks << " ranks");
+            const std::string out = test::scratch_path("mpi_" + std::to_string(ranks) + "_" + engine + ".hdf5");
+            std::string log;
+            REQUIRE(run(kMpirun + "-np " + std::to_string(ranks) + " " + exe + " forces " + in + " --engine " + engine +
+                            " --eps 0.05 -o " + out,
+                        &log) == 0);
+            CHECK_THAT(log, Catch::Contains(engine + " x " + std::to_string(ranks) + " ranks"));
+            const ParticleSet p = read_snapshot(out);
+            CHECK(p.acc == reference.acc);
+            CHECK(p.pot == reference.pot);
+        }
+    }
+}
+
+TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string in = test::scratch_path("mpi_small.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, test::random_particles(2000, 5));
+    // Rank 1 reads a file that does not exist; rank 0 would wait for it in the force exchange.
+    const std::string script = "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then f=" + test::scratch_path("missing.hdf5") +
+                               "; else f=" + in + "; fi; exec " + exe + " forces $f --engine direct-cpu -o " +
+                               test::scratch_path("mpi_fail.hdf5");
+    std::string log;
+    const int status = run(kMpirun + "-np 2 sh -c '" + script + "'", &log);
+    INFO(log);
+    CHECK(status != 0);
+    CHECK(status != 124); // not the timeout: no hang
+    CHECK_THAT(log, Catch::Contains("(rank 1): error:") && Catch::Contains("missing.hdf5"));
+    // Commands that do not spread their work yet are refused at once, on every rank.
+    CHECK(run(kMpirun + "-np 2 " + exe + " info " + in, &log) != 0);
+    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces`"));
+}
