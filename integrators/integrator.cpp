@@ -131,9 +131,13 @@ class HermiteIntegrator final : public Integrator {
 
 } // namespace
 
-std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const EngineRegistry& engines)
+std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const EngineRegistry& engines,
+                                            const ForceEngineWrapper& wrap)
 {
-    if (c.integrator == "leapfrog") return std::make_unique<LeapfrogIntegrator>(engines.make_force(c.engine), c.dt);
+    if (c.integrator == "leapfrog") {
+        auto engine = engines.make_force(c.engine);
+        return std::make_unique<LeapfrogIntegrator>(wrap ? wrap(std::move(engine)) : std::move(engine), c.dt);
+    }
     if (c.integrator == "hermite" || c.integrator == "hermite6") {
         const int order = c.integrator == "hermite6" ? 6 : 4;
         // The start-up criterion eta_start |a| / |j| keeps the 4th order's scale for both.

@@ -4,6 +4,7 @@
 // program needs no integrator-specific code.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,10 @@ struct IntegratorConfig {
 
 // Builds the integrator and its engine (from `engines`). Throws std::runtime_error for an
 // unknown integrator, an engine it cannot run on, or bad parameters.
-std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& config, const EngineRegistry& engines);
+// `wrap`, when given, takes the leapfrog's force engine and returns the one to use (an MPI job
+// spreads it over its processes: parallel/distributed_engine.hpp).
+using ForceEngineWrapper = std::function<std::unique_ptr<ForceEngine>(std::unique_ptr<ForceEngine>)>;
+std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& config, const EngineRegistry& engines,
+                                            const ForceEngineWrapper& wrap = nullptr);
 
 } // namespace grove

@@ -19,6 +19,8 @@
 #include "core/snapshot_writer.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
+#include "parallel/communicator.hpp"
+#include "parallel/distributed_engine.hpp"
 
 namespace grove {
 
@@ -102,23 +104,33 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     if (!(checkpoint_every > 0) || checkpoint_steps < 0)
         throw std::runtime_error("--checkpoint-every must be > 0 and --checkpoint-steps >= 0");
     const fs::path dir(config.output);
-    fs::create_directories(dir);
-    // One run per directory at a time (a second one would interleave its files with ours).
-    const RunLock lock(dir.string());
-    if (!lock.notice().empty()) std::fprintf(stderr, "grove run: %s\n", lock.notice().c_str());
-    if (!restart && (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0))))
-        throw std::runtime_error("output directory " + dir.string() + " already holds a run; choose another -o");
+    // Under mpirun every rank computes; the first one alone owns the directory and writes.
+    const Communicator& comm = Communicator::world();
+    const bool root = comm.is_root();
+    if (hermite && comm.size() > 1)
+        throw std::runtime_error("--integrator " + config.integrator.integrator +
+                                 " does not spread over processes yet; run it as one process");
+    std::optional<RunLock> lock;
+    if (root) {
+        fs::create_directories(dir);
+        // One run per directory at a time (a second one would interleave its files with ours).
+        lock.emplace(dir.string());
+        if (!lock->notice().empty()) std::fprintf(stderr, "grove run: %s\n", lock->notice().c_str());
+        if (!restart && (fs::exists(dir / "diagnostics.txt") || fs::exists(snapshot_name(dir, 0))))
+            throw std::runtime_error("output directory " + dir.string() + " already holds a run; choose another -o");
+    }
 
     IntegratorConfig ic = config.integrator;
     if (!config.G_given) ic.engine.gravity.G = p.units.G;
     if (!(ic.engine.gravity.G > 0) || !std::isfinite(ic.engine.gravity.G))
         throw std::runtime_error("--G must be a finite number > 0");
-    report_engine_choice(ic.engine.engine);
-    const std::unique_ptr<Integrator> integrator = make_integrator(ic, engines());
+    if (root) report_engine_choice(ic.engine.engine);
+    const std::unique_ptr<Integrator> integrator = make_integrator(
+        ic, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm); });
     const std::string engine_name = integrator->engine_name();
     for (const auto& [key, value] : config.recorded) p.run_parameters[key] = value;
     p.run_parameters["run.engine_used"] = engine_name;
-    if (!restart) {
+    if (!restart && root) {
         std::ofstream yml(dir / "run.yml");
         yml << "# grove run: every parameter used\n";
         for (const auto& [k, v] : p.run_parameters) yml << k << ": \"" << v << "\"\n";
@@ -138,16 +150,18 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         next_snapshot = config.cadence_changed ? p.time + snap_every : restart->next_snapshot;
         snapshot_index = restart->snapshot_index;
         e0 = restart->reference_energy;
-        // Lines written after the checkpoint would be written again: cut them.
-        fs::resize_file(dir / "diagnostics.txt", static_cast<std::uintmax_t>(restart->diagnostics_bytes));
-        diag.open(dir / "diagnostics.txt", std::ios::app);
-        std::printf("restarting %s at t = %.10g (step %lld)\n", dir.string().c_str(), p.time, restart->step);
+        if (root) {
+            // Lines written after the checkpoint would be written again: cut them.
+            fs::resize_file(dir / "diagnostics.txt", static_cast<std::uintmax_t>(restart->diagnostics_bytes));
+            diag.open(dir / "diagnostics.txt", std::ios::app);
+            std::printf("restarting %s at t = %.10g (step %lld)\n", dir.string().c_str(), p.time, restart->step);
+        }
     } else {
         integrator->start(p);
         e0 = compute_diagnostics(p, p.pot).total;
-        diag.open(dir / "diagnostics.txt");
+        if (root) diag.open(dir / "diagnostics.txt");
     }
-    if (!restart)
+    if (!restart && root)
         diag << "# grove run diagnostics: " << engine_name << ", " << ic.integrator << " "
              << (hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << interval
              << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
@@ -177,12 +191,17 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         ~RestoreThreads() { omp_set_num_threads(n); }
     } restore_threads{omp_threads};
     auto write_snap = [&] {
+        if (!root) {
+            ++snapshot_index;
+            return;
+        }
         const auto t = WallClock::now();
         writer.write(snapshot_name(dir, snapshot_index++), p);
         io_seconds += seconds_since(t);
     };
     auto last_checkpoint = WallClock::now();
     auto write_checkpoint_now = [&](long long step) {
+        if (!root) return;
         const auto t0 = WallClock::now();
         writer.wait(); // the snapshots the checkpoint counts are complete, and HDF5 is one thread's
         Checkpoint c;
@@ -201,7 +220,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         last_checkpoint = WallClock::now();
     };
     if (!restart) {
-        log_line(0);
+        if (root) log_line(0);
         write_snap();
     }
     const bool tty = isatty(fileno(stderr));
@@ -213,6 +232,16 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         integrator->advance_to(t, p);
         const bool last = s == total_steps;
         const bool snapshot_due = p.time >= next_snapshot - 1e-6 * interval || last;
+        // A signal stops every rank after the same step, or some would wait for the others forever.
+        const int stop_signal = comm.max(static_cast<int>(g_stop_signal));
+        if (!root) {
+            if (snapshot_due) {
+                ++snapshot_index;
+                while (next_snapshot <= p.time + 1e-6 * interval) next_snapshot += snap_every;
+            }
+            if (stop_signal && !last) return 128 + stop_signal;
+            continue;
+        }
         if (s % log_every == 0 || last || snapshot_due) {
             integrator->synchronize(p);
             const auto t0 = WallClock::now();
@@ -234,21 +263,22 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         }
         // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
         // --t-end T2).
-        if (last || g_stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
+        if (last || stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
             seconds_since(last_checkpoint) > checkpoint_every)
             write_checkpoint_now(s);
-        if (g_stop_signal && !last) {
+        if (stop_signal && !last) {
             if (tty) std::fprintf(stderr, "\n");
             std::printf("interrupted (signal %d) at t = %.10g after step %lld: checkpoint written; continue with "
                         "grove run --restart %s\n",
-                        static_cast<int>(g_stop_signal), p.time, s, dir.string().c_str());
+                        stop_signal, p.time, s, dir.string().c_str());
             std::signal(SIGINT, SIG_DFL);
             std::signal(SIGTERM, SIG_DFL);
-            return 128 + static_cast<int>(g_stop_signal);
+            return 128 + stop_signal;
         }
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    if (!root) return 0;
     if (tty) std::fprintf(stderr, "\n");
     const auto flush_start = WallClock::now();
     writer.wait();

@@ -57,6 +57,15 @@ void Communicator::all_gather(const double* mine, std::size_t count, const std::
 #endif
 }
 
+int Communicator::max(int value) const
+{
+    if (size_ == 1) return value;
+#if defined(GROVE_HAVE_MPI)
+    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
+    return value;
+}
+
 void Communicator::sum(double* values, std::size_t count) const
 {
     if (size_ == 1) return;

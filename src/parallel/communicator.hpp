@@ -18,6 +18,8 @@ class Communicator {
     bool is_root() const { return rank_ == 0; }
     // Every rank's `counts[r]` values gathered in rank order into `out` on all ranks.
     void all_gather(const double* mine, std::size_t count, const std::vector<std::size_t>& counts, double* out) const;
+    // The largest of every rank's value, on all ranks.
+    int max(int value) const;
     // Element-wise sum over ranks, in place, on all ranks.
     void sum(double* values, std::size_t count) const;
     // Ends every process of the job with exit status `status` (after `message` on stderr), so that

@@ -1,15 +1,18 @@
-// `mpirun -np K grove forces`: the forces of K processes are bit-identical to one process's, for
-// the direct and the tree engine (each particle's force comes from one rank's arithmetic); a
-// failure on one rank ends the whole job with its error, never a hang.
+// `mpirun -np K grove forces|run`: the forces of K processes are bit-identical to one process's, for
+// the direct and the tree engine (each particle's force comes from one rank's arithmetic), and so is
+// a leapfrog run restarted with another K; a failure on one rank ends the whole job with its error,
+// never a hang.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/galaxy_model.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 
@@ -78,5 +81,29 @@ TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi
     CHECK_THAT(log, Catch::Contains("(rank 1): error:") && Catch::Contains("missing.hdf5"));
     // Commands that do not spread their work yet are refused at once, on every rank.
     CHECK(run(kMpirun + "-np 2 " + exe + " info " + in, &log) != 0);
-    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces`"));
+    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces` and `grove run`"));
+}
+
+TEST_CASE("a leapfrog run on 2 ranks, restarted on 3, ends as the one-process run, bit for bit", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    namespace fs = std::filesystem;
+    const std::string in = test::scratch_path("mpi_plummer.hdf5"), exe = GROVE_EXE;
+    const std::string one = test::scratch_path("mpi_run_one"), many = test::scratch_path("mpi_run_many");
+    fs::remove_all(one);
+    fs::remove_all(many);
+    write_snapshot(in, make_plummer(3000, 4));
+    const std::string args = " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.05";
+    std::string log;
+    REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.1", &log) == 0);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + many + args + " --t-end 0.05", &log) == 0);
+    INFO(log);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + many + " --t-end 0.1", &log) == 0);
+    const ParticleSet a = read_snapshot(one + "/snapshot_0002.hdf5"), b = read_snapshot(many + "/snapshot_0002.hdf5");
+    CHECK(a.time == b.time);
+    CHECK(a.pos == b.pos);
+    CHECK(a.vel == b.vel);
+    // One directory written once: the other ranks write nothing.
+    CHECK(fs::exists(many + "/checkpoint.hdf5"));
+    CHECK_FALSE(fs::exists(many + "/snapshot_0003.hdf5"));
 }
