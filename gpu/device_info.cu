@@ -1,5 +1,8 @@
 #include "gpu/device_info.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "gpu/cuda_check.cuh"
 
 namespace grove {
@@ -12,6 +15,15 @@ int cuda_device_count()
         return 0;
     }
     return count;
+}
+
+void select_cuda_device(int device)
+{
+    const int count = cuda_device_count();
+    if (device < 0 || device >= count)
+        throw std::runtime_error("CUDA device " + std::to_string(device) + " asked for, " + std::to_string(count) +
+                                 " visible");
+    CUDA_CHECK(cudaSetDevice(device));
 }
 
 DeviceSummary describe_device(int device)

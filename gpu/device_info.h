@@ -24,4 +24,8 @@ struct DeviceSummary {
 
 DeviceSummary describe_device(int device = 0);
 
+// Makes `device` the calling thread's CUDA device (an MPI rank's GPU); throws std::runtime_error
+// naming the visible count when it does not exist.
+void select_cuda_device(int device);
+
 } // namespace grove

@@ -14,16 +14,21 @@ void register_gpu_engines(EngineRegistry& registry)
     registry.set_device_count(cuda_device_count);
     registry.add({"direct-gpu", true,
                   [](const EngineConfig& c) {
+                      if (c.device >= 0) select_cuda_device(c.device);
                       return std::make_unique<DirectGpuEngine>(c.gravity, precision_by_name(c.precision));
                   },
                   [](const EngineConfig& c) {
+                      if (c.device >= 0) select_cuda_device(c.device);
                       return std::make_unique<HermiteGpuEngine>(c.gravity, precision_by_name(c.precision));
                   },
                   [](const EngineConfig& c) {
                       return std::make_unique<GrapeGpuEngine>(precision_by_name(c.precision), c.device);
                   }});
     registry.add({"tree-gpu", true,
-                  [](const EngineConfig& c) { return std::make_unique<TreeGpuEngine>(tree_params(c), c.gravity); },
+                  [](const EngineConfig& c) {
+                      if (c.device >= 0) select_cuda_device(c.device);
+                      return std::make_unique<TreeGpuEngine>(tree_params(c), c.gravity);
+                  },
                   nullptr});
 }
 

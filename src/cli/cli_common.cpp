@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "engines/engines.hpp"
+#include "parallel/communicator.hpp"
 #include "tree/mac.hpp"
 
 namespace grove {
@@ -93,6 +94,9 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
     if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
     if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
+    // Under mpirun, one GPU per rank on each node (README "Several processes").
+    const Communicator& comm = Communicator::world();
+    if (comm.size() > 1 && engines().device_count() > 0) o.device = comm.local_rank() % engines().device_count();
     return o;
 }
 

@@ -45,6 +45,7 @@ class EngineRegistry {
     void set_device_count(std::function<int()> device_count);
 
     bool gpu_available() const;
+    int device_count() const { return device_count_ ? device_count_() : 0; }
     bool has(const std::string& name) const;
 
     // "direct" / "tree" -> "direct-gpu" / "tree-gpu" when a GPU is visible, else the -cpu engine;

@@ -16,6 +16,8 @@ class Communicator {
     int rank() const { return rank_; }
     int size() const { return size_; }
     bool is_root() const { return rank_ == 0; }
+    // This rank's number among the ranks on its node (its GPU is local_rank % GPUs).
+    int local_rank() const { return local_rank_; }
     // Every rank's `counts[r]` values gathered in rank order into `out` on all ranks.
     void all_gather(const double* mine, std::size_t count, const std::vector<std::size_t>& counts, double* out) const;
     // The largest of every rank's value, on all ranks.
@@ -29,7 +31,7 @@ class Communicator {
 
   private:
     Communicator();
-    int rank_ = 0, size_ = 1;
+    int rank_ = 0, size_ = 1, local_rank_ = 0;
     bool initialised_ = false;
 };
 
