@@ -4,6 +4,7 @@
 // the host applies G (tree/store_forces.hpp).
 #include "gpu/tree_gpu.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -51,7 +52,8 @@ struct TreeGpuEngine::Impl {
     int num_particles = 0, num_nodes = 0, num_groups = 0;
     bool uploaded = false, evaluated = false;
     long long total_nodes = 0, total_leaves = 0;
-    AccelerationEstimate estimate; // the relative criterion's |a| (tree/acceleration_estimate.hpp)
+    AccelerationEstimate estimate;        // the relative criterion's |a| (tree/acceleration_estimate.hpp)
+    int share_index = 0, share_count = 1; // set_share
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -130,9 +132,20 @@ struct TreeGpuEngine::Impl {
         times.clear();
         if (first_pass_seconds >= 0) times.emplace_back("first pass", first_pass_seconds);
         if (n == 0) return;
-        const auto g = static_cast<std::size_t>(num_groups);
+        const auto g_all = static_cast<std::size_t>(num_groups);
+        // This share's groups (set_share: those whose first particle lies in the share's equal
+        // part of the particles); the walk and the evaluation see only them.
+        auto first_group = [&](long long share) {
+            const long long first_particle = static_cast<long long>(n) * share / share_count;
+            return static_cast<std::size_t>(
+                std::partition_point(loaded->groups.begin(), loaded->groups.end(),
+                                     [&](const Group<double>& gr) { return gr.range.begin < first_particle; }) -
+                loaded->groups.begin());
+        };
+        const std::size_t g_first = first_group(share_index), g_last = first_group(share_index + 1);
+        const std::size_t g = g_last - g_first;
         if (relative) { // the groups' scales from the estimate, on the host
-            host.mac_scale.reserve(g, "tree group scales");
+            host.mac_scale.reserve(g_all, "tree group scales");
             fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
         }
         d_node_count.reserve(g + 1, "node-list counts");
@@ -157,13 +170,17 @@ struct TreeGpuEngine::Impl {
         gpu::launch_opening_radii(num_nodes, dev.size.data(), dev.com_offset.data(), static_cast<float>(theta),
                                   dev.r_open2.data(), stream);
         if (relative) {
-            CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(), g * sizeof(float),
+            CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(), g_all * sizeof(float),
                                        cudaMemcpyHostToDevice, stream));
             gpu::launch_relative_radii(num_nodes, dev.size.data(), dev.com_mass.data(),
                                        static_cast<float>(criterion.alpha), dev.r_rel2.data(), stream);
             view.r_rel2 = dev.r_rel2.data();
-            view.mac_scale = dev.mac_scale.data();
+            view.mac_scale = dev.mac_scale.data() + g_first;
         }
+        view.groups += g_first;
+        view.num_groups = static_cast<std::int32_t>(g);
+        if (share_count > 1) // the particles of other shares get zero
+            CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
         CUDA_CHECK(cudaEventRecord(events[1], stream));
         gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[2], stream));
@@ -276,6 +293,14 @@ void TreeGpuEngine::load(Octree& tree)
 void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)
 {
     evaluate(criterion, out);
+}
+
+bool TreeGpuEngine::set_share(int index, int count)
+{
+    if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-gpu: share index out of range");
+    impl_->share_index = index;
+    impl_->share_count = count;
+    return true;
 }
 
 TreeStats TreeGpuEngine::loaded_statistics() const

@@ -37,6 +37,9 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     PhaseTimes last_phase_times() const override;
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override;
+    // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole
+    // groups); the other particles get zero. Statistics and download_lists then cover the share.
+    bool set_share(int index, int count) override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative
     // criterion without an estimate for this N first runs a geometric pass and keeps its result.

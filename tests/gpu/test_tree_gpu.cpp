@@ -238,3 +238,25 @@ TEST_CASE("device and pinned buffers grow with headroom and name what did not fi
     CHECK(h[999] == 1.5f);
     CHECK_THROWS_WITH(h.reserve(std::size_t{1} << 58, "test host"), Catch::Contains("test host"));
 }
+
+TEST_CASE("tree-gpu shares of the groups add up to the whole, bit for bit", "[gpu][tree]")
+{
+    const ParticleSet p = test::clustered_particles(30000, 12);
+    Forces whole;
+    TreeGpuEngine(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01}).compute(p.pos, p.mass, whole);
+    for (const int count : {2, 3}) {
+        INFO(count << " shares");
+        Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, p.pos.cols());
+        Eigen::VectorXd pot = Eigen::VectorXd::Zero(p.mass.size());
+        for (int index = 0; index < count; ++index) {
+            TreeGpuEngine engine(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01});
+            REQUIRE(engine.set_share(index, count));
+            Forces part;
+            engine.compute(p.pos, p.mass, part);
+            acc += part.acc;
+            pot += part.pot;
+        }
+        CHECK(acc == whole.acc);
+        CHECK(pot == whole.pot);
+    }
+}
