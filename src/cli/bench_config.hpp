@@ -7,7 +7,7 @@
 namespace grove {
 
 struct BenchConfig {
-    std::string what;                    // direct | hermite | tree | tree-build
+    std::string what;                    // direct | hermite | tree | tree-build | step | scaling
     std::string build_sizes = "1e5,1e6"; // tree-build: particle counts
     int nleaf = 64, ncrit = 64;
     std::string sizes = "14:20"; // direct, hermite: log2 N range for all-on-all runs

@@ -37,15 +37,15 @@ const char* phase_place(const std::string& name)
     return "host";
 }
 
-ParticleSet make_model(const std::string& model, std::size_t n)
+} // namespace
+
+ParticleSet make_bench_model(const std::string& model, std::size_t n)
 {
     if (model == "plummer") return make_plummer(n, 1);
     if (model == "galaxy") return make_galaxy(n, 1, GalaxyParams{});
     if (model == "uniform") return make_uniform_cube(n, 1, false);
     throw std::runtime_error("--model takes plummer, galaxy or uniform (got '" + model + "')");
 }
-
-} // namespace
 
 int bench_step(const BenchConfig& c)
 {
@@ -54,7 +54,7 @@ int bench_step(const BenchConfig& c)
     if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
     if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
-    ParticleSet p = make_model(c.model, static_cast<std::size_t>(c.n));
+    ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
     const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
     if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
 

@@ -2,10 +2,17 @@
 // with the energy error at the end and the force errors of the first step.
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #include "cli/bench_config.hpp"
+#include "core/particles.hpp"
 
 namespace grove {
 
 int bench_step(const BenchConfig& config);
+
+// The benchmarks' models: plummer (Henon units), galaxy (GADGET units) or uniform, seed 1.
+ParticleSet make_bench_model(const std::string& model, std::size_t n);
 
 } // namespace grove

@@ -7,10 +7,12 @@
 
 #include "cli/bench_config.hpp"
 #include "cli/bench_gpu.hpp"
+#include "cli/bench_scaling.hpp"
 #include "cli/bench_step.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/ic_models.hpp"
+#include "parallel/communicator.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
 #include "tree/mac.hpp"
@@ -143,14 +145,18 @@ int command_bench(int argc, char** argv)
         "sample", "tree: particles whose error is measured against direct summation",
         cxxopts::value<int>()->default_value("16384"));
     options.parse_positional({"what"});
-    options.positional_help("direct|hermite|tree|tree-build|step");
+    options.positional_help("direct|hermite|tree|tree-build|step|scaling");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     const BenchConfig c = bench_config(*parsed);
+    if (Communicator::world().size() > 1 && c.what != "scaling")
+        throw std::runtime_error("under mpirun, grove bench runs only `scaling`");
+    if (c.what == "scaling") return bench_scaling(c);
     if (c.what == "tree-build") return bench_tree_build(c);
     if (c.what == "step") return bench_step(c);
     if (c.what != "direct" && c.what != "tree" && c.what != "hermite")
-        throw std::runtime_error("grove bench: say what to benchmark: direct, hermite, tree, tree-build or step");
+        throw std::runtime_error(
+            "grove bench: say what to benchmark: direct, hermite, tree, tree-build, step or scaling");
     return bench_gpu(c.what, c);
 }
 

@@ -10,6 +10,19 @@
 
 namespace grove {
 
+struct Communicator::Handle {
+#if defined(GROVE_HAVE_MPI)
+    MPI_Comm comm = MPI_COMM_WORLD;
+    bool owned = false;
+    ~Handle()
+    {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (owned && !finalized) MPI_Comm_free(&comm);
+    }
+#endif
+};
+
 Communicator& Communicator::world()
 {
     static Communicator c;
@@ -30,6 +43,7 @@ Communicator::Communicator()
         MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
         initialised_ = true;
     }
+    handle_ = std::make_shared<Handle>();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm node;
@@ -57,7 +71,7 @@ void Communicator::all_gather(const double* mine, std::size_t count, const std::
         at += counts[static_cast<std::size_t>(r)];
     }
     MPI_Allgatherv(mine, static_cast<int>(count), MPI_DOUBLE, out, sizes.data(), offsets.data(), MPI_DOUBLE,
-                   MPI_COMM_WORLD);
+                   handle_->comm);
 #endif
 }
 
@@ -65,7 +79,7 @@ int Communicator::max(int value) const
 {
     if (size_ == 1) return value;
 #if defined(GROVE_HAVE_MPI)
-    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, handle_->comm);
 #endif
     return value;
 }
@@ -77,7 +91,7 @@ void Communicator::sum(double* values, std::size_t count) const
     constexpr std::size_t kChunk = std::size_t{1} << 28; // MPI counts are int
     for (std::size_t at = 0; at < count; at += kChunk)
         MPI_Allreduce(MPI_IN_PLACE, values + at, static_cast<int>(std::min(kChunk, count - at)), MPI_DOUBLE, MPI_SUM,
-                      MPI_COMM_WORLD);
+                      handle_->comm);
 #endif
 }
 
@@ -89,6 +103,38 @@ void Communicator::abort(const std::string& message, int status) const
     if (size_ > 1) MPI_Abort(MPI_COMM_WORLD, status);
 #endif
     std::_Exit(status);
+}
+
+std::unique_ptr<Communicator> Communicator::first(int count) const
+{
+    if (count < 1 || count > size_) throw std::invalid_argument("Communicator::first: count out of range");
+    if (size_ == 1) {
+        std::unique_ptr<Communicator> c(new Communicator(*this));
+        c->initialised_ = false; // only the world finalises
+        return c;
+    }
+#if defined(GROVE_HAVE_MPI)
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(handle_->comm, rank_ < count ? 0 : MPI_UNDEFINED, rank_, &sub);
+    if (sub == MPI_COMM_NULL) return nullptr;
+    std::unique_ptr<Communicator> c(new Communicator(*this));
+    c->handle_ = std::make_shared<Handle>();
+    c->handle_->comm = sub;
+    c->handle_->owned = true;
+    MPI_Comm_rank(sub, &c->rank_);
+    MPI_Comm_size(sub, &c->size_);
+    c->initialised_ = false; // only the world finalises
+    return c;
+#else
+    return nullptr;
+#endif
+}
+
+void Communicator::barrier() const
+{
+#if defined(GROVE_HAVE_MPI)
+    if (size_ > 1) MPI_Barrier(handle_->comm);
+#endif
 }
 
 void Communicator::finalize()

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,16 @@ class Communicator {
     // a failure on one rank never leaves the others waiting.
     [[noreturn]] void abort(const std::string& message, int status) const;
     void finalize();
+    // The first `count` ranks as a communicator of their own (a scaling benchmark's subsets),
+    // made by every rank of this one; the others get an empty result.
+    std::unique_ptr<Communicator> first(int count) const;
+    // Waits for every rank.
+    void barrier() const;
 
   private:
     Communicator();
+    struct Handle; // the MPI communicator, where there is one
+    std::shared_ptr<Handle> handle_;
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     bool initialised_ = false;
 };

@@ -81,7 +81,20 @@ TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi
     CHECK_THAT(log, Catch::Contains("(rank 1): error:") && Catch::Contains("missing.hdf5"));
     // Commands that do not spread their work yet are refused at once, on every rank.
     CHECK(run(kMpirun + "-np 2 " + exe + " info " + in, &log) != 0);
-    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces` and `grove run`"));
+    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces`, `grove run` and `grove bench scaling`"));
+}
+
+TEST_CASE("grove bench scaling prints time, speed-up and efficiency per rank count", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    std::string log;
+    REQUIRE(run(kMpirun + "-np 3 " + std::string(GROVE_EXE) + " bench scaling --engine tree-cpu -n 4000 --repeat 1",
+                &log) == 0);
+    INFO(log);
+    CHECK_THAT(log, Catch::Contains("| 1 | ") && Catch::Contains("| 1.00 | 100 % |") && Catch::Contains("| 2 | ") &&
+                        Catch::Contains("| 3 | "));
+    CHECK(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + " bench step", &log) != 0);
+    CHECK_THAT(log, Catch::Contains("grove bench runs only `scaling`"));
 }
 
 TEST_CASE("a leapfrog run on 2 ranks, restarted on 3, ends as the one-process run, bit for bit", "[mpi][slow]")

@@ -1,0 +1,11 @@
+// grove bench scaling (under mpirun): force computation time, speed-up and efficiency on 1, 2, 4,
+// ... and all ranks of the job.
+#pragma once
+
+#include "cli/bench_config.hpp"
+
+namespace grove {
+
+int bench_scaling(const BenchConfig& config);
+
+} // namespace grove
