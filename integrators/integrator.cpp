@@ -132,7 +132,7 @@ class HermiteIntegrator final : public Integrator {
 } // namespace
 
 std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const EngineRegistry& engines,
-                                            const ForceEngineWrapper& wrap)
+                                            const ForceEngineWrapper& wrap, const HermiteEngineWrapper& wrap_hermite)
 {
     if (c.integrator == "leapfrog") {
         auto engine = engines.make_force(c.engine);
@@ -142,7 +142,8 @@ std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const Eng
         const int order = c.integrator == "hermite6" ? 6 : 4;
         // The start-up criterion eta_start |a| / |j| keeps the 4th order's scale for both.
         const double eta_start = order == 6 ? 0.01 : c.eta;
-        return std::make_unique<HermiteIntegrator>(engines.make_hermite(c.engine, "--integrator " + c.integrator),
+        auto engine = engines.make_hermite(c.engine, "--integrator " + c.integrator);
+        return std::make_unique<HermiteIntegrator>(wrap_hermite ? wrap_hermite(std::move(engine)) : std::move(engine),
                                                    HermiteParams{c.eta, eta_start, c.dt_max, 0x1.0p-40, order});
     }
     throw std::runtime_error("unknown --integrator '" + c.integrator + "' (use leapfrog, hermite or hermite6)");

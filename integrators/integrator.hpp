@@ -56,8 +56,11 @@ struct IntegratorConfig {
 // unknown integrator, an engine it cannot run on, or bad parameters.
 // `wrap`, when given, takes the leapfrog's force engine and returns the one to use (an MPI job
 // spreads it over its processes: parallel/distributed_engine.hpp).
+// `wrap_hermite` likewise for the Hermite integrators' engine.
 using ForceEngineWrapper = std::function<std::unique_ptr<ForceEngine>(std::unique_ptr<ForceEngine>)>;
+using HermiteEngineWrapper = std::function<std::unique_ptr<HermiteEngine>(std::unique_ptr<HermiteEngine>)>;
 std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& config, const EngineRegistry& engines,
-                                            const ForceEngineWrapper& wrap = nullptr);
+                                            const ForceEngineWrapper& wrap = nullptr,
+                                            const HermiteEngineWrapper& wrap_hermite = nullptr);
 
 } // namespace grove

@@ -21,6 +21,7 @@
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
 #include "parallel/distributed_engine.hpp"
+#include "parallel/distributed_hermite.hpp"
 
 namespace grove {
 
@@ -107,9 +108,6 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
     // Under mpirun every rank computes; the first one alone owns the directory and writes.
     const Communicator& comm = Communicator::world();
     const bool root = comm.is_root();
-    if (hermite && comm.size() > 1)
-        throw std::runtime_error("--integrator " + config.integrator.integrator +
-                                 " does not spread over processes yet; run it as one process");
     std::optional<RunLock> lock;
     if (root) {
         fs::create_directories(dir);
@@ -126,7 +124,8 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         throw std::runtime_error("--G must be a finite number > 0");
     if (root) report_engine_choice(ic.engine.engine);
     const std::unique_ptr<Integrator> integrator = make_integrator(
-        ic, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm); });
+        ic, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm); },
+        [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm); });
     const std::string engine_name = integrator->engine_name();
     for (const auto& [key, value] : config.recorded) p.run_parameters[key] = value;
     p.run_parameters["run.engine_used"] = engine_name;
@@ -234,6 +233,9 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         const bool snapshot_due = p.time >= next_snapshot - 1e-6 * interval || last;
         // A signal stops every rank after the same step, or some would wait for the others forever.
         const int stop_signal = comm.max(static_cast<int>(g_stop_signal));
+        const bool log_due = s % log_every == 0 || last || snapshot_due;
+        // Hermite's potentials are a force evaluation: every rank takes part.
+        if (log_due) integrator->synchronize(p);
         if (!root) {
             if (snapshot_due) {
                 ++snapshot_index;
@@ -242,8 +244,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
             if (stop_signal && !last) return 128 + stop_signal;
             continue;
         }
-        if (s % log_every == 0 || last || snapshot_due) {
-            integrator->synchronize(p);
+        if (log_due) {
             const auto t0 = WallClock::now();
             const double de = log_line(s);
             diagnostics_seconds += seconds_since(t0);

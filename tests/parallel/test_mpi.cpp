@@ -97,26 +97,40 @@ TEST_CASE("grove bench scaling prints time, speed-up and efficiency per rank cou
     CHECK_THAT(log, Catch::Contains("grove bench runs only `scaling`"));
 }
 
-TEST_CASE("a leapfrog run on 2 ranks, restarted on 3, ends as the one-process run, bit for bit", "[mpi][slow]")
+TEST_CASE("runs on 2 ranks, restarted on 3, end as the one-process run, bit for bit", "[mpi][slow]")
 {
     if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
     namespace fs = std::filesystem;
     const std::string in = test::scratch_path("mpi_plummer.hdf5"), exe = GROVE_EXE;
-    const std::string one = test::scratch_path("mpi_run_one"), many = test::scratch_path("mpi_run_many");
-    fs::remove_all(one);
-    fs::remove_all(many);
-    write_snapshot(in, make_plummer(3000, 4));
-    const std::string args = " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.05";
-    std::string log;
-    REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.1", &log) == 0);
-    REQUIRE(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + many + args + " --t-end 0.05", &log) == 0);
-    INFO(log);
-    REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + many + " --t-end 0.1", &log) == 0);
-    const ParticleSet a = read_snapshot(one + "/snapshot_0002.hdf5"), b = read_snapshot(many + "/snapshot_0002.hdf5");
-    CHECK(a.time == b.time);
-    CHECK(a.pos == b.pos);
-    CHECK(a.vel == b.vel);
-    // One directory written once: the other ranks write nothing.
-    CHECK(fs::exists(many + "/checkpoint.hdf5"));
-    CHECK_FALSE(fs::exists(many + "/snapshot_0003.hdf5"));
+    write_snapshot(in, make_plummer(1500, 4));
+    struct Case {
+        const char* name;
+        std::string args, half, full;
+    };
+    for (const Case& c :
+         {Case{"leapfrog", " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.05", "0.05", "0.1"},
+          Case{"hermite6",
+               " --integrator hermite6 --engine direct-cpu --eps 0.01 --dt-max 0.0625 "
+               "--snapshot-every 0.125",
+               "0.125", "0.25"}}) {
+        INFO(c.name);
+        const std::string one = test::scratch_path(std::string("mpi_run_one_") + c.name),
+                          many = test::scratch_path(std::string("mpi_run_many_") + c.name);
+        fs::remove_all(one);
+        fs::remove_all(many);
+        std::string log;
+        REQUIRE(run(exe + " run " + in + " -o " + one + c.args + " --t-end " + c.full, &log) == 0);
+        REQUIRE(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + many + c.args + " --t-end " + c.half, &log) ==
+                0);
+        INFO(log);
+        REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + many + " --t-end " + c.full, &log) == 0);
+        const ParticleSet a = read_snapshot(one + "/snapshot_0002.hdf5"),
+                          b = read_snapshot(many + "/snapshot_0002.hdf5");
+        CHECK(a.time == b.time);
+        CHECK(a.pos == b.pos);
+        CHECK(a.vel == b.vel);
+        // One directory written once: the other ranks write nothing.
+        CHECK(fs::exists(many + "/checkpoint.hdf5"));
+        CHECK_FALSE(fs::exists(many + "/snapshot_0003.hdf5"));
+    }
 }
