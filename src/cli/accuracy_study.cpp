@@ -16,6 +16,7 @@
 #include "core/hdf5_file.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
+#include "parallel/distributed_engine.hpp"
 #include "tree/build.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_sweep.hpp"
@@ -200,6 +201,7 @@ template <class Evaluate> TargetSearch search_parameter(MacKind mac, const Error
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
     if (o.values.empty()) throw std::runtime_error("accuracy: no theta or alpha given");
+    const Communicator& comm = Communicator::world();
     AccuracyStudy study;
     study.n = p.size();
     const GravityParams gravity{o.G, o.eps};
@@ -216,7 +218,8 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     config.engine = o.direct_engine;
     auto t0 = WallClock::now();
     {
-        auto direct = engines().make_force(config);
+        // Under mpirun the reference is shared out by targets (parallel/distributed_engine.hpp).
+        auto direct = distribute(engines().make_force(config), comm);
         if (sampled)
             direct->compute_subset(p.pos, p.mass, study.targets, ref);
         else
@@ -238,6 +241,14 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     const auto engine = engines().make_force(config);
     auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
     if (!sweep) throw std::runtime_error("accuracy: " + o.tree_engine + " cannot evaluate a built tree");
+    // Under mpirun each rank evaluates its share of the groups; the shares are summed after each
+    // evaluation (each particle's force comes from one rank: the sums are exact).
+    if (comm.size() > 1 && !engine->set_share(comm.rank(), comm.size()))
+        throw std::runtime_error("accuracy: " + o.tree_engine + " cannot share its work between processes");
+    auto combine = [&](Forces& f) {
+        comm.sum(f.acc.data(), static_cast<std::size_t>(f.acc.size()));
+        comm.sum(f.pot.data(), static_cast<std::size_t>(f.pot.size()));
+    };
     sweep->load(tree); // the GPU engine allocates its buffers here
     t0 = WallClock::now();
     sweep->load(tree);
@@ -248,6 +259,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         Forces first;
         t0 = WallClock::now();
         sweep->evaluate_loaded(OpeningCriterion::geometric(kFirstPassTheta), first);
+        combine(first);
         engine->set_acceleration_estimate(first.acc);
         study.first_pass_seconds = seconds_since(t0);
     }
@@ -259,13 +271,22 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         for (int k = 0; k < std::max(1, o.repeat); ++k) {
             t0 = WallClock::now();
             sweep->evaluate_loaded(o.criterion(value), f);
+            combine(f);
             times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());
         r.evaluate_seconds = times[times.size() / 2];
         r.stats = sweep->loaded_statistics();
+        // Each rank counted its share of the lists; the counts are over all particles, so they add.
+        double counts[4] = {r.stats.nodes_per_group, r.stats.leaves_per_group, r.stats.node_interactions_per_particle,
+                            r.stats.leaf_interactions_per_particle};
+        comm.sum(counts, 4);
+        r.stats.nodes_per_group = counts[0];
+        r.stats.leaves_per_group = counts[1];
+        r.stats.node_interactions_per_particle = counts[2];
+        r.stats.leaf_interactions_per_particle = counts[3];
         r.errors = summarize_errors(p, study.targets, f.acc, f.pot, ref.acc, ref.pot);
-        std::fprintf(stderr, "  %s %.4g done\n", OpeningCriterion{o.mac}.parameter_name(), value);
+        if (comm.is_root()) std::fprintf(stderr, "  %s %.4g done\n", OpeningCriterion{o.mac}.parameter_name(), value);
         return r;
     };
     for (double value : o.values) study.results.push_back(evaluate(value));

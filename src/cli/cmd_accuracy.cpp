@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
+#include "parallel/communicator.hpp"
 
 namespace grove {
 
@@ -74,10 +75,13 @@ int run_accuracy(const AccuracyCommand& c)
     AccuracyOptions o = c.options;
     if (!c.G_given) o.G = p.units.G;
     if (!(o.G > 0)) throw std::runtime_error("--G must be > 0");
-    std::fprintf(stderr, "grove accuracy: %zu particles, %s against %s (double)%s\n", p.size(), o.tree_engine.c_str(),
-                 o.direct_engine.c_str(), o.sample ? ", sampled" : "");
+    const Communicator& comm = Communicator::world();
+    if (comm.is_root())
+        std::fprintf(stderr, "grove accuracy: %zu particles, %s against %s (double)%s\n", p.size(),
+                     o.tree_engine.c_str(), o.direct_engine.c_str(), o.sample ? ", sampled" : "");
     const AccuracyStudy s = run_accuracy_study(p, o);
     const std::string& out = c.output;
+    if (!comm.is_root()) return 0; // every rank has the study; the first writes it
     write_accuracy_hdf5(out, s, o, in);
 
     std::printf("%s: N = %zu, compared %zu, eps %g, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "

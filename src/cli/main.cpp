@@ -56,9 +56,9 @@ int main(int argc, char** argv)
         try {
             // Under mpirun: the commands that spread their work; the others are refused at once.
             if (comm.size() > 1 && std::strcmp(c.name, "forces") != 0 && std::strcmp(c.name, "run") != 0 &&
-                std::strcmp(c.name, "bench") != 0)
-                throw std::runtime_error("runs as one process; under mpirun only `grove forces`, `grove run` and "
-                                         "`grove bench scaling` spread their work so far");
+                std::strcmp(c.name, "accuracy") != 0 && std::strcmp(c.name, "bench") != 0)
+                throw std::runtime_error("runs as one process; under mpirun only `grove forces`, `grove run`, "
+                                         "`grove accuracy` and `grove bench scaling` spread their work");
             const int status = c.run(argc - 1, argv + 1);
             comm.finalize();
             return status;

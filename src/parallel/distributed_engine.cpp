@@ -25,19 +25,28 @@ void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& o
         comm_.sum(out.pot.data(), n);
         return;
     }
-    // Contiguous shares of the particles, the first n % ranks one larger.
+    std::vector<std::int32_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
+    compute_subset(pos, mass, all, out);
+}
+
+void DistributedForceEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                                            Forces& out)
+{
+    // Contiguous shares of the targets, the first m % ranks one larger.
+    const std::size_t m = targets.size(), ranks = static_cast<std::size_t>(comm_.size());
     std::vector<std::size_t> counts(ranks), first(ranks + 1, 0);
     for (std::size_t r = 0; r < ranks; ++r) {
-        counts[r] = n / ranks + (r < n % ranks ? 1 : 0);
+        counts[r] = m / ranks + (r < m % ranks ? 1 : 0);
         first[r + 1] = first[r] + counts[r];
     }
     const auto me = static_cast<std::size_t>(comm_.rank());
-    std::vector<std::int32_t> mine(counts[me]);
-    for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = static_cast<std::int32_t>(first[me] + k);
+    const std::vector<std::int32_t> mine(targets.begin() + static_cast<std::ptrdiff_t>(first[me]),
+                                         targets.begin() + static_cast<std::ptrdiff_t>(first[me + 1]));
     Forces part;
     engine_->compute_subset(pos, mass, mine, part); // throws, naming the engine, if it cannot
-    out.acc.resize(3, static_cast<Eigen::Index>(n));
-    out.pot.resize(static_cast<Eigen::Index>(n));
+    out.acc.resize(3, static_cast<Eigen::Index>(m));
+    out.pot.resize(static_cast<Eigen::Index>(m));
     std::vector<std::size_t> counts3(ranks);
     for (std::size_t r = 0; r < ranks; ++r) counts3[r] = 3 * counts[r];
     comm_.all_gather(part.acc.data(), 3 * mine.size(), counts3, out.acc.data());

@@ -20,6 +20,9 @@ class DistributedForceEngine final : public ForceEngine {
     DistributedForceEngine(std::unique_ptr<ForceEngine> engine, const Communicator& comm);
     std::string name() const override;
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    // Shares of the targets (engines with compute_subset: the direct ones).
+    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+                        Forces& out) override;
     PhaseTimes last_phase_times() const override { return engine_->last_phase_times(); }
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { engine_->set_acceleration_estimate(acc); }
 

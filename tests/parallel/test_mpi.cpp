@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
@@ -81,7 +83,34 @@ TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi
     CHECK_THAT(log, Catch::Contains("(rank 1): error:") && Catch::Contains("missing.hdf5"));
     // Commands that do not spread their work yet are refused at once, on every rank.
     CHECK(run(kMpirun + "-np 2 " + exe + " info " + in, &log) != 0);
-    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces`, `grove run` and `grove bench scaling`"));
+    CHECK_THAT(log, Catch::Contains("under mpirun only `grove forces`, `grove run`, `grove accuracy`"));
+}
+
+TEST_CASE("grove accuracy on 2 ranks writes the one-process table", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string in = test::scratch_path("mpi_acc_galaxy.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, make_galaxy(3000, 2, GalaxyParams{}));
+    const std::string args = " --engine tree-cpu --eps 0.05 --sample 500 --theta 0.4,0.7 --mac geometric";
+    std::string one, two;
+    REQUIRE(run(exe + " accuracy " + in + args + " -o " + test::scratch_path("mpi_acc_one.hdf5"), &one) == 0);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " accuracy " + in + args + " -o " + test::scratch_path("mpi_acc_two.hdf5"),
+                &two) == 0);
+    // The error and count columns agree; the timing columns (the last three) differ.
+    auto rows = [](const std::string& text) {
+        std::vector<std::string> out;
+        std::stringstream ss(text);
+        for (std::string line; std::getline(ss, line);)
+            if (line.rfind("| 0.", 0) == 0) {
+                std::size_t cut = line.size();
+                for (int k = 0; k < 4; ++k) cut = line.rfind(" | ", cut - 1);
+                out.push_back(line.substr(0, cut));
+            }
+        return out;
+    };
+    INFO(one << two);
+    REQUIRE(rows(one).size() == 8); // 2 values x (all, halo, disk, bulge)
+    CHECK(rows(one) == rows(two));
 }
 
 TEST_CASE("grove bench scaling prints time, speed-up and efficiency per rank count", "[mpi][slow]")
