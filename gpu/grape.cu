@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/grape_engine.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
@@ -53,14 +54,12 @@ __global__ void predict_kernel(int n, double t, JMemory m, D4* xp, D4* vp, float
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const D4 x = m.xm[i], v = m.vt[i], a2 = m.a2[i], j6 = m.j6[i], k18 = m.k18[i];
-    const double dt = t - v.w;
     const double mass = m.name[i] < 0 ? 0.0 : x.w;
-    const double px = x.x + dt * (v.x + dt * (a2.x + dt * (j6.x + dt * 0.75 * k18.x)));
-    const double py = x.y + dt * (v.y + dt * (a2.y + dt * (j6.y + dt * 0.75 * k18.y)));
-    const double pz = x.z + dt * (v.z + dt * (a2.z + dt * (j6.z + dt * 0.75 * k18.z)));
-    const double qx = v.x + dt * (2 * a2.x + dt * (3 * j6.x + dt * 3 * k18.x));
-    const double qy = v.y + dt * (2 * a2.y + dt * (3 * j6.y + dt * 3 * k18.y));
-    const double qz = v.z + dt * (2 * a2.z + dt * (3 * j6.z + dt * 3 * k18.z));
+    const double xs[3] = {x.x, x.y, x.z}, vs[3] = {v.x, v.y, v.z}, as[3] = {a2.x, a2.y, a2.z},
+                 js[3] = {j6.x, j6.y, j6.z}, ks[3] = {k18.x, k18.y, k18.z};
+    double p[3], q[3];
+    grape6_predict(t - v.w, xs, vs, as, js, ks, p, q);
+    const double px = p[0], py = p[1], pz = p[2], qx = q[0], qy = q[1], qz = q[2];
     if (xp) {
         xp[i] = D4{px, py, pz, mass};
         vp[i] = D4{qx, qy, qz, 0.0};

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host_device.hpp"
+
 namespace grove {
 
 // One j-particle as GRAPE-6 takes it: the predictor's coefficients a/2, j/6 and s/18.
@@ -20,15 +22,21 @@ struct GrapeJParticle {
     std::int64_t name = -1; // the client's index; -1: an empty slot (mass 0, never a neighbour)
 };
 
-// GRAPE-6's predictor to time t: x + v dt + a2 dt^2 + j6 dt^3 + (3/4) k18 dt^4 and
+// GRAPE-6's predictor dt after the particle's time: x + v dt + a2 dt^2 + j6 dt^3 + (3/4) k18 dt^4 and
 // v + 2 a2 dt + 3 j6 dt^2 + 3 k18 dt^3 (k18 = s/18, so these are s/24 and s/6: the Taylor terms).
+// One formula for the CPU engine and the GPU prediction kernel (gpu/grape.cu).
+HOST_DEVICE inline void grape6_predict(double dt, const double x[3], const double v[3], const double a2[3],
+                                       const double j6[3], const double k18[3], double xp[3], double vp[3])
+{
+    for (int d = 0; d < 3; ++d) {
+        xp[d] = x[d] + dt * (v[d] + dt * (a2[d] + dt * (j6[d] + dt * 0.75 * k18[d])));
+        vp[d] = v[d] + dt * (2 * a2[d] + dt * (3 * j6[d] + dt * 3 * k18[d]));
+    }
+}
+
 inline void grape6_predict(const GrapeJParticle& p, double t, double x[3], double v[3])
 {
-    const double dt = t - p.t;
-    for (int d = 0; d < 3; ++d) {
-        x[d] = p.x[d] + dt * (p.v[d] + dt * (p.a2[d] + dt * (p.j6[d] + dt * 0.75 * p.k18[d])));
-        v[d] = p.v[d] + dt * (2 * p.a2[d] + dt * (3 * p.j6[d] + dt * 3 * p.k18[d]));
-    }
+    grape6_predict(t - p.t, p.x, p.v, p.a2, p.j6, p.k18, x, v);
 }
 
 struct GrapeIParticles {
