@@ -303,6 +303,7 @@ TEST_CASE("legacy clients link with one -l flag and conserve energy as grove's o
 
     // C, GRAPE-6 names, block steps.
     std::string r = run_capture("cc -O2 -I" + inc + " " + src + "hermite_g6.c -o " + d + "/hermite_c" + link6 + " -lm");
+    INFO(r);
     REQUIRE(r.empty());
     r = run_capture(d + "/hermite_c " + input + " " + std::to_string(t_end) + " " + std::to_string(eta) + " " +
                     std::to_string(dt_max) + " " + std::to_string(eps));
@@ -333,6 +334,7 @@ TEST_CASE("legacy clients link with one -l flag and conserve energy as grove's o
     if (run_capture("gfortran --version").find("FAILED") != std::string::npos)
         GROVE_SKIP_TEST("gfortran missing: the Fortran client was not checked");
     r = run_capture("gfortran -O2 " + src + "hermite_g6.f90 -o " + d + "/hermite_f" + link6);
+    INFO(r);
     REQUIRE(r.empty());
     r = run_capture(d + "/hermite_f " + input + " " + std::to_string(t_end) + " " + std::to_string(eta) + " " +
                     std::to_string(dt_max) + " " + std::to_string(eps));
@@ -345,6 +347,7 @@ TEST_CASE("legacy clients link with one -l flag and conserve energy as grove's o
 
     // C, GRAPE-5 names, leapfrog; against grove's leapfrog on direct summation.
     r = run_capture("cc -O2 -I" + inc + " " + src + "leapfrog_g5.c -o " + d + "/leapfrog_c" + link5 + " -lm");
+    INFO(r);
     REQUIRE(r.empty());
     const double dt = 1.0 / 128;
     r = run_capture(d + "/leapfrog_c " + input + " " + std::to_string(t_end) + " " + std::to_string(dt) + " " +
@@ -373,9 +376,12 @@ TEST_CASE("legacy clients link with one -l flag and conserve energy as grove's o
 
     // A client with its own C wrappers links, with the shared library and with the static one.
     r = run_capture("cc -O2 " + src + "own_wrappers.c -o " + d + "/own_shared" + link6);
+    INFO(r);
     REQUIRE(r.empty());
     CHECK(run_capture(d + "/own_shared").find("\n0.25 -0.5 2") != std::string::npos);
-    r = run_capture("cc -O2 " + src + "own_wrappers.c -o " + d + "/own_static " + lib + "/libg6.a -lstdc++ -lgomp -lm");
+    r = run_capture("cc -O2 " + src + "own_wrappers.c -o " + d + "/own_static " + lib + "/libg6.a " +
+                    GROVE_GRAPE_LIBS_PRIVATE);
+    INFO(r);
     REQUIRE(r.empty());
     CHECK(run_capture(d + "/own_static").find("\n0.25 -0.5 2") != std::string::npos);
 }
