@@ -295,6 +295,16 @@ void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& o
     evaluate(criterion, out);
 }
 
+bool TreeGpuEngine::take_particle_order(std::vector<std::uint32_t>& order)
+{
+    return impl_->updater.take_order(impl_->tree, order);
+}
+
+void TreeGpuEngine::particles_reordered()
+{
+    impl_->updater.force_rebuild();
+}
+
 bool TreeGpuEngine::set_share(int index, int count)
 {
     if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-gpu: share index out of range");

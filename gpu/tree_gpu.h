@@ -40,6 +40,8 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole
     // groups); the other particles get zero. Statistics and download_lists then cover the share.
     bool set_share(int index, int count) override;
+    bool take_particle_order(std::vector<std::uint32_t>& order) override;
+    void particles_reordered() override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative
     // criterion without an estimate for this N first runs a geometric pass and keeps its result.

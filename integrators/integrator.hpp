@@ -25,11 +25,16 @@ class Integrator {
     // Forces (and whatever else it needs) of the initial particles.
     virtual void start(ParticleSet& particles) = 0;
     // Advances to t, a multiple of interval() after the start; particles' positions, velocities
-    // and time are then those at t.
+    // and time are then those at t, in the order restore_order() describes.
     virtual void advance_to(double t, ParticleSet& particles) = 0;
     // Brings particles.acc and particles.pot to the particles' current time (for diagnostics and
     // snapshots); a no-op where every step computes them.
     virtual void synchronize(ParticleSet& particles) = 0;
+    // Puts the particles back into the order start() or resume() received them in. Between
+    // outputs an integrator may keep them in its engine's order (leapfrog on a tree: Morton
+    // order, so that each build sorts nearly sorted keys); callers call this before they read or
+    // write the particles. Local: no force evaluation, no communication.
+    virtual void restore_order(ParticleSet& /*particles*/) {}
 
     // The state beyond the particles that a bit-identical restart needs. `snapshot` is the copy
     // of the particles the checkpoint stores; an integrator may fill its forces.

@@ -21,6 +21,18 @@ void Leapfrog::compute_forces(ParticleSet& p)
     // Swapped, not copied: at 1e6 particles a copy is a 24 MB pass per step.
     p.acc.swap(forces_.acc);
     p.pot.swap(forces_.pot);
+    if (engine_.take_particle_order(engine_order_)) {
+        const auto moved = std::chrono::steady_clock::now();
+        order_.adopt(p, engine_order_);
+        reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - moved).count();
+    }
+}
+
+void Leapfrog::restore_order(ParticleSet& p)
+{
+    const auto start = std::chrono::steady_clock::now();
+    if (order_.restore(p)) engine_.particles_reordered();
+    reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void Leapfrog::start(ParticleSet& p)
@@ -49,7 +61,9 @@ void Leapfrog::step(ParticleSet& p)
         v[i] += half * a0[i];
         x[i] += dt * v[i];
     }
-    compute_forces(p);
+    compute_forces(p); // may move the particles into the engine's order: fresh pointers below
+    x = p.pos.data();
+    v = p.vel.data();
     const double* a1 = p.acc.data();
     bool finite = true;
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (count > 16384)

@@ -3,7 +3,11 @@
 // evaluation per step; the forces at the end of a step are the next step's first kick.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "core/force_engine.hpp"
+#include "core/particle_order.hpp"
 #include "core/particles.hpp"
 
 namespace grove {
@@ -19,8 +23,15 @@ class Leapfrog {
     // One step: v += a dt/2; x += v dt; a = F(x); v += a dt/2; time += dt. Needs start() first.
     void step(ParticleSet& particles);
 
+    // Between outputs the particles stay in the engine's order (a tree's Morton order, taken
+    // after each evaluation: core/particle_order.hpp). This puts them back into the order start()
+    // or resume() received them in; callers call it before they read or write the particles.
+    // No force evaluation and no communication.
+    void restore_order(ParticleSet& particles);
+
     double dt() const { return dt_; }
-    double force_seconds() const { return force_seconds_; } // wall time inside the engine
+    double force_seconds() const { return force_seconds_; }     // wall time inside the engine
+    double reorder_seconds() const { return reorder_seconds_; } // moving particles into the engine's order
     long long steps() const { return steps_; }
 
   private:
@@ -29,9 +40,11 @@ class Leapfrog {
     ForceEngine& engine_;
     double dt_;
     bool started_ = false;
-    double force_seconds_ = 0;
+    double force_seconds_ = 0, reorder_seconds_ = 0;
     long long steps_ = 0;
     Forces forces_;
+    ParticleOrder order_;
+    std::vector<std::uint32_t> engine_order_;
 };
 
 } // namespace grove

@@ -164,6 +164,7 @@ class Simulation {
         py::gil_scoped_release release;
         for (long long k = 1; k <= n; ++k)
             integrator_->advance_to(t_start_ + static_cast<double>(done + k) * interval, p_);
+        integrator_->restore_order(p_); // Python sees the particles in the order it gave them
         integrator_->synchronize(p_);
     }
     double energy()

@@ -53,11 +53,24 @@ bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const B
     if (rebuild) {
         build_octree_into(tree, pos, mass, params, times);
         since_build_ = 0;
+        order_taken_ = false;
     } else {
         refit_octree(tree, pos, mass, times);
         ++since_build_;
     }
     return rebuild;
+}
+
+bool TreeUpdater::take_order(Octree& tree, std::vector<std::uint32_t>& order)
+{
+    if (order_taken_ || tree.order.empty()) return false;
+    order.swap(tree.order);
+    const auto n = static_cast<std::int64_t>(order.size());
+    tree.order.resize(order.size());
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (std::int64_t k = 0; k < n; ++k) tree.order[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(k);
+    order_taken_ = true;
+    return true;
 }
 
 } // namespace grove

@@ -6,6 +6,9 @@
 // it).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <Eigen/Core>
 
 #include "core/array_views.hpp"
@@ -25,10 +28,17 @@ class TreeUpdater {
     explicit TreeUpdater(int rebuild_every = 1);
     // Returns true when it rebuilt.
     bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
+    // ForceEngine::take_particle_order for the tree: the last build's order, once; the tree then
+    // indexes the particles in that order (its order becomes the identity), so that refits gather
+    // the moved particles correctly.
+    bool take_order(Octree& tree, std::vector<std::uint32_t>& order);
+    // The caller's particles moved otherwise (ForceEngine::particles_reordered): build next time.
+    void force_rebuild() { since_build_ = -1; }
 
   private:
     int rebuild_every_;
-    int since_build_ = -1; // calls since the last build; -1 before the first
+    int since_build_ = -1;    // calls since the last build; -1 before the first
+    bool order_taken_ = true; // the last build's order has been handed over
 };
 
 } // namespace grove

@@ -26,6 +26,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
     bool set_share(int index, int count) override;
+    bool take_particle_order(std::vector<std::uint32_t>& order) override { return updater_.take_order(tree_, order); }
+    void particles_reordered() override { updater_.force_rebuild(); }
 
     // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
     // set here). The relative criterion without an estimate for this N first runs a geometric

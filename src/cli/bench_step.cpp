@@ -105,6 +105,7 @@ int bench_step(const BenchConfig& c)
                 it->second += seconds;
         }
     }
+    integrator->restore_order(p); // the sample's indices are in the model's order
     const double e1 = compute_diagnostics(p, p.pot).total;
     const double de = std::abs((e1 - e0) / e0);
     // What reuse costs: the last step's forces (from a tree refitted `age` times) and a fresh build's

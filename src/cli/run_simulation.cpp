@@ -234,6 +234,13 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         // A signal stops every rank after the same step, or some would wait for the others forever.
         const int stop_signal = comm.max(static_cast<int>(g_stop_signal));
         const bool log_due = s % log_every == 0 || last || snapshot_due;
+        // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
+        // --t-end T2).
+        const bool checkpoint_due = last || stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
+                                    seconds_since(last_checkpoint) > checkpoint_every;
+        // Outputs see the particles in the order they were given (between outputs the leapfrog
+        // keeps them in its tree's order).
+        if (log_due || snapshot_due || checkpoint_due) integrator->restore_order(p);
         // Hermite's potentials are a force evaluation: every rank takes part.
         if (log_due) integrator->synchronize(p);
         if (!root) {
@@ -262,11 +269,7 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
             write_snap();
             while (next_snapshot <= p.time + 1e-6 * interval) next_snapshot += snap_every;
         }
-        // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
-        // --t-end T2).
-        if (last || stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
-            seconds_since(last_checkpoint) > checkpoint_every)
-            write_checkpoint_now(s);
+        if (checkpoint_due) write_checkpoint_now(s);
         if (stop_signal && !last) {
             if (tty) std::fprintf(stderr, "\n");
             std::printf("interrupted (signal %d) at t = %.10g after step %lld: checkpoint written; continue with "
