@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <cub/device/device_scan.cuh>
 
@@ -54,6 +55,9 @@ struct TreeGpuEngine::Impl {
     long long total_nodes = 0, total_leaves = 0;
     AccelerationEstimate estimate;        // the relative criterion's |a| (tree/acceleration_estimate.hpp)
     int share_index = 0, share_count = 1; // set_share
+    // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
+    // was just built; handed_over says whether the last evaluation did so.
+    bool forces_in_tree_order = false, handed_over = false;
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -120,10 +124,16 @@ struct TreeGpuEngine::Impl {
         const bool relative = criterion.kind == MacKind::relative;
         if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
         const auto n = static_cast<std::size_t>(num_particles);
+        // Forces stay in the tree's order only for compute_in_own_order on a fresh build (and never
+        // for the first pass, whose estimate is in the caller's order).
+        const bool in_tree_order = forces_in_tree_order && loaded == &tree && updater.order_fresh();
+        handed_over = false;
         double first_pass_seconds = -1;
         if (relative && !estimate.covers(n) && n > 0) {
             const auto start = WallClock::now();
+            const bool keep = std::exchange(forces_in_tree_order, false);
             evaluate(OpeningCriterion::geometric(kFirstPassTheta), out);
+            forces_in_tree_order = keep;
             estimate.set(out.acc, gravity.G);
             first_pass_seconds = seconds_since(start);
         }
@@ -212,10 +222,13 @@ struct TreeGpuEngine::Impl {
         CUDA_CHECK(cudaEventRecord(events[6], stream));
         gpu::launch_evaluate_leaves(view, d_leaf_offset.data(), d_leaf_list.data(), eps2, d_sorted.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[7], stream));
-        to_caller_order_kernel<<<static_cast<unsigned>(gpu::ceil_div(n, 256)), 256, 0, stream>>>(
-            num_particles, dev.order.data(), d_sorted.data(), d_out.data());
-        gpu::check_launch("to_caller_order_kernel", stream);
-        CUDA_CHECK(cudaMemcpyAsync(h_sorted.data(), d_out.data(), n * sizeof(float4), cudaMemcpyDeviceToHost, stream));
+        if (!in_tree_order) {
+            to_caller_order_kernel<<<static_cast<unsigned>(gpu::ceil_div(n, 256)), 256, 0, stream>>>(
+                num_particles, dev.order.data(), d_sorted.data(), d_out.data());
+            gpu::check_launch("to_caller_order_kernel", stream);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(h_sorted.data(), in_tree_order ? d_sorted.data() : d_out.data(), n * sizeof(float4),
+                                   cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaEventRecord(events[8], stream));
         CUDA_CHECK(cudaEventSynchronize(events[8]));
@@ -236,6 +249,7 @@ struct TreeGpuEngine::Impl {
                      gravity.G, out);
         times.emplace_back("convert", seconds_since(convert_start));
         evaluated = true;
+        handed_over = in_tree_order;
     }
 };
 
@@ -295,9 +309,18 @@ void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& o
     evaluate(criterion, out);
 }
 
-bool TreeGpuEngine::take_particle_order(std::vector<std::uint32_t>& order)
+bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
+                                         std::vector<std::uint32_t>& order)
 {
-    return impl_->updater.take_order(impl_->tree, order);
+    impl_->forces_in_tree_order = true;
+    try {
+        compute(pos, mass, out);
+    } catch (...) {
+        impl_->forces_in_tree_order = false;
+        throw;
+    }
+    impl_->forces_in_tree_order = false;
+    return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
 }
 
 void TreeGpuEngine::particles_reordered()

@@ -40,7 +40,8 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole
     // groups); the other particles get zero. Statistics and download_lists then cover the share.
     bool set_share(int index, int count) override;
-    bool take_particle_order(std::vector<std::uint32_t>& order) override;
+    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
+                              std::vector<std::uint32_t>& order) override;
     void particles_reordered() override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative

@@ -14,8 +14,8 @@ namespace {
 
 class LeapfrogIntegrator final : public Integrator {
   public:
-    LeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, double dt)
-        : engine_(std::move(engine)), leapfrog_(*engine_, dt)
+    LeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, double dt, bool keep_engine_order)
+        : engine_(std::move(engine)), leapfrog_(*engine_, dt, keep_engine_order)
     {
     }
     std::string name() const override { return "leapfrog"; }
@@ -24,6 +24,7 @@ class LeapfrogIntegrator final : public Integrator {
     void start(ParticleSet& p) override
     {
         leapfrog_.start(p);
+        leapfrog_.restore_order(p); // the caller reads the initial forces
         add_phases();
     }
     void advance_to(double t, ParticleSet& p) override
@@ -139,7 +140,8 @@ std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const Eng
 {
     if (c.integrator == "leapfrog") {
         auto engine = engines.make_force(c.engine);
-        return std::make_unique<LeapfrogIntegrator>(wrap ? wrap(std::move(engine)) : std::move(engine), c.dt);
+        return std::make_unique<LeapfrogIntegrator>(wrap ? wrap(std::move(engine)) : std::move(engine), c.dt,
+                                                    c.keep_engine_order);
     }
     if (c.integrator == "hermite" || c.integrator == "hermite6") {
         const int order = c.integrator == "hermite6" ? 6 : 4;

@@ -55,6 +55,9 @@ struct IntegratorConfig {
     double dt = 0;            // leapfrog step
     double eta = 0.01;        // hermite: Aarseth's accuracy parameter (also the start-up one)
     double dt_max = 1.0 / 16; // hermite: largest block step, a power of two
+    // leapfrog: keep the particles in a tree engine's Morton order between outputs
+    // (core/particle_order.hpp); false keeps the caller's order (grove bench step compares both).
+    bool keep_engine_order = true;
 };
 
 // Builds the integrator and its engine (from `engines`). Throws std::runtime_error for an

@@ -14,7 +14,8 @@ namespace grove {
 
 class Leapfrog {
   public:
-    Leapfrog(ForceEngine& engine, double dt);
+    // keep_engine_order: see restore_order().
+    Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order = true);
 
     // Computes the forces of the initial state (into particles.acc / pot).
     void start(ParticleSet& particles);
@@ -40,6 +41,7 @@ class Leapfrog {
     ForceEngine& engine_;
     double dt_;
     bool started_ = false;
+    bool keep_engine_order_;
     double force_seconds_ = 0, reorder_seconds_ = 0;
     long long steps_ = 0;
     Forces forces_;

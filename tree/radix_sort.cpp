@@ -73,6 +73,40 @@ void sort_in_cache(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::u
     }
 }
 
+// Stable in-place sort on key bits [0, bits) of a range in cache, by MSD passes on 8-bit digits
+// from the top, each sub-range recursing until it is small enough for insertion sort. The sample
+// sort's buckets (about 4096 keys) need about two such passes, where LSD needs one per digit below
+// their highest differing bit (seven in a 2^20 Plummer sphere).
+void sort_in_cache_msd(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len,
+                       int bits)
+{
+    while (len > kInsertionLimit && bits > 0) {
+        const int shift = std::max(0, bits - kDigitBits);
+        std::array<std::uint32_t, kBuckets + 1> start{};
+        for (std::size_t i = 0; i < len; ++i) ++start[((k[i] >> shift) & (kBuckets - 1)) + 1];
+        if (std::any_of(start.begin() + 1, start.end(), [&](std::uint32_t c) { return c == len; })) {
+            bits = shift; // every key shares this digit
+            continue;
+        }
+        for (int d = 0; d < kBuckets; ++d) start[d + 1] += start[d];
+        std::array<std::uint32_t, kBuckets> next;
+        std::copy(start.begin(), start.end() - 1, next.begin());
+        for (std::size_t i = 0; i < len; ++i) {
+            const std::uint32_t to = next[(k[i] >> shift) & (kBuckets - 1)]++;
+            tk[to] = k[i];
+            tv[to] = v[i];
+        }
+        std::copy(tk, tk + len, k);
+        std::copy(tv, tv + len, v);
+        for (int d = 0; d < kBuckets; ++d) {
+            const std::uint32_t o = start[d], n = start[d + 1] - o;
+            if (n > 1) sort_in_cache_msd(k + o, v + o, tk + o, tv + o, n, shift);
+        }
+        return;
+    }
+    insertion_sort(k, v, len);
+}
+
 // start[d + 1] = number of keys whose 8-bit digit at `shift` is d (start[0] = 0); large ranges
 // are counted in parallel chunks.
 void count_digits(const std::uint64_t* k, std::size_t len, int shift, std::array<std::size_t, kBuckets + 1>& start)
@@ -210,6 +244,11 @@ class SplitterTree {
         std::sort(sample.begin(), sample.end());
         std::size_t next_splitter = 0;
         fill(1, [&] { return sample[(++next_splitter) * kOversampling - 1]; });
+        // bucket b holds the keys in (bound_[b], bound_[b + 1]]; the outer bounds take every key
+        // (a key of 0 compares greater than nothing, so bucket 0's lower bound is never tested).
+        bound_[0] = 0;
+        for (int b = 1; b < buckets_; ++b) bound_[static_cast<std::size_t>(b)] = sample[b * kOversampling - 1];
+        bound_[static_cast<std::size_t>(buckets_)] = ~std::uint64_t{0};
     }
 
     int buckets() const { return buckets_; }
@@ -238,6 +277,29 @@ class SplitterTree {
         for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(bucket(keys[i]));
     }
 
+    // classify() for keys in nearly sorted order (a tree's particles kept in the last build's
+    // order, a step later): each key is first tested against the previous key's bucket, which
+    // holds it most of the time, so the search runs only where the bucket changes. Returns false,
+    // having classified a prefix only, when the first keys show that the input is not nearly
+    // sorted; the caller then runs classify() on all of them.
+    bool classify_nearly_sorted(const std::uint64_t* keys, std::size_t n, std::uint8_t* out) const
+    {
+        constexpr std::size_t kProbe = 1024; // keys tried before deciding
+        std::size_t misses = 0;
+        int b = n > 0 ? bucket(keys[0]) : 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t key = keys[i];
+            const bool inside =
+                (b == 0 || key > bound_[static_cast<std::size_t>(b)]) && key <= bound_[static_cast<std::size_t>(b) + 1];
+            if (!inside) {
+                b = bucket(key);
+                if (++misses * 8 > kProbe && i < kProbe) return false;
+            }
+            out[i] = static_cast<std::uint8_t>(b);
+        }
+        return true;
+    }
+
   private:
     template <class Next> void fill(unsigned node, Next&& next)
     {
@@ -248,7 +310,8 @@ class SplitterTree {
     }
 
     int levels_, buckets_;
-    std::array<std::uint64_t, kMaxBuckets> tree_{}; // tree_[1 .. buckets_ - 1]
+    std::array<std::uint64_t, kMaxBuckets> tree_{};      // tree_[1 .. buckets_ - 1]
+    std::array<std::uint64_t, kMaxBuckets + 1> bound_{}; // the splitters in order, with outer bounds
 };
 
 // Sorts one bucket in place (scratch of the same length): only the bits below the highest bit in
@@ -263,7 +326,7 @@ void sort_bucket(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uin
     if (len > kInCacheLimit)
         sort_range(k, v, tk, tv, len, bits); // only when many keys repeat one splitter
     else
-        sort_in_cache(k, v, tk, tv, len, bits);
+        sort_in_cache_msd(k, v, tk, tv, len, bits);
 }
 
 // values_are_index: the values are 0, 1, 2, ... and are written, not read, by the first pass.
@@ -311,7 +374,8 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
         const std::size_t end = n * static_cast<std::size_t>(t + 1) / num_threads;
         auto& local = histogram[static_cast<std::size_t>(t)];
         std::fill(local.begin(), local.begin() + num_buckets, std::size_t{0});
-        splitters.classify(keys.data() + begin, end - begin, bucket_k + begin);
+        if (!splitters.classify_nearly_sorted(keys.data() + begin, end - begin, bucket_k + begin))
+            splitters.classify(keys.data() + begin, end - begin, bucket_k + begin);
         for (std::size_t i = begin; i < end; ++i) ++local[bucket_k[i]];
 #pragma omp barrier
 #pragma omp single

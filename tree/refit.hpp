@@ -28,9 +28,11 @@ class TreeUpdater {
     explicit TreeUpdater(int rebuild_every = 1);
     // Returns true when it rebuilt.
     bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
-    // ForceEngine::take_particle_order for the tree: the last build's order, once; the tree then
-    // indexes the particles in that order (its order becomes the identity), so that refits gather
-    // the moved particles correctly.
+    // Whether the last build's order has not been handed over yet (ForceEngine::
+    // compute_in_own_order): false after a refit of a tree whose order was taken.
+    bool order_fresh() const { return !order_taken_; }
+    // Hands the last build's order over, once; the tree then indexes the particles in that order
+    // (its order becomes the identity), so that refits gather the moved particles correctly.
     bool take_order(Octree& tree, std::vector<std::uint32_t>& order);
     // The caller's particles moved otherwise (ForceEngine::particles_reordered): build next time.
     void force_rebuild() { since_build_ = -1; }

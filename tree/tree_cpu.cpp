@@ -1,5 +1,7 @@
 #include "tree/tree_cpu.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -49,6 +51,11 @@ void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);
+    evaluate_built(build, out);
+}
+
+void TreeCpuEngine::evaluate_built(const BuildTimes& build, Forces& out)
+{
     const OpeningCriterion criterion = tree_params_.opening();
     evaluate(tree_, criterion, out);
     // This step's accelerations are the next one's estimate unless the caller sets another.
@@ -65,7 +72,9 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     double first_pass_seconds = -1;
     if (criterion.kind == MacKind::relative && !estimate_.covers(tree.particles.size()) && n > 0) {
         const auto start = WallClock::now();
+        const bool in_tree_order = std::exchange(forces_in_tree_order_, false); // the estimate is in the caller's
         evaluate(tree, OpeningCriterion::geometric(kFirstPassTheta), out);
+        forces_in_tree_order_ = in_tree_order;
         estimate_.set(out.acc, gravity_.G);
         first_pass_seconds = seconds_since(start);
     }
@@ -88,10 +97,27 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(dynamic, 8)
     for (std::int32_t g = g_first; g < g_last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
-    store_forces(tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
+    store_forces(forces_in_tree_order_ ? nullptr : tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
     times_ = {{"walk", walk_seconds}, {"evaluate", seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = list_statistics(tree, lists);
+}
+
+bool TreeCpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
+                                         std::vector<std::uint32_t>& order)
+{
+    BuildTimes build;
+    updater_.update(tree_, pos, mass, tree_params_.build, &build);
+    forces_in_tree_order_ = updater_.order_fresh();
+    try {
+        evaluate_built(build, out);
+    } catch (...) {
+        forces_in_tree_order_ = false;
+        throw;
+    }
+    const bool handed = forces_in_tree_order_;
+    forces_in_tree_order_ = false;
+    return handed && updater_.take_order(tree_, order);
 }
 
 bool TreeCpuEngine::set_share(int index, int count)

@@ -26,7 +26,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
     bool set_share(int index, int count) override;
-    bool take_particle_order(std::vector<std::uint32_t>& order) override { return updater_.take_order(tree_, order); }
+    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
+                              std::vector<std::uint32_t>& order) override;
     void particles_reordered() override { updater_.force_rebuild(); }
 
     // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
@@ -39,6 +40,9 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     TreeStats loaded_statistics() const override { return stats_; }
 
   private:
+    // compute()'s evaluation of the tree just built or refitted, with its phase times.
+    void evaluate_built(const BuildTimes& build, Forces& out);
+
     TreeParams tree_params_;
     GravityParams gravity_;
     PhaseTimes times_;
@@ -48,6 +52,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     Octree* loaded_ = nullptr;
     AccelerationEstimate estimate_;
     int share_index_ = 0, share_count_ = 1;
+    bool forces_in_tree_order_ = false; // compute_in_own_order: no scatter to the caller's order
 };
 
 } // namespace grove

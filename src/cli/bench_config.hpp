@@ -31,6 +31,7 @@ struct BenchConfig {
     int warmup = 3;                        // step: steps before the timing starts
     int rebuild_every = 1;                 // step: full tree builds every K steps, refits between
     std::string engine = "tree";           // step
+    bool keep_engine_order = true;         // step: particles in the tree's order between steps
 };
 
 } // namespace grove

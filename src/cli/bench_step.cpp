@@ -69,6 +69,7 @@ int bench_step(const BenchConfig& c)
     ic.engine.gravity = {p.units.G, eps};
     ic.engine.rebuild_every = c.rebuild_every;
     ic.dt = dt;
+    ic.keep_engine_order = c.keep_engine_order;
     report_engine_choice(c.engine);
     auto integrator = make_integrator(ic, engines());
     integrator->start(p);
@@ -124,9 +125,11 @@ int bench_step(const BenchConfig& c)
     const double per = 1e3 / c.steps;
     const std::string criterion = c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
     std::printf("grove bench step: %s, N = %lld, %s, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
-                "engine %s; %d OpenMP threads; mean of %d steps after %d warm-up steps\n\n",
+                "particles between steps in the %s order; engine %s; %d OpenMP threads; mean of %d steps after %d "
+                "warm-up steps\n\n",
                 c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf, c.ncrit, c.rebuild_every,
-                integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
+                c.keep_engine_order ? "tree's" : "model's", integrator->engine_name().c_str(), omp_get_max_threads(),
+                c.steps, c.warmup);
     std::printf("| phase | where | ms per step |\n|---|---|---|\n");
     double host = 0, transfer = 0, gpu = 0;
     for (const auto& [name, seconds] : sums) {

@@ -108,6 +108,10 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.warmup = r["warmup"].as<int>();
     c.rebuild_every = r["rebuild-every"].as<int>();
     c.engine = r["engine"].as<std::string>();
+    const std::string order = r["particle-order"].as<std::string>();
+    if (order != "tree" && order != "caller")
+        throw std::runtime_error("--particle-order takes tree or caller (got '" + order + "')");
+    c.keep_engine_order = order == "tree";
     return c;
 }
 
@@ -146,7 +150,10 @@ int command_bench(int argc, char** argv)
         "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(
         "rebuild-every", "step: tree rebuilt every K steps, refitted between",
         cxxopts::value<int>()->default_value("1"))("engine", "step: force engine (tree: GPU when present)",
-                                                   cxxopts::value<std::string>()->default_value("tree"));
+                                                   cxxopts::value<std::string>()->default_value("tree"))(
+        "particle-order",
+        "step: between steps the particles stay in the tree's Morton order (tree) or in the model's (caller)",
+        cxxopts::value<std::string>()->default_value("tree"));
     options.add_options("tree")("models",
                                 "tree: comma-separated models: uniform (cube, random masses), galaxy, plummer",
                                 cxxopts::value<std::string>()->default_value("uniform,galaxy"))(

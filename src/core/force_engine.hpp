@@ -48,14 +48,20 @@ class ForceEngine {
     // that can (the tree engines, by groups) then compute only the forces of their share, zero
     // elsewhere, and return true. Others return false (count 1 always works).
     virtual bool set_share(int /*index*/, int count) { return count == 1; }
-    // Engines that visit the particles in an order of their own (the tree engines: the Morton
-    // order of their last build) hand it over: order[k] is the index, in the last compute()'s
-    // input, of the particle they put k-th. A caller that then moves its particles into that order
+    // compute() for a caller that will keep its particles in the engine's order. An engine that
+    // visits the particles in an order of its own (the tree engines: the Morton order of a build
+    // made in this call) returns the forces in that order and true: out's column k belongs to
+    // particle order[k] of pos. A caller that moves its particles into that order
     // (core/particle_order.hpp) gives the next build nearly sorted keys and a sequential gather,
-    // and the engine takes the moved order as the caller's from then on. Returns false, `order`
-    // untouched, when there is nothing new to hand over (no order of its own, or a refit kept the
-    // order handed over before).
-    virtual bool take_particle_order(std::vector<std::uint32_t>& /*order*/) { return false; }
+    // and neither side scatters the forces; the engine takes the moved order as the caller's from
+    // then on. Otherwise it returns false with the forces in the caller's order (engines without
+    // an order of their own; a refit, which keeps the order handed over before).
+    virtual bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
+                                      std::vector<std::uint32_t>& /*order*/)
+    {
+        compute(pos, mass, out);
+        return false;
+    }
     // The caller moved its particles some other way (back into its own order, for output): an
     // engine that keeps structure between calls (a tree refitted between builds) rebuilds it.
     virtual void particles_reordered() {}

@@ -39,27 +39,21 @@ void permute_array(Array& a, Scratch& scratch, const std::vector<std::uint32_t>&
 
 } // namespace
 
-void ParticleOrder::permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter)
+void ParticleOrder::permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter, bool forces)
 {
     if (index.size() != p.size())
         throw std::invalid_argument("particle order: " + std::to_string(index.size()) + " indices for " +
                                     std::to_string(p.size()) + " particles");
     permute_array(p.pos, columns_, index, 3, scatter);
     permute_array(p.vel, columns_, index, 3, scatter);
-    permute_array(p.acc, columns_, index, 3, scatter);
+    if (forces) permute_array(p.acc, columns_, index, 3, scatter);
     permute_array(p.mass, scalars_, index, 1, scatter);
-    permute_array(p.pot, scalars_, index, 1, scatter);
-    permute_array(p.id, words_, index, 1, scatter);
-    permute_array(p.type, bytes_, index, 1, scatter);
-    for (auto& [name, column] : p.extra) {
-        permute_array(column.values, extra_values_, index, column.components, scatter);
-        permute_array(column.counts, words_, index, column.components, scatter);
-    }
+    if (forces) permute_array(p.pot, scalars_, index, 1, scatter);
 }
 
-void ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order)
+void ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces)
 {
-    permute(p, order, false);
+    permute(p, order, false, forces == Forces::moved);
     if (caller_index_.empty()) {
         caller_index_ = order;
         return;
@@ -72,7 +66,7 @@ void ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& orde
 bool ParticleOrder::restore(ParticleSet& p)
 {
     if (caller_index_.empty()) return false;
-    permute(p, caller_index_, true);
+    permute(p, caller_index_, true, true);
     caller_index_.clear();
     return true;
 }

@@ -1,6 +1,6 @@
 // Particles kept in a force engine's order between outputs. A tree engine sorts the particles
 // along the Morton curve on every build; a caller that moves its own arrays into that order
-// (ForceEngine::take_particle_order) hands the next build nearly sorted keys and a sequential
+// (ForceEngine::compute_in_own_order) hands the next build nearly sorted keys and a sequential
 // gather instead of a random one. What the caller's order was is kept here, so that outputs
 // (snapshots, diagnostics, checkpoints, Python's arrays) see the particles as they were given.
 #pragma once
@@ -16,12 +16,18 @@ namespace grove {
 
 class ParticleOrder {
   public:
-    // Moves particle order[k] to slot k in every per-particle array of p (positions, velocities,
-    // masses, IDs, types, forces, extra columns). Throws std::invalid_argument unless order is a
-    // permutation's length; the caller (the engine) guarantees it is a permutation.
-    void adopt(ParticleSet& p, const std::vector<std::uint32_t>& order);
-    // Puts p back into its order before the first adopt() since the last restore; returns false
-    // when nothing was moved.
+    // What adopt() does with p's accelerations and potentials: move them too, or leave them
+    // (the caller replaces them with forces computed in the new order).
+    enum class Forces { moved, replaced };
+    // Moves particle order[k] to slot k in the arrays that the steps read: positions,
+    // velocities, masses, and the forces unless `forces` is replaced. IDs, types and extra
+    // columns stay where they are until restore(), which leaves every array consistent again:
+    // nothing reads them between outputs, and each moved byte costs (at 10^6 particles the moves
+    // are memory-bound). Throws std::invalid_argument unless order has the particles' length; the
+    // caller (the engine) guarantees it is a permutation.
+    void adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved);
+    // Puts p's moved arrays back into their order before the first adopt() since the last
+    // restore; returns false when nothing was moved.
     bool restore(ParticleSet& p);
     bool moved() const { return !caller_index_.empty(); }
     // caller_index()[k]: where the particle now in slot k was in the caller's order.
@@ -29,16 +35,13 @@ class ParticleOrder {
 
   private:
     // out[k] = in[index[k]] (gather) or out[index[k]] = in[k] (scatter), for every array of p.
-    void permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter);
+    void permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter, bool forces);
 
     std::vector<std::uint32_t> caller_index_, index_scratch_;
     // Scratch of each element type, swapped with the arrays it permutes: after the first step
     // nothing is allocated (fresh pages at 10^6 particles cost as much as the permutation).
     Eigen::Matrix3Xd columns_;
     Eigen::VectorXd scalars_;
-    std::vector<std::uint64_t> words_;
-    std::vector<std::uint8_t> bytes_;
-    std::vector<double> extra_values_;
 };
 
 } // namespace grove

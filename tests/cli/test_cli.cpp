@@ -239,6 +239,26 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
         CHECK_THAT(r.output, Catch::Contains("| sort | host |") && Catch::Contains("| integration | host |"));
         CHECK_THAT(r.output, Catch::Contains(std::string("| plummer | 3000 | theta 0.5 | ") + k + " | tree-cpu | **"));
     }
+    // Particles in the tree's order between steps (the default) or in the model's: the same
+    // energy error and force errors (every column after the timings).
+    auto accuracy_columns = [](const std::string& order) {
+        const auto r = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 3 --warmup 1 "
+                                 "--sample 200 --particle-order " +
+                                 order + " 2>&1");
+        REQUIRE(r.status == 0);
+        CHECK_THAT(r.output, Catch::Contains("particles between steps in the " +
+                                             std::string(order == "tree" ? "tree's" : "model's") + " order"));
+        const auto row = r.output.find("| plummer | 3000 |");
+        REQUIRE(row != std::string::npos);
+        std::string line = r.output.substr(row, r.output.find('\n', row) - row);
+        for (int column = 0; column < 9; ++column) line = line.substr(line.find('|', 1)); // past the timings
+        return line;
+    };
+    const std::string tree_order = accuracy_columns("tree");
+    CHECK(tree_order.size() > 20);
+    CHECK(tree_order == accuracy_columns("caller"));
+    CHECK_THAT(run_grove("bench step --engine tree-cpu -n 100 --particle-order morton 2>&1").output,
+               Catch::Contains("--particle-order takes tree or caller"));
     const auto relative = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
                                     "--sample 200 --mac relative --alpha 2e-3 2>&1");
     CHECK_THAT(relative.output, Catch::Contains("| plummer | 3000 | alpha 0.002 | 1 | tree-cpu | **"));

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/force_errors.hpp"
+#include "core/particle_order.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
@@ -54,8 +55,10 @@ TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
     // Sizes on both sides of the in-cache limit (65536) at which the sample-sort stage begins.
     const std::size_t n = GENERATE(0, 1, 31, 32, 33, 100000, 300000);
     // 0: random with duplicates; 1: clustered like a Plummer sphere's keys; 2: two values only
-    // (buckets far beyond the cache limit, which take the MSD fallback); 3: all equal.
-    const int kind = GENERATE(0, 1, 2, 3);
+    // (buckets far beyond the cache limit, which take the MSD fallback); 3: all equal; 4: nearly
+    // sorted, as a tree's particles a step after the last build (the classification that tries
+    // the previous key's bucket first), with zeros and the largest key among them.
+    const int kind = GENERATE(0, 1, 2, 3, 4);
     CAPTURE(n, kind);
     std::mt19937_64 rng(n * 4 + static_cast<std::size_t>(kind));
     std::vector<std::uint64_t> keys(n);
@@ -63,6 +66,7 @@ TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
     for (std::size_t i = 0; i < n; ++i) {
         switch (kind) {
         case 0:
+        case 4:
             keys[i] = rng() >> 1 & (i % 4 == 0 ? 0xffffull : ~0ull);
             break;
         case 1:
@@ -76,6 +80,16 @@ TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
             break;
         }
         values[i] = static_cast<std::uint32_t>(i);
+    }
+    if (kind == 4 && n > 0) {
+        std::sort(keys.begin(), keys.end());
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t j = std::min(n - 1, i + rng() % 300); // local moves
+            if (rng() % 3 == 0) std::swap(keys[i], keys[j]);
+            if (rng() % 1000 == 0) std::swap(keys[i], keys[rng() % n]); // a few far ones
+        }
+        keys[n / 2] = 0;
+        keys[n / 3] = ~0ull >> 1;
     }
     std::vector<std::pair<std::uint64_t, std::uint32_t>> expected(n);
     for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], values[i]};
@@ -614,4 +628,37 @@ TEST_CASE("tree engines rebuild every K evaluations and refit between, at the ac
     const auto e_fresh = percentiles(relative_errors(f_fresh.acc, ref.acc), {50, 99});
     CHECK(e_reused[0] < 1.5 * e_fresh[0]);
     CHECK(e_reused[1] < 1.5 * e_fresh[1]);
+}
+
+TEST_CASE("tree-cpu forces in its own order are compute()'s, permuted by the order it hands over", "[tree][order]")
+{
+    const ParticleSet p = test::clustered_particles(5000, 13);
+    for (const MacKind mac : {MacKind::geometric, MacKind::relative}) {
+        TreeParams params{0.5, {16, 32}};
+        params.mac = mac;
+        params.rebuild_every = 2;
+        Forces caller, own;
+        TreeCpuEngine(params, GravityParams{1.0, 0.01}).compute(p.pos, p.mass, caller); // relative: a first pass
+        TreeCpuEngine engine(params, GravityParams{1.0, 0.01});
+        std::vector<std::uint32_t> order;
+        REQUIRE(engine.compute_in_own_order(p.pos, p.mass, own, order));
+        REQUIRE(order.size() == p.size());
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            REQUIRE(own.acc.col(static_cast<Eigen::Index>(k)) == caller.acc.col(order[k]));
+            REQUIRE(own.pot[static_cast<Eigen::Index>(k)] == caller.pot[order[k]]);
+        }
+        // The caller moves its particles into that order; the refit that follows keeps it.
+        ParticleSet q = p;
+        ParticleOrder moved;
+        moved.adopt(q, order);
+        Forces refit;
+        CHECK_FALSE(engine.compute_in_own_order(q.pos, q.mass, refit, order));
+        // Equal up to the refit's rounding and (relative) the newer estimate; a wrong gather
+        // would differ at order one.
+        CHECK((refit.acc - own.acc).norm() <= 1e-3 * own.acc.norm());
+        CHECK((refit.pot - own.pot).norm() <= 1e-3 * own.pot.norm());
+        // A build again (the caller reordered its particles some other way): a new order.
+        engine.particles_reordered();
+        CHECK(engine.compute_in_own_order(q.pos, q.mass, refit, order));
+    }
 }
