@@ -32,47 +32,6 @@ void insertion_sort(std::uint64_t* k, std::uint32_t* v, std::size_t len)
     }
 }
 
-// Stable in-place sort of (k, v) on key bits [0, bits) by LSD passes with 8-bit digits, ping-
-// ponging with the scratch (tk, tv) of the same length. One counting pass histograms every digit
-// at once, so each pass after it only scatters; digits on which all keys agree are skipped.
-void sort_in_cache(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint32_t* tv, std::size_t len, int bits)
-{
-    if (len <= kInsertionLimit) {
-        insertion_sort(k, v, len);
-        return;
-    }
-    const int digits = (bits + kDigitBits - 1) / kDigitBits;
-    std::array<std::array<std::uint32_t, kBuckets>, 64 / kDigitBits> count{};
-    for (std::size_t i = 0; i < len; ++i) {
-        const std::uint64_t key = k[i];
-        for (int d = 0; d < digits; ++d) ++count[d][(key >> (d * kDigitBits)) & (kBuckets - 1)];
-    }
-    std::uint64_t *src_k = k, *dst_k = tk;
-    std::uint32_t *src_v = v, *dst_v = tv;
-    for (int d = 0; d < digits; ++d) {
-        auto& next = count[d];
-        if (std::any_of(next.begin(), next.end(), [&](std::uint32_t c) { return c == len; })) continue;
-        std::uint32_t running = 0;
-        for (std::uint32_t& c : next) {
-            const std::uint32_t here = c;
-            c = running;
-            running += here;
-        }
-        const int shift = d * kDigitBits;
-        for (std::size_t i = 0; i < len; ++i) {
-            const std::uint32_t to = next[(src_k[i] >> shift) & (kBuckets - 1)]++;
-            dst_k[to] = src_k[i];
-            dst_v[to] = src_v[i];
-        }
-        std::swap(src_k, dst_k);
-        std::swap(src_v, dst_v);
-    }
-    if (src_k != k) {
-        std::copy(src_k, src_k + len, k);
-        std::copy(src_v, src_v + len, v);
-    }
-}
-
 // Stable in-place sort on key bits [0, bits) of a range in cache, by MSD passes on 8-bit digits
 // from the top, each sub-range recursing until it is small enough for insertion sort. The sample
 // sort's buckets (about 4096 keys) need about two such passes, where LSD needs one per digit below
@@ -215,13 +174,13 @@ void sort_range(std::uint64_t* k, std::uint32_t* v, std::uint64_t* tk, std::uint
 #pragma omp task default(none) firstprivate(k, v, tk, tv, o, n, shift)
                 sort_range(k + o, v + o, tk + o, tv + o, n, shift);
             } else {
-                sort_in_cache(k + o, v + o, tk + o, tv + o, n, shift);
+                sort_in_cache_msd(k + o, v + o, tk + o, tv + o, n, shift);
             }
         }
 #pragma omp taskwait
         return;
     }
-    sort_in_cache(k, v, tk, tv, len, bits);
+    sort_in_cache_msd(k, v, tk, tv, len, bits);
 }
 
 // Bucket classifier from splitters drawn from a sample of the keys (sample sort): the buckets

@@ -3,12 +3,15 @@
 //  1. 255 splitters taken from an evenly spaced sample of 4096 keys cut the keys into 256
 //     buckets of about equal size whatever the key distribution (a fixed top digit put half of a
 //     Plummer sphere's keys into a few buckets). Each thread classifies its slice through the
-//     splitters' implicit search tree, an exclusive scan over (bucket, thread) gives every thread
-//     its scatter offsets, and a stable scatter moves the pairs into place: one pass over memory.
+//     splitters' implicit search tree (nearly sorted input, a tree's particles a step after the
+//     last build, first tries the previous key's bucket), an exclusive scan over (bucket,
+//     thread) gives every thread its scatter offsets, and a stable scatter moves the pairs into
+//     place: one pass over memory.
 //  2. Every bucket is then sorted by one thread on the bits below the highest bit in which its
-//     smallest and largest keys differ, by LSD passes with 8-bit digits in cache (one counting
-//     pass for all digits; agreeing digits skipped). A bucket too big for the cache (many equal
-//     keys around one splitter) takes MSD passes first, whose sub-buckets become OpenMP tasks.
+//     smallest and largest keys differ, by MSD passes with 8-bit digits in cache down to
+//     insertion sorts of at most 48 keys (about two passes for a bucket of 4096, where LSD passes
+//     need one per digit). A bucket too big for the cache (many equal keys around one splitter)
+//     takes MSD passes over memory first, whose sub-buckets become OpenMP tasks.
 // A plain LSD sort of 63-bit Morton keys needs eight passes over memory; this needs one, plus
 // in-cache work (bench/results/tree-build-*.md has the measurements).
 #pragma once
