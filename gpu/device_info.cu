@@ -38,6 +38,9 @@ DeviceSummary describe_device(int device)
     s.clock_ghz = clock_khz * 1e-6;
     // FP32 lanes per SM by architecture (CUDA C++ Programming Guide, arithmetic throughput table).
     s.fp32_lanes_per_sm = (prop.major == 8 && prop.minor == 0) ? 64 : 128;
+    const bool datacentre = (prop.major == 9 && prop.minor == 0) || (prop.major == 8 && prop.minor == 0) ||
+                            (prop.major == 7 && prop.minor == 0);
+    s.fp64_lanes_per_sm = datacentre ? s.fp32_lanes_per_sm / 2 : 2;
     return s;
 }
 

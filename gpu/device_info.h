@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "gpu/kernel_costs.hpp"
+
 namespace grove {
 
 // Number of visible CUDA devices; 0 when there is no driver or no device (never throws).
@@ -13,12 +15,12 @@ struct DeviceSummary {
     std::string name;
     int sm_count = 0;
     double clock_ghz = 0;      // peak SM clock the device reports
-    int fp32_lanes_per_sm = 0; // 128 for sm_80 (A100 has 64) and sm_90
-    // FP32 instruction limit in interactions/s for `instructions` FP32 instructions per interaction:
-    // sm_count * lanes * clock / instructions (DESIGN.md section 4 uses 13).
-    double interaction_limit(double instructions) const
+    int fp32_lanes_per_sm = 0; // 128 for sm_90 (A100 has 64)
+    int fp64_lanes_per_sm = 0; // 64 for sm_90 (A100 32; consumer parts 2)
+    // The most interactions per second a kernel with these instruction counts can compute here.
+    double limit(const KernelCost& cost) const
     {
-        return sm_count * fp32_lanes_per_sm * clock_ghz * 1e9 / instructions;
+        return cost.limit(sm_count, clock_ghz, fp32_lanes_per_sm, fp64_lanes_per_sm);
     }
 };
 

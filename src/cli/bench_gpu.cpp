@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 
@@ -44,22 +45,31 @@ void uniform_cube(std::size_t n, Eigen::Matrix3Xd& pos, Eigen::VectorXd& mass, s
     mass = std::move(p.mass);
 }
 
+// The device and, per kernel, its instruction counts (gpu/kernel_costs.hpp) and the limit they imply.
+void print_kernel_limits(const DeviceSummary& dev, std::initializer_list<KernelCost> kernels)
+{
+    std::printf("device %s: %d SMs, %.3f GHz, %d FP32 and %d FP64 lanes per SM\n\n", dev.name.c_str(), dev.sm_count,
+                dev.clock_ghz, dev.fp32_lanes_per_sm, dev.fp64_lanes_per_sm);
+    std::printf("| kernel | FP32 | FP64 | MUFU | other | limit (interactions/s) |\n|---|---|---|---|---|---|\n");
+    for (const KernelCost& k : kernels)
+        std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.3e |\n", k.label, k.fp32, k.fp64, k.mufu, k.other,
+                    dev.limit(k));
+    std::printf("\nInstructions per interaction in each kernel's inner loop, counted in its PTX "
+                "(bench/kernel_instructions.py); the limit is the tightest of the FP32, FP64, special-function "
+                "and issue bounds.\n\n");
+}
+
 int bench_direct(const BenchConfig& r)
 {
     const DeviceSummary dev = describe_device();
-    const double limit = dev.interaction_limit(13.0);
     const double eps = r.eps.value_or(0.01);
     const int repeat = std::max(1, r.repeat);
-    std::printf("device %s: %d SMs, %.3f GHz, %d FP32 lanes/SM\n", dev.name.c_str(), dev.sm_count, dev.clock_ghz,
-                dev.fp32_lanes_per_sm);
-    std::printf(
-        "FP32 instruction limit = SMs x lanes x clock / 13 instructions per interaction = %.3e interactions/s\n",
-        limit);
+    print_kernel_limits(dev, {kDirectFloatCost, kDirectMixedCost, kDirectDoubleCost});
     std::printf(
         "sources: uniform cube, random masses, eps = %g; median of %d timed runs after one warm-up; kernel time "
         "from CUDA events (force kernel + on-device reduction)\n\n",
         eps, repeat);
-    std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s | of FP32 limit |\n");
+    std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s | of its limit |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     auto run = [&](DirectGpuEngine& engine, PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* active,
                    Precision prec) {
@@ -76,6 +86,9 @@ int bench_direct(const BenchConfig& r)
         const double t = times[times.size() / 2];
         const double ni = active ? static_cast<double>(active->size()) : static_cast<double>(pos.cols());
         const double rate = ni * static_cast<double>(pos.cols()) / t;
+        const double limit = dev.limit(prec == Precision::Float   ? kDirectFloatCost
+                                       : prec == Precision::Mixed ? kDirectMixedCost
+                                                                  : kDirectDoubleCost);
         std::printf("| %s | %.0f | %ld | %d | %.3f | %.3e | %.1f%% |\n", precision_name(prec), ni,
                     static_cast<long>(pos.cols()), engine.last_splits(), t * 1e3, rate, 100 * rate / limit);
         std::fflush(stdout);
@@ -115,10 +128,13 @@ int bench_hermite(const BenchConfig& r)
 {
     const int repeat = std::max(1, r.repeat);
     const double eps = r.eps.value_or(0.01);
+    const DeviceSummary dev = describe_device();
+    print_kernel_limits(dev, {kHermiteMixedCost, kHermiteDoubleCost, kSnapDoubleCost});
     std::printf("Hermite kernel: on-device prediction of all j, acc + jerk + pot of the active i, j-split reduction; "
                 "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
                 eps, repeat);
-    std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s |\n|---|---|---|---|---|---|\n");
+    std::printf("| precision | N_i | N_j | splits | kernel ms | interactions/s | of its limit |\n"
+                "|---|---|---|---|---|---|---|\n");
     auto run = [&](Precision prec, std::size_t n, std::size_t active_count, bool snap = false) {
         Eigen::Matrix3Xd pos;
         Eigen::VectorXd mass;
@@ -146,9 +162,12 @@ int bench_hermite(const BenchConfig& r)
         }
         std::sort(times.begin(), times.end());
         const double t = times[times.size() / 2];
-        std::printf("| %s%s | %zu | %zu | %d | %.3f | %.3e |\n", precision_name(prec), snap ? "+snap" : "",
-                    active_count, n, engine.last_splits(), 1e3 * t,
-                    static_cast<double>(active_count) * static_cast<double>(n) / t);
+        const double rate = static_cast<double>(active_count) * static_cast<double>(n) / t;
+        const double limit = dev.limit(snap                       ? kSnapDoubleCost
+                                       : prec == Precision::Mixed ? kHermiteMixedCost
+                                                                  : kHermiteDoubleCost);
+        std::printf("| %s%s | %zu | %zu | %d | %.3f | %.3e | %.1f%% |\n", precision_name(prec), snap ? "+snap" : "",
+                    active_count, n, engine.last_splits(), 1e3 * t, rate, 100 * rate / limit);
         std::fflush(stdout);
     };
     for (const auto& pname : split_list(r.precision)) {

@@ -2,7 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include "gpu/j_split.hpp"
+#include "gpu/kernel_costs.hpp"
 
+using grove::kDirectDoubleCost;
+using grove::kDirectFloatCost;
+using grove::kDirectMixedCost;
+using grove::KernelCost;
 using grove::gpu::plan_j_split;
 
 TEST_CASE("j-splits fill the device, cover every source in whole tiles, and obey forced values", "[gpu-plan]")
@@ -41,4 +46,19 @@ TEST_CASE("j-splits fill the device, cover every source in whole tiles, and obey
         CHECK(plan_j_split(1 << 20, 256, 1 << 20, 128, 132, 8, 7).splits == 7);
         CHECK(plan_j_split(1 << 20, 256, 256, 128, 132, 8, 7).splits == 2);
     }
+}
+
+TEST_CASE("a kernel's rate limit is its tightest pipe or issue bound", "[gpu-plan]")
+{
+    // An H100 SXM: 132 SMs at 1.98 GHz, 128 FP32 and 64 FP64 lanes per SM.
+    const double per_sm_clock = 132 * 1.98e9;
+    // The float kernel issues 14.4 instructions per interaction, 13.2 of them FP32: issue-bound.
+    CHECK(kDirectFloatCost.limit(132, 1.98, 128, 64) == Approx(per_sm_clock * 128 / 14.4));
+    // The double kernel's 14 FP64 instructions on 64 lanes bind before its 15.3 issued ones.
+    CHECK(kDirectDoubleCost.limit(132, 1.98, 128, 64) == Approx(per_sm_clock * 64 / 14.0));
+    // On a part with 2 FP64 lanes per SM the mixed kernel is FP64-bound.
+    CHECK(kDirectMixedCost.limit(132, 1.98, 128, 2) == Approx(per_sm_clock * 2 / 6.8));
+    // A kernel of nothing but reciprocal roots runs at the special-function units' 16 per clock.
+    const KernelCost roots{"rsqrt", "", 0, 0, 1, 0};
+    CHECK(roots.limit(132, 1.98, 128, 64) == Approx(per_sm_clock * 16));
 }
