@@ -8,11 +8,11 @@
 #include <cmath>
 
 #include "core/force_errors.hpp"
-#include "core/particle_order.hpp"
 #include "core/snapshot.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
 #include "support/test_support.hpp"
+#include "support/tree_order_check.hpp"
 #include "tree/build.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
@@ -264,30 +264,7 @@ TEST_CASE("tree-gpu shares of the groups add up to the whole, bit for bit", "[gp
 
 TEST_CASE("tree-gpu forces in its own order are compute()'s, permuted by the order it hands over", "[gpu][tree]")
 {
-    const ParticleSet p = test::clustered_particles(20000, 13);
-    for (const MacKind mac : {MacKind::geometric, MacKind::relative}) {
-        TreeParams params{0.5, {16, 32}};
-        params.mac = mac;
-        params.rebuild_every = 2;
-        Forces caller, own;
-        TreeGpuEngine(params, GravityParams{1.0, 0.01}).compute(p.pos, p.mass, caller); // relative: a first pass
-        TreeGpuEngine engine(params, GravityParams{1.0, 0.01});
-        std::vector<std::uint32_t> order;
-        REQUIRE(engine.compute_in_own_order(p.pos, p.mass, own, order));
-        REQUIRE(order.size() == p.size());
-        for (std::size_t k = 0; k < order.size(); ++k) {
-            REQUIRE(own.acc.col(static_cast<Eigen::Index>(k)) == caller.acc.col(order[k]));
-            REQUIRE(own.pot[static_cast<Eigen::Index>(k)] == caller.pot[order[k]]);
-        }
-        // The caller moves its particles into that order; the refit that follows keeps it.
-        ParticleSet q = p;
-        ParticleOrder moved;
-        moved.adopt(q, order);
-        Forces refit;
-        CHECK_FALSE(engine.compute_in_own_order(q.pos, q.mass, refit, order));
-        // Equal up to the refit's rounding and (relative) the newer estimate; a wrong gather
-        // would differ at order one.
-        CHECK((refit.acc - own.acc).norm() <= 1e-3 * own.acc.norm());
-        CHECK((refit.pot - own.pot).norm() <= 1e-3 * own.pot.norm());
-    }
+    test::check_forces_in_own_order(test::clustered_particles(20000, 13), [](const TreeParams& params) {
+        return std::make_unique<TreeGpuEngine>(params, GravityParams{1.0, 0.01});
+    });
 }
