@@ -36,7 +36,10 @@ class Leapfrog {
     long long steps() const { return steps_; }
 
   private:
-    void compute_forces(ParticleSet& particles);
+    // The forces of the particles' positions into particles.acc / pot; with kick > 0 also the
+    // closing half-kick v += kick a, folded into the move into the engine's order where there is
+    // one. Returns false when a position or velocity is not finite (checked only with a kick).
+    bool compute_forces(ParticleSet& particles, double kick);
 
     ForceEngine& engine_;
     double dt_;

@@ -1,5 +1,6 @@
 #include "core/particle_order.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -51,16 +52,44 @@ void ParticleOrder::permute(ParticleSet& p, const std::vector<std::uint32_t>& in
     if (forces) permute_array(p.pot, scalars_, index, 1, scatter);
 }
 
-void ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces)
+bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces, VelocityKick kick)
 {
-    permute(p, order, false, forces == Forces::moved);
+    bool finite = true;
+    if (kick.acc) {
+        const Eigen::Index n = p.pos.cols();
+        if (static_cast<std::size_t>(n) != order.size() || kick.acc->cols() != n || p.vel.cols() != n)
+            throw std::invalid_argument("particle order: the kick's accelerations or the particles differ in length");
+        columns_.resize(3, n);
+        velocities_.resize(3, n);
+        const Eigen::Matrix3Xd& a = *kick.acc;
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
+        for (Eigen::Index k = 0; k < n; ++k) {
+            const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
+            for (int d = 0; d < 3; ++d) {
+                const double x = p.pos(d, i), v = p.vel(d, i) + kick.dt * a(d, k);
+                columns_(d, k) = x;
+                velocities_(d, k) = v;
+                finite = finite && std::isfinite(x) && std::isfinite(v);
+            }
+        }
+        p.pos.swap(columns_);
+        p.vel.swap(velocities_);
+        permute_array(p.mass, scalars_, order, 1, false);
+        if (forces == Forces::moved) {
+            permute_array(p.acc, columns_, order, 3, false);
+            permute_array(p.pot, scalars_, order, 1, false);
+        }
+    } else {
+        permute(p, order, false, forces == Forces::moved);
+    }
     if (caller_index_.empty()) {
         caller_index_ = order;
-        return;
+        return finite;
     }
     index_scratch_.resize(order.size());
     permute_blocks(caller_index_.data(), index_scratch_.data(), order, 1, false);
     caller_index_.swap(index_scratch_);
+    return finite;
 }
 
 bool ParticleOrder::restore(ParticleSet& p)

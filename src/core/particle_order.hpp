@@ -14,6 +14,13 @@
 
 namespace grove {
 
+// A velocity update folded into ParticleOrder::adopt's move (the leapfrog's closing half-kick):
+// v += dt * acc with acc already in the new order. One pass over the velocities instead of two.
+struct VelocityKick {
+    const Eigen::Matrix3Xd* acc = nullptr; // none: no kick
+    double dt = 0;
+};
+
 class ParticleOrder {
   public:
     // What adopt() does with p's accelerations and potentials: move them too, or leave them
@@ -23,9 +30,11 @@ class ParticleOrder {
     // velocities, masses, and the forces unless `forces` is replaced. IDs, types and extra
     // columns stay where they are until restore(), which leaves every array consistent again:
     // nothing reads them between outputs, and each moved byte costs (at 10^6 particles the moves
-    // are memory-bound). Throws std::invalid_argument unless order has the particles' length; the
-    // caller (the engine) guarantees it is a permutation.
-    void adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved);
+    // are memory-bound). With a kick, returns whether every moved position and velocity is finite
+    // (true otherwise). Throws std::invalid_argument unless order and the kick's accelerations
+    // have the particles' length; the caller (the engine) guarantees order is a permutation.
+    bool adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved,
+               VelocityKick kick = {});
     // Puts p's moved arrays back into their order before the first adopt() since the last
     // restore; returns false when nothing was moved.
     bool restore(ParticleSet& p);
@@ -40,7 +49,7 @@ class ParticleOrder {
     std::vector<std::uint32_t> caller_index_, index_scratch_;
     // Scratch of each element type, swapped with the arrays it permutes: after the first step
     // nothing is allocated (fresh pages at 10^6 particles cost as much as the permutation).
-    Eigen::Matrix3Xd columns_;
+    Eigen::Matrix3Xd columns_, velocities_;
     Eigen::VectorXd scalars_;
 };
 

@@ -135,6 +135,17 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
         CHECK(p.extra["Column"].values == start.extra.at("Column").values);
         CHECK(p.extra["Count"].counts == start.extra.at("Count").counts);
         CHECK_THROWS_WITH(order.adopt(p, std::vector<std::uint32_t>(5)), Catch::Contains("5 indices for 300"));
+
+        // A kick folded into the move: v += dt a with a in the new order; non-finite values found.
+        Eigen::Matrix3Xd a = Eigen::Matrix3Xd::Constant(3, 300, 2.0);
+        CHECK(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&a, 0.25}));
+        CHECK(p.vel.col(1) == (start.vel.col(10).array() + 0.5).matrix());
+        CHECK(p.pos.col(1) == start.pos.col(10));
+        a(1, 7) = std::nan("");
+        CHECK_FALSE(order.adopt(p, reverse, ParticleOrder::Forces::replaced, {&a, 0.25}));
+        const Eigen::Matrix3Xd too_few = a.leftCols(5);
+        CHECK_THROWS_WITH(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&too_few, 0.25}),
+                          Catch::Contains("differ in length"));
     }
 
     SECTION("into a tree's Morton order give the leapfrog the same orbits as the caller's order")
