@@ -98,14 +98,19 @@ struct TreeGpuEngine::Impl {
         for_each_array(host, [&](auto& a, const TreeArrayInfo& info) {
             if (!info.per_theta) a.reserve(count(info), info.name);
         });
-        pack_float_tree(t, pointers_of(host));
+        // Forces left in the tree's order need no permutation on the device, so no order either
+        // (the relative criterion's first pass permutes its estimate: it keeps the order).
+        const bool with_order =
+            !(forces_in_tree_order && &t == &tree && updater.order_fresh() && params.mac == MacKind::geometric);
+        pack_float_tree(t, pointers_of(host), with_order);
         const double pack_seconds = seconds_since(start);
 
         for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) { a.reserve(count(info), info.name); });
         CUDA_CHECK(cudaEventRecord(events[0], stream));
         for_each_array_pair(host, dev, [&](auto& h, auto& d, const TreeArrayInfo& info) {
             const std::size_t n = count(info);
-            if (!info.per_theta && n) // the device computes the per-theta arrays
+            const bool needed = with_order || static_cast<const void*>(&h) != static_cast<const void*>(&host.order);
+            if (!info.per_theta && n && needed) // the device computes the per-theta arrays
                 CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(*h.data()), cudaMemcpyHostToDevice, stream));
         });
         CUDA_CHECK(cudaEventRecord(events[1], stream));

@@ -9,7 +9,7 @@
 
 namespace grove {
 
-void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out)
+void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order)
 {
     // The origin is the centre of mass of everything: where the particles are densest (a galaxy's
     // centre), float then resolves the smallest offsets. The root's cell holds every particle
@@ -54,8 +54,8 @@ void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out)
     std::memcpy(out.next, tree.next.data(), static_cast<std::size_t>(m) * sizeof(std::int32_t));
     std::memcpy(out.is_leaf, tree.is_leaf.data(), static_cast<std::size_t>(m));
     std::memcpy(out.range, tree.range.data(), static_cast<std::size_t>(m) * sizeof(ParticleRange));
-    std::memcpy(out.order, tree.order.data(), static_cast<std::size_t>(n) * sizeof(std::uint32_t));
-    // Group boxes from the float particles (they are written above), padded by a few ulps.
+    if (with_order) std::memcpy(out.order, tree.order.data(), static_cast<std::size_t>(n) * sizeof(std::uint32_t));
+        // Group boxes from the float particles (they are written above), padded by a few ulps.
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < g; ++k) {
         const ParticleRange r = tree.groups[static_cast<std::size_t>(k)].range;

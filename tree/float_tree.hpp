@@ -17,7 +17,9 @@
 namespace grove {
 
 // Writes every array but r_open2 (set per theta) into `out`, which must have room for the tree.
-void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out);
+// with_order = false leaves out.order unwritten (4 bytes a particle): a caller that takes the
+// forces in the tree's order (ForceEngine::compute_in_own_order) never reads it.
+void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order = true);
 
 struct FloatTree : TreeArrays<float, HostVector> {
     explicit FloatTree(const Octree& tree);
