@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The step pipeline's measurements on the GPU host (#21), in one call of about five minutes: the
+# [gpu] tests, the sanitizers on the tree engine, the host build in both input orders, leapfrog
+# steps with the particles kept in the tree's order against the caller's (which picks the
+# default), and the direct and Hermite kernel rates against their instruction limits (#17).
+# Usage on the GPU host, from the repository root: bench/run_step_h100.sh OUTDIR
+set -uo pipefail
+out=${1:?output directory}
+mkdir -p "$out"
+# Programs from build/ (scripts/setup.sh), or from the folder GROVE_BIN names (e.g. a copy made
+# for a host without the build's libraries; set LD_LIBRARY_PATH for them).
+grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
+gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
+export GROVE_DATA_DIR=$PWD/data # the sample models the tests read
+step() { echo "== $1"; }
+step "gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
+order_test="tree-gpu forces in its own order are compute()'s, permuted by the order it hands over"
+for tool in memcheck racecheck; do
+  step "$tool"; compute-sanitizer --tool $tool $gpu_tests "$order_test" > "$out/$tool.log" 2>&1; tail -1 "$out/$tool.log"
+done
+step "tree build"; $grove bench tree-build --build-sizes 1e6,1e7 --repeat 5 > "$out/tree_build.md" 2>&1
+for theta in 0.5 0.75; do
+  for order in tree caller tree caller; do
+    step "bench step plummer theta $theta $order"
+    $grove bench step --model plummer -n 1048576 --theta $theta --steps 32 --particle-order $order \
+      > "$out/step_plummer_${theta}_$order.md" 2>&1
+    grep -E "^\| (sort|reorder|integration|upload|pack|convert|plummer) " "$out/step_plummer_${theta}_$order.md"
+  done
+done
+step "bench step galaxy"; $grove bench step --model galaxy -n 1048576 --theta 0.5 --steps 32 > "$out/step_galaxy.md" 2>&1
+grep "^| galaxy" "$out/step_galaxy.md"
+step "direct"; $grove bench direct --sizes 20:20 --active 10:10 --repeat 3 > "$out/bench_direct.md" 2>&1; cat "$out/bench_direct.md"
+step "hermite"; $grove bench hermite --sizes 20:20 --active 10:10 --repeat 3 > "$out/bench_hermite.md" 2>&1; cat "$out/bench_hermite.md"
