@@ -1,13 +1,13 @@
 #include "tree/tree_cpu.hpp"
 
-#include <utility>
-
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 
 #include "core/wall_clock.hpp"
 #include "tree/gravity.hpp"
+#include "tree/group_shares.hpp"
 #include "tree/mac.hpp"
 #include "tree/store_forces.hpp"
 
@@ -80,16 +80,11 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     }
     auto start = WallClock::now();
     const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
-    // This share's groups: those whose first particle lies in [n index / count, n (index+1) / count).
-    auto first_group = [&](std::int64_t share) {
-        const std::int64_t first_particle = n * share / share_count_;
-        return static_cast<std::int32_t>(
-            std::partition_point(tree.groups.begin(), tree.groups.end(),
-                                 [&](const Group<double>& g) { return g.range.begin < first_particle; }) -
-            tree.groups.begin());
-    };
-    const std::int32_t g_first = first_group(share_index_), g_last = first_group(share_index_ + 1);
+    // This share's groups: equal costs by the last evaluation's lists, or equal particle counts.
+    const GroupRange share = share_of_groups(tree, share_costs_, share_index_, share_count_);
+    const std::int32_t g_first = share.first, g_last = share.last;
     const InteractionLists lists = build_interaction_lists(view, g_first, g_last);
+    if (share_count_ > 1) last_costs_ = group_costs(tree, lists, share);
     const double walk_seconds = seconds_since(start);
 
     start = WallClock::now();

@@ -26,6 +26,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
     bool set_share(int index, int count) override;
+    std::vector<double> last_particle_costs() const override { return last_costs_; }
+    void set_share_costs(const std::vector<double>& costs) override { share_costs_ = costs; }
     bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
                               std::vector<std::uint32_t>& order) override;
     void particles_reordered() override { updater_.force_rebuild(); }
@@ -52,7 +54,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     Octree* loaded_ = nullptr;
     AccelerationEstimate estimate_;
     int share_index_ = 0, share_count_ = 1;
-    bool forces_in_tree_order_ = false; // compute_in_own_order: no scatter to the caller's order
+    std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
+    bool forces_in_tree_order_ = false;            // compute_in_own_order: no scatter to the caller's order
 };
 
 } // namespace grove

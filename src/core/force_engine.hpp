@@ -48,6 +48,11 @@ class ForceEngine {
     // that can (the tree engines, by groups) then compute only the forces of their share, zero
     // elsewhere, and return true. Others return false (count 1 always works).
     virtual bool set_share(int /*index*/, int count) { return count == 1; }
+    // Engines that take shares: the cost of every particle (caller's order) in the last compute(),
+    // zero outside this share, and the costs summed over all shares, from which the next compute()
+    // cuts shares of equal cost (tree/group_shares.hpp). Others return none and ignore them.
+    virtual std::vector<double> last_particle_costs() const { return {}; }
+    virtual void set_share_costs(const std::vector<double>& /*costs*/) {}
     // compute() for a caller that will keep its particles in the engine's order. An engine that
     // visits the particles in an order of its own (the tree engines: the Morton order of a build
     // made in this call) returns the forces in that order and true: out's column k belongs to

@@ -18,11 +18,17 @@ std::string DistributedForceEngine::name() const
 void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
-    const auto ranks = static_cast<std::size_t>(comm_.size());
     if (by_share_) {
         engine_->compute(pos, mass, out); // zero outside this rank's share
         comm_.sum(out.acc.data(), 3 * n);
         comm_.sum(out.pot.data(), n);
+        // Every particle's cost comes from the one rank that evaluated it: the sum is exact and
+        // the same on every rank, which therefore cut the same shares of equal cost next time.
+        std::vector<double> costs = engine_->last_particle_costs();
+        if (costs.size() == n) {
+            comm_.sum(costs.data(), n);
+            engine_->set_share_costs(costs);
+        }
         return;
     }
     std::vector<std::int32_t> all(n);

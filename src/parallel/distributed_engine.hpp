@@ -2,7 +2,8 @@
 // data: N is bounded by one node's memory, README "Several processes"). Direct engines: each rank
 // computes the forces on its contiguous share of the particles (compute_subset) and the shares are
 // gathered. Tree engines: every rank builds the same tree and evaluates its share of the groups
-// (ForceEngine::set_share); the ranks' results, zero outside their share, are summed. Either way
+// (ForceEngine::set_share), cut to equal costs by the last step's interaction counts
+// (tree/group_shares.hpp); the ranks' results, zero outside their share, are summed. Either way
 // each particle's force comes from one rank's arithmetic, so the result is bit-identical to one
 // process's for any number of ranks.
 #pragma once

@@ -13,6 +13,7 @@
 #include "support/tree_order_check.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/group_shares.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
 #include "tree/morton.hpp"
@@ -635,4 +636,51 @@ TEST_CASE("tree-cpu forces in its own order are compute()'s, permuted by the ord
     test::check_forces_in_own_order(test::clustered_particles(5000, 13), [](const TreeParams& params) {
         return std::make_unique<TreeCpuEngine>(params, GravityParams{1.0, 0.01});
     });
+}
+
+TEST_CASE("shares of the groups cut to equal costs cover the tree and balance its work", "[tree][shares]")
+{
+    // Two clumps of very different density: equal particle counts give unequal work.
+    const ParticleSet p = test::clustered_particles(20000, 21);
+    Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
+    set_opening_radii(tree, 0.5);
+    const auto g = static_cast<std::int32_t>(tree.groups.size());
+    const InteractionLists all = build_interaction_lists(tree);
+    const std::vector<double> costs = group_costs(tree, all, {0, g});
+    for (double c : costs) REQUIRE(c > 0);
+    auto share_cost = [&](GroupRange r) {
+        double sum = 0;
+        for (std::int32_t k = r.first; k < r.last; ++k)
+            for (std::int32_t i = tree.groups[k].range.begin; i < tree.groups[k].range.end; ++i)
+                sum += costs[tree.order[static_cast<std::size_t>(i)]];
+        return sum;
+    };
+    const double total = share_cost({0, g});
+    double max_group = 0;
+    for (std::int32_t k = 0; k < g; ++k) max_group = std::max(max_group, share_cost({k, k + 1}));
+    for (const int count : {2, 3, 7}) {
+        INFO(count << " shares");
+        std::int32_t next = 0;
+        std::vector<double> summed(p.size(), 0.0);
+        double worst_equal_counts = 0, worst = 0;
+        for (int s = 0; s < count; ++s) {
+            const GroupRange r = share_of_groups(tree, costs, s, count);
+            worst = std::max(worst, share_cost(r));
+            CHECK(r.first == next); // contiguous, in order, covering everything
+            next = r.last;
+            CHECK(std::abs(share_cost(r) - total / count) <= max_group);
+            // What a share's own lists say it costs, summed over the shares, is the whole's.
+            const std::vector<double> mine = group_costs(tree, all, r);
+            for (std::size_t i = 0; i < mine.size(); ++i) summed[i] += mine[i];
+            worst_equal_counts = std::max(worst_equal_counts, share_cost(share_of_groups(tree, {}, s, count)));
+        }
+        CHECK(next == g);
+        CHECK(summed == costs);
+        // Equal particle counts leave the busiest share with more work (6-9 % above its part here).
+        CHECK(worst < worst_equal_counts);
+        CHECK(worst_equal_counts > 1.03 * total / count);
+    }
+    CHECK(share_of_groups(tree, costs, 0, 1).last == g);
+    CHECK(share_of_groups(tree, std::vector<double>(5, 1.0), 1, 2).first ==
+          share_of_groups(tree, {}, 1, 2).first); // costs of another N: equal counts
 }

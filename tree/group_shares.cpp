@@ -1,0 +1,68 @@
+#include "tree/group_shares.hpp"
+
+#include <algorithm>
+
+namespace grove {
+
+namespace {
+
+constexpr double kNodeCost = 2.0; // a quadrupole interaction in particle-particle interactions
+
+} // namespace
+
+GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs, int index, int count)
+{
+    const auto& groups = tree.groups;
+    const auto g = static_cast<std::int32_t>(groups.size());
+    const auto n = static_cast<std::int64_t>(tree.particles.size());
+    if (count <= 1) return {0, g};
+    // Cumulative cost at each group's end; share s starts at the first group whose end passes s/count
+    // of the total. Serial: a few operations per particle, like the sort's gather.
+    std::vector<double> end_cost;
+    double running = 0;
+    if (costs.size() == static_cast<std::size_t>(n)) {
+        end_cost.resize(groups.size());
+        for (std::size_t k = 0; k < groups.size(); ++k) {
+            for (std::int32_t i = groups[k].range.begin; i < groups[k].range.end; ++i)
+                running += costs[tree.order[static_cast<std::size_t>(i)]];
+            end_cost[k] = running;
+        }
+    }
+    if (!(running > 0)) { // no costs: equal particle counts
+        auto first_group = [&](std::int64_t share) {
+            const std::int64_t first_particle = n * share / count;
+            return static_cast<std::int32_t>(
+                std::partition_point(groups.begin(), groups.end(),
+                                     [&](const Group<double>& gr) { return gr.range.begin < first_particle; }) -
+                groups.begin());
+        };
+        return {first_group(index), first_group(index + 1)};
+    }
+    auto first_group = [&](int share) {
+        if (share <= 0) return std::int32_t{0};
+        if (share >= count) return g;
+        const double boundary = running * share / count;
+        return static_cast<std::int32_t>(std::upper_bound(end_cost.begin(), end_cost.end(), boundary) -
+                                         end_cost.begin());
+    };
+    return {first_group(index), first_group(index + 1)};
+}
+
+std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range)
+{
+    std::vector<double> costs(tree.particles.size(), 0.0);
+    for (std::int32_t k = range.first; k < range.last; ++k) {
+        const auto gk = static_cast<std::size_t>(k);
+        double per_particle = kNodeCost * static_cast<double>(lists.node_offset[gk + 1] - lists.node_offset[gk]);
+        for (std::int64_t e = lists.leaf_offset[gk]; e < lists.leaf_offset[gk + 1]; ++e) {
+            const ParticleRange r = tree.range[static_cast<std::size_t>(lists.leaf_list[static_cast<std::size_t>(e)])];
+            per_particle += r.end - r.begin;
+        }
+        const ParticleRange own = tree.groups[gk].range;
+        for (std::int32_t i = own.begin; i < own.end; ++i)
+            costs[tree.order[static_cast<std::size_t>(i)]] = per_particle;
+    }
+    return costs;
+}
+
+} // namespace grove
