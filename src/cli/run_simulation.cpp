@@ -238,9 +238,10 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
         // --t-end T2).
         const bool checkpoint_due = last || stop_signal || (checkpoint_steps > 0 && s % checkpoint_steps == 0) ||
                                     seconds_since(last_checkpoint) > checkpoint_every;
-        // Outputs see the particles in the order they were given (between outputs the leapfrog
-        // keeps them in its tree's order).
-        if (log_due || snapshot_due || checkpoint_due) integrator->restore_order(p);
+        // Files see the particles in the order they were given (between them the leapfrog keeps
+        // them in its tree's order). Diagnostics lines do not need it: their sums and sorted radii
+        // read positions, velocities, masses and potentials, which move together.
+        if (snapshot_due || checkpoint_due) integrator->restore_order(p);
         // Hermite's potentials are a force evaluation: every rank takes part.
         if (log_due) integrator->synchronize(p);
         if (!root) {
