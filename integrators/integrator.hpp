@@ -32,8 +32,9 @@ class Integrator {
     virtual void synchronize(ParticleSet& particles) = 0;
     // Puts the particles back into the order start() or resume() received them in. Between
     // outputs an integrator may keep them in its engine's order (leapfrog on a tree: Morton
-    // order, so that each build sorts nearly sorted keys); callers call this before they read or
-    // write the particles. Local: no force evaluation, no communication.
+    // order, so that each build sorts nearly sorted keys; positions, velocities, masses and forces
+    // move, IDs and types stay behind); callers call this before they write the particles out or
+    // read IDs or types. Local: no force evaluation, no communication.
     virtual void restore_order(ParticleSet& /*particles*/) {}
 
     // The state beyond the particles that a bit-identical restart needs. `snapshot` is the copy

@@ -25,9 +25,9 @@ class Leapfrog {
     void step(ParticleSet& particles);
 
     // Between outputs the particles stay in the engine's order (a tree's Morton order, taken
-    // after each evaluation: core/particle_order.hpp). This puts them back into the order start()
-    // or resume() received them in; callers call it before they read or write the particles.
-    // No force evaluation and no communication.
+    // after each evaluation: core/particle_order.hpp; IDs and types stay behind). This puts them
+    // back into the order start() or resume() received them in; callers call it before they write
+    // the particles out or read IDs or types. No force evaluation and no communication.
     void restore_order(ParticleSet& particles);
 
     double dt() const { return dt_; }

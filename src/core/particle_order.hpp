@@ -1,8 +1,8 @@
 // Particles kept in a force engine's order between outputs. A tree engine sorts the particles
 // along the Morton curve on every build; a caller that moves its own arrays into that order
 // (ForceEngine::compute_in_own_order) hands the next build nearly sorted keys and a sequential
-// gather instead of a random one. What the caller's order was is kept here, so that outputs
-// (snapshots, diagnostics, checkpoints, Python's arrays) see the particles as they were given.
+// gather instead of a random one. What the caller's order was is kept here, so that files
+// (snapshots, checkpoints) and Python's arrays see the particles as they were given.
 #pragma once
 
 #include <cstdint>
