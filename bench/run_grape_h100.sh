@@ -6,11 +6,7 @@
 # Usage on the GPU host, from the repository root: bench/run_grape_h100.sh OUTDIR
 # Programs from build/ (scripts/setup.sh) or from GROVE_BIN (with hermite_g6_client, a build of
 # the client against build/grape/libg6.so; set LD_LIBRARY_PATH for a copied set).
-set -uo pipefail
-out=${1:?output directory}
-mkdir -p "$out"
-grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
-gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
+source "$(dirname "$0")/common.sh"
 client=${GROVE_BIN:+$GROVE_BIN/hermite_g6_client}; client=${client:-$PWD/build/tests/hermite_g6_client}
 n=${GROVE_N:-65536}; eta=0.01; dt_max=0.0625; eps=0.00390625; t_end=${GROVE_T_END:-1}
 echo "== gpu tests"; $gpu_tests "[grape],[hermite6]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"

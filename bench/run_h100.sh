@@ -2,15 +2,7 @@
 # Everything a GPU host measures for bench/results/, in one call (README, Layout): [gpu] tests,
 # sanitizers, host build, tree engine, leapfrog per-step cost, theta sweeps.
 # Usage on the GPU host, from the repository root: bench/run_h100.sh OUTDIR
-set -uo pipefail
-out=${1:?output directory}
-mkdir -p "$out"
-# Programs from build/ (scripts/setup.sh), or from the folder GROVE_BIN names (e.g. a copy made
-# for a host without the build's libraries; set LD_LIBRARY_PATH for them).
-grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
-gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
-export GROVE_DATA_DIR=$PWD/data # the sample models the tests read
-step() { echo "== $1"; }
+source "$(dirname "$0")/common.sh"
 step "gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
 step "memcheck"; compute-sanitizer --tool memcheck $gpu_tests "tree-gpu: degenerate inputs and repeatability" > "$out/memcheck.log" 2>&1; tail -1 "$out/memcheck.log"
 step "racecheck"; compute-sanitizer --tool racecheck $gpu_tests "tree-gpu: degenerate inputs and repeatability" > "$out/racecheck.log" 2>&1; tail -1 "$out/racecheck.log"

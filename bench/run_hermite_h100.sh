@@ -2,14 +2,7 @@
 # The Hermite measurements on the GPU host: [gpu] tests, memcheck of the Hermite kernels, the
 # kernel rates, and Hermite runs of Plummer spheres (eps = 1/256, 0.25 time units).
 # Usage on the GPU host, from the repository root: bench/run_hermite_h100.sh OUTDIR
-set -uo pipefail
-out=${1:?output directory}
-mkdir -p "$out"
-# Programs from build/ (scripts/setup.sh), or from the folder GROVE_BIN names (e.g. a copy made
-# for a host without the build's libraries; set LD_LIBRARY_PATH for them).
-grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
-gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
-export GROVE_DATA_DIR=$PWD/data # the sample models the tests read
+source "$(dirname "$0")/common.sh"
 echo "== gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
 echo "== memcheck"; compute-sanitizer --tool memcheck $gpu_tests "[hermite-small]" 2>&1 | tail -1
 echo "== racecheck"; compute-sanitizer --tool racecheck $gpu_tests "[hermite-small]" 2>&1 | tail -1

@@ -4,15 +4,7 @@
 # steps with the particles kept in the tree's order against the caller's (which picks the
 # default), and the direct and Hermite kernel rates against their instruction limits (#17).
 # Usage on the GPU host, from the repository root: bench/run_step_h100.sh OUTDIR
-set -uo pipefail
-out=${1:?output directory}
-mkdir -p "$out"
-# Programs from build/ (scripts/setup.sh), or from the folder GROVE_BIN names (e.g. a copy made
-# for a host without the build's libraries; set LD_LIBRARY_PATH for them).
-grove=${GROVE_BIN:+$GROVE_BIN/grove}; grove=${grove:-$PWD/build/src/grove}
-gpu_tests=${GROVE_BIN:+$GROVE_BIN/grove_gpu_tests}; gpu_tests=${gpu_tests:-$PWD/build/tests/grove_gpu_tests}
-export GROVE_DATA_DIR=$PWD/data # the sample models the tests read
-step() { echo "== $1"; }
+source "$(dirname "$0")/common.sh"
 step "gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
 order_test="tree-gpu forces in its own order are compute()'s, permuted by the order it hands over"
 for tool in memcheck racecheck; do
