@@ -240,22 +240,29 @@ class SplitterTree {
     // order, a step later): each key is first tested against the previous key's bucket, which
     // holds it most of the time, so the search runs only where the bucket changes. Returns false,
     // having classified a prefix only, when the first keys show that the input is not nearly
-    // sorted; the caller then runs classify() on all of them.
-    bool classify_nearly_sorted(const std::uint64_t* keys, std::size_t n, std::uint8_t* out) const
+    // sorted; the caller then runs classify() on all of them. On success it has also added each
+    // bucket's keys to counts[], a run at a time (counting key by key in a second pass is a chain
+    // of increments of one counter when consecutive keys share a bucket).
+    bool classify_nearly_sorted(const std::uint64_t* keys, std::size_t n, std::uint8_t* out, std::size_t* counts) const
     {
         constexpr std::size_t kProbe = 1024; // keys tried before deciding
-        std::size_t misses = 0;
+        std::size_t misses = 0, run_start = 0;
         int b = n > 0 ? bucket(keys[0]) : 0;
+        std::array<std::size_t, kMaxBuckets> local{};
         for (std::size_t i = 0; i < n; ++i) {
             const std::uint64_t key = keys[i];
             const bool inside =
                 (b == 0 || key > bound_[static_cast<std::size_t>(b)]) && key <= bound_[static_cast<std::size_t>(b) + 1];
             if (!inside) {
+                local[static_cast<std::size_t>(b)] += i - run_start;
+                run_start = i;
                 b = bucket(key);
                 if (++misses * 8 > kProbe && i < kProbe) return false;
             }
             out[i] = static_cast<std::uint8_t>(b);
         }
+        local[static_cast<std::size_t>(b)] += n - run_start;
+        for (int d = 0; d < buckets_; ++d) counts[d] += local[static_cast<std::size_t>(d)];
         return true;
     }
 
@@ -333,9 +340,10 @@ void sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& va
         const std::size_t end = n * static_cast<std::size_t>(t + 1) / num_threads;
         auto& local = histogram[static_cast<std::size_t>(t)];
         std::fill(local.begin(), local.begin() + num_buckets, std::size_t{0});
-        if (!splitters.classify_nearly_sorted(keys.data() + begin, end - begin, bucket_k + begin))
+        if (!splitters.classify_nearly_sorted(keys.data() + begin, end - begin, bucket_k + begin, local.data())) {
             splitters.classify(keys.data() + begin, end - begin, bucket_k + begin);
-        for (std::size_t i = begin; i < end; ++i) ++local[bucket_k[i]];
+            for (std::size_t i = begin; i < end; ++i) ++local[bucket_k[i]];
+        }
 #pragma omp barrier
 #pragma omp single
         {
