@@ -6,10 +6,11 @@ finds in each kernel the innermost loop that computes an inverse square root (on
 interaction), and divides its instructions, by pipe, by the number of inverse square roots in it.
 Prints one row per kernel and the rate limit those counts imply on an H100 SXM (132 SMs,
 1.98 GHz): per SM and clock the FP32 pipes take 128 lanes, the FP64 pipes 64, the special-function
-units 16, and the four schedulers issue 128 lanes of instructions of any kind; the tightest of the
-four bounds is the limit. PTX is what ptxas starts from: its arithmetic maps one to one onto SASS
-except for conversions and double-precision reciprocal roots, and loops with branches (the
-guarded variants) count their rarely taken blocks too, so those rows are upper counts.
+units 16, conversions from and to 64-bit types 16 (the CUDA C++ Programming Guide's throughput
+table for compute capability 9.0), and the four schedulers issue 128 lanes of instructions of any
+kind; the tightest of the five bounds is the limit. PTX is what ptxas starts from: its arithmetic
+maps one to one onto SASS except for double-precision reciprocal roots, and loops with branches
+(the guarded variants) count their rarely taken blocks too, so those rows are upper counts.
 
 Usage: bench/kernel_instructions.py [BUILD_DIR] [--nvcc NVCC] [--check HEADER]
 BUILD_DIR defaults to build; needs nvcc. --check compares the counts with the table in HEADER
@@ -24,7 +25,8 @@ import sys
 import tempfile
 
 SMS, CLOCK_GHZ = 132, 1.98
-LANES = {"fp32": 128, "fp64": 64, "mufu": 16}
+LANES = {"fp32": 128, "fp64": 64, "mufu": 16, "conv64": 16}
+PIPES = ("fp32", "fp64", "mufu", "conv64", "other")
 
 
 def kernels(ptx):
@@ -55,6 +57,8 @@ def pipe(instruction):
     op = instruction.split()[1] if instruction.startswith("@") else instruction.split()[0]
     if op.startswith(("rsqrt", "sqrt", "rcp", "ex2", "lg2", "sin", "cos")):
         return "mufu"
+    if op.startswith("cvt") and "f64" in op:
+        return "conv64"
     if "f64" in op:
         return "fp64"
     if "f32" in op:
@@ -99,12 +103,12 @@ def count_all(build, root, nvcc):
                 if found:
                     loop, roots, nblocks = found
                     count = collections.Counter(pipe(s) for s in loop)
-                    yield name, nblocks, {k: count[k] / roots for k in ("fp32", "fp64", "mufu", "other")}
+                    yield name, nblocks, {k: count[k] / roots for k in PIPES}
 
 
 def check(rows, header):
-    table = re.findall(r'\{\s*"([^"]+)",\s*"([^"]+)",\s*([\d.]+),\s*([\d.]+),\s*([\d.]+),\s*([\d.]+)\s*\}',
-                       open(header).read())
+    number = r",\s*([\d.]+)"
+    table = re.findall(r'\{\s*"([^"]+)",\s*"([^"]+)"' + number * len(PIPES) + r"\s*\}", open(header).read())
     if not table:
         print(f"{header}: no rows found")
         return 1
@@ -115,10 +119,10 @@ def check(rows, header):
             print(f"{label}: {len(matches)} kernels match '{key}'")
             failed += 1
             continue
-        counted = [matches[0][k] for k in ("fp32", "fp64", "mufu", "other")]
+        counted = [matches[0][k] for k in PIPES]
         if any(abs(float(n) - round(c, 1)) > 1e-9 for n, c in zip(numbers, counted)):
             print(f"{label}: {header} says {', '.join(numbers)}; the PTX has "
-                  f"{', '.join(f'{c:.1f}' for c in counted)} (FP32, FP64, MUFU, other)")
+                  f"{', '.join(f'{c:.1f}' for c in counted)} ({', '.join(PIPES)})")
             failed += 1
     print(f"{len(table) - failed} of {len(table)} kernels as {header} says")
     return 1 if failed else 0
@@ -139,8 +143,9 @@ def main():
     if header:
         return check(rows, header)
     print(f"PTX instructions per interaction (sm_90; limits for {SMS} SMs at {CLOCK_GHZ} GHz)\n")
-    print("| kernel | loop blocks | FP32 | FP64 | MUFU | other | all | limit (interactions/s) | bound by |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| kernel | loop blocks | FP32 | FP64 | MUFU | 64-bit conversions | other | all | limit (interactions/s) "
+          "| bound by |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, nblocks, per in rows:
         total = sum(per.values())
         bounds = {k: per[k] / LANES[k] for k in LANES if per[k] > 0}
@@ -149,7 +154,7 @@ def main():
         limit = SMS * CLOCK_GHZ * 1e9 / bounds[bound]
         short = re.sub(r"^_ZN5grove\d+_GLOBAL__N__\w+?_cu_\w{8}\d+", "", name)[:48]
         print(f"| {short} | {nblocks} | {per['fp32']:.1f} | {per['fp64']:.1f} | {per['mufu']:.1f} | "
-              f"{per['other']:.1f} | {total:.1f} | {limit:.3g} | {bound} |")
+              f"{per['conv64']:.1f} | {per['other']:.1f} | {total:.1f} | {limit:.3g} | {bound} |")
     return 0
 
 

@@ -10,30 +10,33 @@
 namespace grove {
 
 struct KernelCost {
-    const char* label;              // as the benchmarks name the kernel
-    const char* ptx_name;           // a part of the kernel's mangled PTX name (the test's key)
-    double fp32, fp64, mufu, other; // instructions per interaction (other: loads, moves, branches)
+    const char* label;    // as the benchmarks name the kernel
+    const char* ptx_name; // a part of the kernel's mangled PTX name (the test's key)
+    // Instructions per interaction: FP32, FP64, special-function (rsqrt), conversions from and to
+    // 64-bit floating types, and the rest (loads, moves, branches).
+    double fp32, fp64, mufu, conv64, other;
 
     // Interactions per second that `sms` SMs at `clock_ghz` can at most compute: per SM and clock
-    // the FP32 pipes take fp32_lanes, the FP64 pipes fp64_lanes, the special-function units 16 and
-    // the four schedulers issue 128 lanes of instructions of any kind; the tightest bound wins.
+    // the FP32 pipes take fp32_lanes, the FP64 pipes fp64_lanes, the special-function units and
+    // the 64-bit conversions 16 each (compute capability 9.0), and the four schedulers issue 128
+    // lanes of instructions of any kind; the tightest bound wins.
     double limit(int sms, double clock_ghz, int fp32_lanes, int fp64_lanes) const
     {
-        const double cycles =
-            std::max({fp32 / fp32_lanes, fp64 / fp64_lanes, mufu / 16.0, (fp32 + fp64 + mufu + other) / 128.0});
+        const double cycles = std::max({fp32 / fp32_lanes, fp64 / fp64_lanes, mufu / 16.0, conv64 / 16.0,
+                                        (fp32 + fp64 + mufu + conv64 + other) / 128.0});
         return sms * clock_ghz * 1e9 / cycles;
     }
 };
 
 // The unguarded loops (softening > 0); with eps = 0 the kernels add a test for the particle itself.
 inline constexpr KernelCost kDirectFloatCost{
-    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.2, 0.0, 1.0, 0.2};
+    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.2, 0.0, 1.0, 0.0, 0.2};
 inline constexpr KernelCost kDirectMixedCost{
-    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 10.2, 6.8, 1.0, 0.2};
+    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 10.2, 3.8, 1.0, 3.0, 0.2};
 inline constexpr KernelCost kDirectDoubleCost{
-    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 14.0, 1.0, 0.3};
-inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 9.0};
-inline constexpr KernelCost kHermiteDoubleCost{"double acc+jerk+pot", "hermite_kernelILi2EE", 0.0, 35.0, 1.0, 8.5};
-inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernel", 0.0, 76.0, 1.0, 8.5};
+    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 14.0, 1.0, 0.0, 0.3};
+inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 0.0, 9.0};
+inline constexpr KernelCost kHermiteDoubleCost{"double acc+jerk+pot", "hermite_kernelILi2EE", 0.0, 35.0, 1.0, 0.0, 8.5};
+inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernel", 0.0, 76.0, 1.0, 0.0, 8.5};
 
 } // namespace grove

@@ -50,13 +50,14 @@ void print_kernel_limits(const DeviceSummary& dev, std::initializer_list<KernelC
 {
     std::printf("device %s: %d SMs, %.3f GHz, %d FP32 and %d FP64 lanes per SM\n\n", dev.name.c_str(), dev.sm_count,
                 dev.clock_ghz, dev.fp32_lanes_per_sm, dev.fp64_lanes_per_sm);
-    std::printf("| kernel | FP32 | FP64 | MUFU | other | limit (interactions/s) |\n|---|---|---|---|---|---|\n");
+    std::printf("| kernel | FP32 | FP64 | MUFU | 64-bit conversions | other | limit (interactions/s) |\n"
+                "|---|---|---|---|---|---|---|\n");
     for (const KernelCost& k : kernels)
-        std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.3e |\n", k.label, k.fp32, k.fp64, k.mufu, k.other,
-                    dev.limit(k));
+        std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3e |\n", k.label, k.fp32, k.fp64, k.mufu, k.conv64,
+                    k.other, dev.limit(k));
     std::printf("\nInstructions per interaction in each kernel's inner loop, counted in its PTX "
-                "(bench/kernel_instructions.py); the limit is the tightest of the FP32, FP64, special-function "
-                "and issue bounds.\n\n");
+                "(bench/kernel_instructions.py); the limit is the tightest of the FP32, FP64, special-function, "
+                "64-bit conversion and issue bounds.\n\n");
 }
 
 int bench_direct(const BenchConfig& r)
