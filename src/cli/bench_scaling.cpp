@@ -5,15 +5,72 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "cli/bench_step.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/tree_broadcast.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
+#include "tree/build.hpp"
 
 namespace grove {
+
+namespace {
+
+// Every rank needs the same host tree: built by each rank from its own copy of the particles (what
+// the distributed engine does), or built by rank 0 and broadcast. Times both across the job.
+void compare_tree_sources(const BenchConfig& c, const ParticleSet& p, const Communicator& world)
+{
+    const BuildParams params{c.nleaf, c.ncrit};
+    Octree tree;
+    build_octree_into(tree, p.pos, p.mass, params); // warm-up: every rank's storage
+    auto time_median = [&](auto&& make_tree) {
+        std::vector<double> times;
+        for (int r = 0; r < std::max(1, c.repeat); ++r) {
+            world.barrier();
+            const auto start = WallClock::now();
+            make_tree();
+            world.barrier();
+            times.push_back(seconds_since(start));
+        }
+        std::sort(times.begin(), times.end());
+        return times[times.size() / 2];
+    };
+    const double each = time_median([&] { build_octree_into(tree, p.pos, p.mass, params); });
+    Octree received;
+    const double broadcast = time_median([&] {
+        if (world.is_root()) build_octree_into(received, p.pos, p.mass, params);
+        broadcast_tree(received, world);
+    });
+    // The build is deterministic, so what arrived equals what each rank built, value for value
+    // (groups field by field: their structs have padding).
+    int differ = 0;
+    auto same_group = [](const Group<double>& x, const Group<double>& y) {
+        return x.centre.x == y.centre.x && x.centre.y == y.centre.y && x.centre.z == y.centre.z &&
+               x.half_extent.x == y.half_extent.x && x.half_extent.y == y.half_extent.y &&
+               x.half_extent.z == y.half_extent.z && x.range.begin == y.range.begin && x.range.end == y.range.end;
+    };
+    for_each_array_pair(tree, received, [&](const auto& a, const auto& b, const TreeArrayInfo& info) {
+        if (info.per_theta) return;
+        bool same = a.size() == b.size();
+        if constexpr (std::is_same_v<std::decay_t<decltype(a[0])>, Group<double>>)
+            same = same && std::equal(a.begin(), a.end(), b.begin(), same_group);
+        else
+            same = same && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+        if (!same) differ = 1;
+    });
+    differ = world.max(differ);
+    if (world.is_root())
+        std::printf("\nthe host tree on %d ranks (until the last rank has it, median of %d): built by every rank "
+                    "%.2f ms; built by rank 0 and broadcast %.2f ms; the broadcast trees %s the built ones\n",
+                    world.size(), std::max(1, c.repeat), 1e3 * each, 1e3 * broadcast, differ ? "DIFFER FROM" : "equal");
+}
+
+} // namespace
 
 int bench_scaling(const BenchConfig& c)
 {
@@ -58,6 +115,7 @@ int bench_scaling(const BenchConfig& c)
             std::fflush(stdout);
         }
     }
+    if (world.size() > 1 && engines().resolve(c.engine).rfind("tree", 0) == 0) compare_tree_sources(c, p, world);
     return 0;
 }
 

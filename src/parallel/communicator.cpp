@@ -95,6 +95,21 @@ void Communicator::sum(double* values, std::size_t count) const
 #endif
 }
 
+void Communicator::broadcast(void* data, std::size_t bytes, int root) const
+{
+    if (size_ == 1) return;
+#if defined(GROVE_HAVE_MPI)
+    constexpr std::size_t kChunk = std::size_t{1} << 30; // MPI counts are int
+    auto* bytes_at = static_cast<unsigned char*>(data);
+    for (std::size_t at = 0; at < bytes; at += kChunk)
+        MPI_Bcast(bytes_at + at, static_cast<int>(std::min(kChunk, bytes - at)), MPI_BYTE, root, handle_->comm);
+#else
+    (void)data;
+    (void)bytes;
+    (void)root;
+#endif
+}
+
 void Communicator::abort(const std::string& message, int status) const
 {
     std::fprintf(stderr, "%s\n", message.c_str());

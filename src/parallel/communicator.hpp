@@ -25,6 +25,8 @@ class Communicator {
     int max(int value) const;
     // Element-wise sum over ranks, in place, on all ranks.
     void sum(double* values, std::size_t count) const;
+    // `bytes` bytes at `data` copied from rank `root` to every rank.
+    void broadcast(void* data, std::size_t bytes, int root) const;
     // Ends every process of the job with exit status `status` (after `message` on stderr), so that
     // a failure on one rank never leaves the others waiting.
     [[noreturn]] void abort(const std::string& message, int status) const;

@@ -122,6 +122,9 @@ TEST_CASE("grove bench scaling prints time, speed-up and efficiency per rank cou
     INFO(log);
     CHECK_THAT(log, Catch::Contains("| 1 | ") && Catch::Contains("| 1.00 | 100 % |") && Catch::Contains("| 2 | ") &&
                         Catch::Contains("| 3 | "));
+    // A tree engine also times building the host tree on every rank against broadcasting one.
+    CHECK_THAT(log, Catch::Contains("built by rank 0 and broadcast") &&
+                        Catch::Contains("the broadcast trees equal the built ones"));
     CHECK(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + " bench step", &log) != 0);
     CHECK_THAT(log, Catch::Contains("grove bench runs only `scaling`"));
 }
