@@ -21,6 +21,7 @@
 #include "gpu/tree_walk.cuh"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/group_shares.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/refit.hpp"
 #include "tree/store_forces.hpp"
@@ -61,7 +62,8 @@ struct TreeGpuEngine::Impl {
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
-    gpu::PinnedBuffer<long long> h_totals;
+    gpu::PinnedBuffer<long long> h_totals, h_node_count, h_leaf_count;
+    std::vector<double> share_costs, last_costs; // set_share_costs; this share's, last evaluation
     gpu::PinnedBuffer<int> h_mismatch;
     gpu::DeviceBuffer<int> d_mismatch;  // pass 2's length check
     gpu::PinnedBuffer<float4> h_sorted; // results in the caller's order
@@ -148,17 +150,11 @@ struct TreeGpuEngine::Impl {
         if (first_pass_seconds >= 0) times.emplace_back("first pass", first_pass_seconds);
         if (n == 0) return;
         const auto g_all = static_cast<std::size_t>(num_groups);
-        // This share's groups (set_share: those whose first particle lies in the share's equal
-        // part of the particles); the walk and the evaluation see only them.
-        auto first_group = [&](long long share) {
-            const long long first_particle = static_cast<long long>(n) * share / share_count;
-            return static_cast<std::size_t>(
-                std::partition_point(loaded->groups.begin(), loaded->groups.end(),
-                                     [&](const Group<double>& gr) { return gr.range.begin < first_particle; }) -
-                loaded->groups.begin());
-        };
-        const std::size_t g_first = first_group(share_index), g_last = first_group(share_index + 1);
-        const std::size_t g = g_last - g_first;
+        // This share's groups (set_share), of equal cost by the last evaluation's list lengths or
+        // of equal particle counts (tree/group_shares.hpp); the walk and the evaluation see only them.
+        const GroupRange share = share_of_groups(*loaded, share_costs, share_index, share_count);
+        const auto g_first = static_cast<std::size_t>(share.first);
+        const std::size_t g = static_cast<std::size_t>(share.last) - g_first;
         if (relative) { // the groups' scales from the estimate, on the host
             host.mac_scale.reserve(g_all, "tree group scales");
             fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
@@ -210,10 +206,21 @@ struct TreeGpuEngine::Impl {
                                    stream));
         CUDA_CHECK(cudaMemcpyAsync(h_totals.data() + 1, d_leaf_offset.data() + g, sizeof(long long),
                                    cudaMemcpyDeviceToHost, stream));
+        if (share_count > 1 && g > 0) { // this share's list lengths: the costs that cut the next shares
+            h_node_count.reserve(g, "node-list counts");
+            h_leaf_count.reserve(g, "leaf-list counts");
+            CUDA_CHECK(cudaMemcpyAsync(h_node_count.data(), d_node_count.data(), g * sizeof(long long),
+                                       cudaMemcpyDeviceToHost, stream));
+            CUDA_CHECK(cudaMemcpyAsync(h_leaf_count.data(), d_leaf_count.data(), g * sizeof(long long),
+                                       cudaMemcpyDeviceToHost, stream));
+        }
         CUDA_CHECK(cudaEventRecord(events[3], stream));
         CUDA_CHECK(cudaStreamSynchronize(stream)); // list sizes decide the allocations
         total_nodes = h_totals[0];
         total_leaves = h_totals[1];
+        if (share_count > 1)
+            last_costs = g > 0 ? group_costs_from_counts(*loaded, h_node_count.data(), h_leaf_count.data(), share)
+                               : std::vector<double>(n, 0.0);
         d_node_list.reserve(static_cast<std::size_t>(std::max(total_nodes, 1LL)), "node lists");
         d_leaf_list.reserve(static_cast<std::size_t>(std::max(total_leaves, 1LL)), "leaf lists");
 
@@ -326,6 +333,16 @@ bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Force
     }
     impl_->forces_in_tree_order = false;
     return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
+}
+
+std::vector<double> TreeGpuEngine::last_particle_costs() const
+{
+    return impl_->last_costs;
+}
+
+void TreeGpuEngine::set_share_costs(const std::vector<double>& costs)
+{
+    impl_->share_costs = costs;
 }
 
 void TreeGpuEngine::particles_reordered()

@@ -43,6 +43,8 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
                               std::vector<std::uint32_t>& order) override;
     void particles_reordered() override;
+    std::vector<double> last_particle_costs() const override;
+    void set_share_costs(const std::vector<double>& costs) override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative
     // criterion without an estimate for this N first runs a geometric pass and keeps its result.

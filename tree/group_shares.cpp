@@ -65,4 +65,22 @@ std::vector<double> group_costs(const Octree& tree, const InteractionLists& list
     return costs;
 }
 
+std::vector<double> group_costs_from_counts(const Octree& tree, const long long* node_count,
+                                            const long long* leaf_count, GroupRange range)
+{
+    std::vector<double> costs(tree.particles.size(), 0.0);
+    std::int64_t leaves = 0;
+    for (const std::uint8_t leaf : tree.is_leaf) leaves += leaf;
+    const double occupancy = leaves > 0 ? static_cast<double>(tree.particles.size()) / static_cast<double>(leaves) : 0;
+    for (std::int32_t k = range.first; k < range.last; ++k) {
+        const auto local = static_cast<std::size_t>(k - range.first);
+        const double per_particle =
+            kNodeCost * static_cast<double>(node_count[local]) + occupancy * static_cast<double>(leaf_count[local]);
+        const ParticleRange own = tree.groups[static_cast<std::size_t>(k)].range;
+        for (std::int32_t i = own.begin; i < own.end; ++i)
+            costs[tree.order[static_cast<std::size_t>(i)]] = per_particle;
+    }
+    return costs;
+}
+
 } // namespace grove

@@ -27,4 +27,10 @@ GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs,
 // caller's order, zero for the other particles.
 std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range);
 
+// The same from list lengths alone (the GPU walk's first pass, which counts leaf cells, not their
+// particles): node_count[k] and leaf_count[k] belong to group range.first + k, and a leaf cell
+// counts as the tree's mean leaf occupancy.
+std::vector<double> group_costs_from_counts(const Octree& tree, const long long* node_count,
+                                            const long long* leaf_count, GroupRange range);
+
 } // namespace grove

@@ -247,18 +247,33 @@ TEST_CASE("tree-gpu shares of the groups add up to the whole, bit for bit", "[gp
     TreeGpuEngine(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01}).compute(p.pos, p.mass, whole);
     for (const int count : {2, 3}) {
         INFO(count << " shares");
-        Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, p.pos.cols());
-        Eigen::VectorXd pot = Eigen::VectorXd::Zero(p.mass.size());
+        std::vector<std::unique_ptr<TreeGpuEngine>> shares;
         for (int index = 0; index < count; ++index) {
-            TreeGpuEngine engine(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01});
-            REQUIRE(engine.set_share(index, count));
-            Forces part;
-            engine.compute(p.pos, p.mass, part);
-            acc += part.acc;
-            pot += part.pot;
+            shares.push_back(std::make_unique<TreeGpuEngine>(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01}));
+            REQUIRE(shares.back()->set_share(index, count));
         }
-        CHECK(acc == whole.acc);
-        CHECK(pot == whole.pot);
+        // First equal particle counts, then shares cut to equal costs by the first round's lists.
+        std::vector<double> costs(p.size(), 0.0);
+        for (int round = 0; round < 2; ++round) {
+            INFO("round " << round);
+            Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, p.pos.cols());
+            Eigen::VectorXd pot = Eigen::VectorXd::Zero(p.mass.size());
+            std::vector<double> next(p.size(), 0.0);
+            for (auto& engine : shares) {
+                if (round == 1) engine->set_share_costs(costs);
+                Forces part;
+                engine->compute(p.pos, p.mass, part);
+                acc += part.acc;
+                pot += part.pot;
+                const std::vector<double> mine = engine->last_particle_costs();
+                REQUIRE(mine.size() == p.size());
+                for (std::size_t i = 0; i < mine.size(); ++i) next[i] += mine[i];
+            }
+            CHECK(acc == whole.acc);
+            CHECK(pot == whole.pot);
+            for (double c : next) REQUIRE(c > 0); // every particle's cost from exactly one share
+            costs = next;
+        }
     }
 }
 

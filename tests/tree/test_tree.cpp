@@ -681,6 +681,23 @@ TEST_CASE("shares of the groups cut to equal costs cover the tree and balance it
         CHECK(worst_equal_counts > 1.03 * total / count);
     }
     CHECK(share_of_groups(tree, costs, 0, 1).last == g);
+    // From list lengths alone (the GPU's first pass): a leaf cell counts as the mean occupancy.
+    std::vector<long long> nodes(static_cast<std::size_t>(g)), leaves(static_cast<std::size_t>(g));
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        nodes[k] = all.node_offset[k + 1] - all.node_offset[k];
+        leaves[k] = all.leaf_offset[k + 1] - all.leaf_offset[k];
+    }
+    const GroupRange second_half{g / 2, g};
+    const std::vector<double> counted =
+        group_costs_from_counts(tree, nodes.data() + g / 2, leaves.data() + g / 2, second_half);
+    const std::vector<double> exact = group_costs(tree, all, second_half);
+    double counted_sum = 0, exact_sum = 0;
+    for (std::size_t i = 0; i < counted.size(); ++i) {
+        REQUIRE((counted[i] > 0) == (exact[i] > 0)); // the same particles, the second half's
+        counted_sum += counted[i];
+        exact_sum += exact[i];
+    }
+    CHECK(counted_sum == Approx(exact_sum).epsilon(0.5));
     CHECK(share_of_groups(tree, std::vector<double>(5, 1.0), 1, 2).first ==
           share_of_groups(tree, {}, 1, 2).first); // costs of another N: equal counts
 }
