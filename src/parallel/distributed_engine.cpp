@@ -1,5 +1,7 @@
 #include "parallel/distributed_engine.hpp"
 
+#include "parallel/target_shares.hpp"
+
 #include <stdexcept>
 
 namespace grove {
@@ -39,24 +41,14 @@ void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& o
 void DistributedForceEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
                                             Forces& out)
 {
-    // Contiguous shares of the targets, the first m % ranks one larger.
-    const std::size_t m = targets.size(), ranks = static_cast<std::size_t>(comm_.size());
-    std::vector<std::size_t> counts(ranks), first(ranks + 1, 0);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        counts[r] = m / ranks + (r < m % ranks ? 1 : 0);
-        first[r + 1] = first[r] + counts[r];
-    }
-    const auto me = static_cast<std::size_t>(comm_.rank());
-    const std::vector<std::int32_t> mine(targets.begin() + static_cast<std::ptrdiff_t>(first[me]),
-                                         targets.begin() + static_cast<std::ptrdiff_t>(first[me + 1]));
+    const TargetShares shares(targets.size(), comm_);
     Forces part;
-    engine_->compute_subset(pos, mass, mine, part); // throws, naming the engine, if it cannot
-    out.acc.resize(3, static_cast<Eigen::Index>(m));
-    out.pot.resize(static_cast<Eigen::Index>(m));
-    std::vector<std::size_t> counts3(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) counts3[r] = 3 * counts[r];
-    comm_.all_gather(part.acc.data(), 3 * mine.size(), counts3, out.acc.data());
-    comm_.all_gather(part.pot.data(), mine.size(), counts, out.pot.data());
+    engine_->compute_subset(pos, mass, shares.mine(targets), part); // throws, naming the engine, if it cannot
+    const auto m = static_cast<Eigen::Index>(targets.size());
+    out.acc.resize(3, m);
+    out.pot.resize(m);
+    shares.gather(part.acc.data(), 3, out.acc.data());
+    shares.gather(part.pot.data(), 1, out.pot.data());
 }
 
 std::unique_ptr<ForceEngine> distribute(std::unique_ptr<ForceEngine> engine, const Communicator& comm)
