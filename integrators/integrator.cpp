@@ -24,7 +24,6 @@ class LeapfrogIntegrator final : public Integrator {
     void start(ParticleSet& p) override
     {
         leapfrog_.start(p);
-        leapfrog_.restore_order(p); // the caller reads the initial forces
         add_phases();
     }
     void advance_to(double t, ParticleSet& p) override

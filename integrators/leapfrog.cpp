@@ -13,28 +13,27 @@ Leapfrog::Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order)
     if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("leapfrog: --dt must be a finite number > 0");
 }
 
-bool Leapfrog::compute_forces(ParticleSet& p, double kick)
+bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
 {
     const auto start = std::chrono::steady_clock::now();
     if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
     bool reordered = false;
-    if (keep_engine_order_)
+    if (may_reorder)
         reordered = engine_.compute_in_own_order(p.pos, p.mass, forces_, engine_order_);
     else
         engine_.compute(p.pos, p.mass, forces_);
     force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    bool finite = true, kicked = false;
+    bool finite = true;
     if (reordered) { // the forces come in the engine's order: the particles follow them there
         const auto moved = std::chrono::steady_clock::now();
         const VelocityKick with{kick > 0 ? &forces_.acc : nullptr, kick};
         finite = order_.adopt(p, engine_order_, ParticleOrder::Forces::replaced, with);
-        kicked = kick > 0;
         reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - moved).count();
     }
     // Swapped, not copied: at 1e6 particles a copy is a 24 MB pass per step.
     p.acc.swap(forces_.acc);
     p.pot.swap(forces_.pot);
-    if (kick > 0 && !kicked) {
+    if (kick > 0 && !reordered) {
         const auto count = static_cast<std::int64_t>(3 * p.size());
         const double* a = p.acc.data();
         const double* x = p.pos.data();
@@ -57,7 +56,7 @@ void Leapfrog::restore_order(ParticleSet& p)
 
 void Leapfrog::start(ParticleSet& p)
 {
-    compute_forces(p, 0);
+    compute_forces(p, 0, false); // the caller reads these forces: its order
     started_ = true;
 }
 
@@ -81,7 +80,7 @@ void Leapfrog::step(ParticleSet& p)
         v[i] += half * a0[i];
         x[i] += dt * v[i];
     }
-    const bool finite = compute_forces(p, half); // and the closing half-kick
+    const bool finite = compute_forces(p, half, keep_engine_order_); // and the closing half-kick
     p.time += dt_;
     ++steps_;
     if (!finite)

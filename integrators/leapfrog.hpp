@@ -17,7 +17,7 @@ class Leapfrog {
     // keep_engine_order: see restore_order().
     Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order = true);
 
-    // Computes the forces of the initial state (into particles.acc / pot).
+    // Computes the forces of the initial state (into particles.acc / pot), in its order.
     void start(ParticleSet& particles);
     // Continues from a checkpoint whose particles carry the forces of their positions.
     void resume(const ParticleSet& particles);
@@ -38,8 +38,9 @@ class Leapfrog {
   private:
     // The forces of the particles' positions into particles.acc / pot; with kick > 0 also the
     // closing half-kick v += kick a, folded into the move into the engine's order where there is
-    // one. Returns false when a position or velocity is not finite (checked only with a kick).
-    bool compute_forces(ParticleSet& particles, double kick);
+    // one (may_reorder). Returns false when a position or velocity is not finite (checked only
+    // with a kick).
+    bool compute_forces(ParticleSet& particles, double kick, bool may_reorder);
 
     ForceEngine& engine_;
     double dt_;
