@@ -48,39 +48,47 @@ GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs,
     return {first_group(index), first_group(index + 1)};
 }
 
-std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range)
+namespace {
+
+// Every particle of groups [range.first, range.last) gets its group's cost per particle,
+// cost_of(k) for group k; the other particles 0. Caller's order, through tree.order.
+template <class CostOf> std::vector<double> spread_costs(const Octree& tree, GroupRange range, CostOf&& cost_of)
 {
     std::vector<double> costs(tree.particles.size(), 0.0);
     for (std::int32_t k = range.first; k < range.last; ++k) {
-        const auto gk = static_cast<std::size_t>(k);
-        double per_particle = kNodeCost * static_cast<double>(lists.node_offset[gk + 1] - lists.node_offset[gk]);
-        for (std::int64_t e = lists.leaf_offset[gk]; e < lists.leaf_offset[gk + 1]; ++e) {
-            const ParticleRange r = tree.range[static_cast<std::size_t>(lists.leaf_list[static_cast<std::size_t>(e)])];
-            per_particle += r.end - r.begin;
-        }
-        const ParticleRange own = tree.groups[gk].range;
+        const double per_particle = cost_of(k);
+        const ParticleRange own = tree.groups[static_cast<std::size_t>(k)].range;
         for (std::int32_t i = own.begin; i < own.end; ++i)
             costs[tree.order[static_cast<std::size_t>(i)]] = per_particle;
     }
     return costs;
 }
 
+} // namespace
+
+std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range)
+{
+    return spread_costs(tree, range, [&](std::int32_t k) {
+        const auto gk = static_cast<std::size_t>(k);
+        double cost = kNodeCost * static_cast<double>(lists.node_offset[gk + 1] - lists.node_offset[gk]);
+        for (std::int64_t e = lists.leaf_offset[gk]; e < lists.leaf_offset[gk + 1]; ++e) {
+            const ParticleRange r = tree.range[static_cast<std::size_t>(lists.leaf_list[static_cast<std::size_t>(e)])];
+            cost += r.end - r.begin;
+        }
+        return cost;
+    });
+}
+
 std::vector<double> group_costs_from_counts(const Octree& tree, const long long* node_count,
                                             const long long* leaf_count, GroupRange range)
 {
-    std::vector<double> costs(tree.particles.size(), 0.0);
     std::int64_t leaves = 0;
     for (const std::uint8_t leaf : tree.is_leaf) leaves += leaf;
     const double occupancy = leaves > 0 ? static_cast<double>(tree.particles.size()) / static_cast<double>(leaves) : 0;
-    for (std::int32_t k = range.first; k < range.last; ++k) {
+    return spread_costs(tree, range, [&](std::int32_t k) {
         const auto local = static_cast<std::size_t>(k - range.first);
-        const double per_particle =
-            kNodeCost * static_cast<double>(node_count[local]) + occupancy * static_cast<double>(leaf_count[local]);
-        const ParticleRange own = tree.groups[static_cast<std::size_t>(k)].range;
-        for (std::int32_t i = own.begin; i < own.end; ++i)
-            costs[tree.order[static_cast<std::size_t>(i)]] = per_particle;
-    }
-    return costs;
+        return kNodeCost * static_cast<double>(node_count[local]) + occupancy * static_cast<double>(leaf_count[local]);
+    });
 }
 
 } // namespace grove

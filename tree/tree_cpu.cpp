@@ -1,6 +1,5 @@
 #include "tree/tree_cpu.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
