@@ -59,6 +59,7 @@ struct TreeGpuEngine::Impl {
     // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
     // was just built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
+    bool order_uploaded = false; // the device holds the particle order (permutation kernel)
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -105,6 +106,7 @@ struct TreeGpuEngine::Impl {
         const bool with_order =
             !(forces_in_tree_order && &t == &tree && updater.order_fresh() && params.mac == MacKind::geometric);
         pack_float_tree(t, pointers_of(host), with_order);
+        order_uploaded = with_order;
         const double pack_seconds = seconds_since(start);
 
         for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) { a.reserve(count(info), info.name); });
@@ -134,6 +136,8 @@ struct TreeGpuEngine::Impl {
         // Forces stay in the tree's order only for compute_in_own_order on a fresh build (and never
         // for the first pass, whose estimate is in the caller's order).
         const bool in_tree_order = forces_in_tree_order && loaded == &tree && updater.order_fresh();
+        if (!in_tree_order && !order_uploaded)
+            throw std::logic_error("tree-gpu: forces wanted in the caller's order, but no order was uploaded");
         handed_over = false;
         double first_pass_seconds = -1;
         if (relative && !estimate.covers(n) && n > 0) {
