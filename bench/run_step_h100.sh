@@ -6,7 +6,7 @@
 # Usage on the GPU host, from the repository root: bench/run_step_h100.sh OUTDIR
 source "$(dirname "$0")/common.sh"
 step "gpu tests"; $gpu_tests "[gpu]" > "$out/gpu_tests.log" 2>&1; echo "rc=$?"; tail -2 "$out/gpu_tests.log"
-order_test="tree-gpu forces in its own order are compute()'s, permuted by the order it hands over"
+order_test="tree-gpu forces in its own order are compute()'s permuted by the order it hands over"
 for tool in memcheck racecheck; do
   step "$tool"; compute-sanitizer --tool $tool $gpu_tests "$order_test" > "$out/$tool.log" 2>&1; tail -1 "$out/$tool.log"
 done

@@ -44,6 +44,13 @@ struct MixedShared {
 };
 static_assert(sizeof(MixedShared) == 32, "two 16-byte shared loads per source");
 
+// With eps = 0, p2p drops a pair at zero distance; for a pair of distinct particles with mass
+// that is an infinite force, which the guarded kernel reports instead of leaving out.
+template <class T> __device__ inline bool zero_distance(T dx, T dy, T dz)
+{
+    return dx * dx + dy * dy + dz * dz == T(0); // as p2p's r^2 with eps2 = 0
+}
+
 struct FloatPolicy {
     using Global = float4;
     using Shared = float4;
@@ -60,6 +67,10 @@ struct FloatPolicy {
     __device__ static Accum<float> interact(Accum<float> a, const Target& t, const Shared& s, float eps2)
     {
         return p2p<kGuard>(a, s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2);
+    }
+    __device__ static bool dropped(const Target& t, const Shared& s)
+    {
+        return s.w != 0.f && zero_distance(s.x - t.x, s.y - t.y, s.z - t.z);
     }
 };
 
@@ -81,6 +92,11 @@ struct MixedPolicy {
         return p2p<kGuard>(a, static_cast<float>(s.x - t.x), static_cast<float>(s.y - t.y),
                            static_cast<float>(s.z - t.z), s.m, eps2);
     }
+    __device__ static bool dropped(const Target& t, const Shared& s)
+    {
+        return s.m != 0.f && zero_distance(static_cast<float>(s.x - t.x), static_cast<float>(s.y - t.y),
+                                           static_cast<float>(s.z - t.z));
+    }
 };
 
 struct DoublePolicy {
@@ -100,19 +116,31 @@ struct DoublePolicy {
     {
         return p2p<kGuard>(a, s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2);
     }
+    __device__ static bool dropped(const Target& t, const Shared& s)
+    {
+        return s.w != 0.0 && zero_distance(s.x - t.x, s.y - t.y, s.z - t.z);
+    }
 };
+
+__device__ inline unsigned long long pair_key(int target, int source)
+{
+    return (static_cast<unsigned long long>(target) << 32) | static_cast<unsigned>(source);
+}
 
 // Block (x, split): targets_per_thread * threads consecutive targets against the sources
 // [split * j_chunk, min(num_sources, (split + 1) * j_chunk)). Writes unscaled sums to
 // partial[split * num_targets + i]. Tails are padded with zero-mass sources, so every thread
-// reaches every barrier. targets == nullptr means target i is source i.
+// reaches every barrier. targets == nullptr means target i is source i. With kGuard (eps = 0), a
+// target at zero distance from another source with mass stores the smallest such
+// (target's source index << 32 | source index) in *coincident (initially all ones).
 template <class P, bool kGuard>
 __global__ void __launch_bounds__(DirectConfig::threads)
     direct_acc_pot_kernel(const typename P::Global* __restrict__ sources, int num_sources,
                           const std::int32_t* __restrict__ targets, int num_targets, typename P::Real eps2, int j_chunk,
-                          Double4* __restrict__ partial)
+                          Double4* __restrict__ partial, unsigned long long* __restrict__ coincident)
 {
     constexpr int kThreads = DirectConfig::threads;
+    unsigned long long first_coincident = ~0ull;
     constexpr int kPer = P::targets_per_thread;
     __shared__ typename P::Shared tile[kThreads];
 
@@ -140,16 +168,23 @@ __global__ void __launch_bounds__(DirectConfig::threads)
             for (int s = 0; s < kThreads; ++s) {
                 const typename P::Shared source = tile[s];
 #pragma unroll
-                for (int k = 0; k < kPer; ++k)
-                    acc[k] = P::template interact<kGuard>(acc[k], xi[k],
-                                                          base + s == self[k] ? P::massless(source) : source, eps2);
+                for (int k = 0; k < kPer; ++k) {
+                    const typename P::Shared other = base + s == self[k] ? P::massless(source) : source;
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], other, eps2);
+                    if (kGuard && self[k] >= 0 && P::dropped(xi[k], other))
+                        first_coincident = min(first_coincident, pair_key(self[k], base + s));
+                }
             }
         } else {
 #pragma unroll 8
             for (int s = 0; s < kThreads; ++s) {
                 const typename P::Shared source = tile[s];
 #pragma unroll
-                for (int k = 0; k < kPer; ++k) acc[k] = P::template interact<kGuard>(acc[k], xi[k], source, eps2);
+                for (int k = 0; k < kPer; ++k) {
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], source, eps2);
+                    if (kGuard && self[k] >= 0 && P::dropped(xi[k], source))
+                        first_coincident = min(first_coincident, pair_key(self[k], base + s));
+                }
             }
         }
         __syncthreads();
@@ -168,6 +203,7 @@ __global__ void __launch_bounds__(DirectConfig::threads)
             partial[static_cast<std::size_t>(blockIdx.y) * num_targets + i] =
                 Double4{sum[k][0], sum[k][1], sum[k][2], sum[k][3]};
     }
+    if (kGuard && first_coincident != ~0ull) atomicMin(coincident, first_coincident);
 }
 
 // Sums the splits in a fixed order (deterministic) and applies G.
@@ -228,6 +264,8 @@ struct DirectGpuEngine::Impl {
     gpu::DeviceBuffer<std::int32_t> d_targets;
     gpu::DeviceBuffer<Double4> d_partial;
     gpu::DeviceBuffer<double> d_acc, d_pot;
+    gpu::DeviceBuffer<unsigned long long> d_coincident; // first pair at zero distance with eps = 0
+    gpu::PinnedBuffer<unsigned long long> h_coincident;
     gpu::PinnedBuffer<float4> h_sources_f;
     gpu::PinnedBuffer<Double4> h_sources_d;
     gpu::PinnedBuffer<std::int32_t> h_targets;
@@ -240,6 +278,9 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&start));
         CUDA_CHECK(cudaEventCreate(&stop));
+        d_coincident.reserve(1, "direct-gpu coincidence flag");
+        h_coincident.reserve(1, "direct-gpu coincidence flag");
+        h_coincident[0] = ~0ull;
     }
     ~Impl()
     {
@@ -264,14 +305,16 @@ struct DirectGpuEngine::Impl {
         const double eps2 = gravity.eps * gravity.eps;
         const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
         using Real = typename P::Real;
-        if (eps2 > 0)
-            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index,
-                                                                           num_targets, static_cast<Real>(eps2),
-                                                                           static_cast<int>(j_chunk), d_partial.data());
-        else
-            direct_acc_pot_kernel<P, true><<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index,
-                                                                          num_targets, Real(0),
-                                                                          static_cast<int>(j_chunk), d_partial.data());
+        if (eps2 > 0) {
+            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(
+                d_sources, num_sources, d_target_index, num_targets, static_cast<Real>(eps2), static_cast<int>(j_chunk),
+                d_partial.data(), nullptr);
+        } else {
+            CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
+            direct_acc_pot_kernel<P, true>
+                <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
+                                                static_cast<int>(j_chunk), d_partial.data(), d_coincident.data());
+        }
         gpu::check_launch("direct_acc_pot_kernel", stream);
         reduce_splits_kernel<<<static_cast<unsigned>(ceil_div(num_targets, 256)), 256, 0, stream>>>(
             d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
@@ -351,7 +394,17 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_acc.data(), d_acc.data(), 3 * m * sizeof(double), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_pot.data(), d_pot.data(), m * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        const bool unsoftened = !(gravity.eps * gravity.eps > 0); // as launch() picks the guarded kernel
+        if (unsoftened)
+            CUDA_CHECK(cudaMemcpyAsync(h_coincident.data(), d_coincident.data(), sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (unsoftened && h_coincident[0] != ~0ull)
+            throw std::runtime_error(
+                "direct-gpu: particles " + std::to_string(h_coincident[0] >> 32) + " and " +
+                std::to_string(h_coincident[0] & 0xffffffffull) + " are at the same position" +
+                (precision == Precision::Float ? " in float precision" : "") +
+                " and the softening is 0: their force is infinite (give --eps > 0 or separate them)");
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         kernel_seconds = ms * 1e-3;

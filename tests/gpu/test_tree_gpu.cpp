@@ -168,9 +168,15 @@ TEST_CASE("tree-gpu: degenerate inputs and repeatability", "[gpu][tree]")
         engine.compute(p.pos, p.mass, f);
         CHECK(f.acc.allFinite());
         CHECK(f.pot.allFinite());
-        Forces ref;
-        DirectCpuEngine(GravityParams{1.0, 0.0}).compute(p.pos, p.mass, ref);
-        CHECK(f.pot.sum() == Approx(ref.pot.sum()).epsilon(1e-3));
+        // The tree drops the pairs at zero distance (the direct engines refuse them): its total
+        // potential is that of the 200 scattered particles, the 300 coincident ones feeling only them.
+        double pot = 0;
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i)
+            for (Eigen::Index j = 0; j < p.pos.cols(); ++j) {
+                const double r = (p.pos.col(i) - p.pos.col(j)).norm();
+                if (r > 0) pot -= p.mass[j] / r;
+            }
+        CHECK(f.pot.sum() == Approx(pot).epsilon(1e-3));
     }
     SECTION("all particles at one point")
     {
@@ -277,7 +283,7 @@ TEST_CASE("tree-gpu shares of the groups add up to the whole, bit for bit", "[gp
     }
 }
 
-TEST_CASE("tree-gpu forces in its own order are compute()'s, permuted by the order it hands over", "[gpu][tree]")
+TEST_CASE("tree-gpu forces in its own order are compute()'s permuted by the order it hands over", "[gpu][tree]")
 {
     test::check_forces_in_own_order(test::clustered_particles(20000, 13), [](const TreeParams& params) {
         return std::make_unique<TreeGpuEngine>(params, GravityParams{1.0, 0.01});

@@ -631,7 +631,7 @@ TEST_CASE("tree engines rebuild every K evaluations and refit between, at the ac
     CHECK(e_reused[1] < 1.5 * e_fresh[1]);
 }
 
-TEST_CASE("tree-cpu forces in its own order are compute()'s, permuted by the order it hands over", "[tree][order]")
+TEST_CASE("tree-cpu forces in its own order are compute()'s permuted by the order it hands over", "[tree][order]")
 {
     test::check_forces_in_own_order(test::clustered_particles(5000, 13), [](const TreeParams& params) {
         return std::make_unique<TreeCpuEngine>(params, GravityParams{1.0, 0.01});
