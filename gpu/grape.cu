@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +23,15 @@ namespace {
 
 using gpu::ceil_div;
 using D4 = Vec4<double>;
+
+// An int64 carried in a double's bits through an upload (the kernels read it back with
+// __double_as_longlong).
+inline double bits_as_double(std::int64_t v)
+{
+    double d;
+    std::memcpy(&d, &v, sizeof d);
+    return d;
+}
 constexpr int kThreads = 128;
 constexpr int kBlocksPerSm = 4;
 
@@ -34,17 +45,20 @@ struct JMemory {
     long long* name;
 };
 
-__global__ void scatter_kernel(int k, const std::int32_t* slot, const D4* packed, const long long* names, JMemory m)
+// An upload of k j-particles in one buffer of 5 D4 each: x and mass, v and time, a/2, j/6, s/18;
+// the unused fourth words of a/2 and j/6 carry the slot and the name (bits of an int64).
+__global__ void scatter_kernel(int k, const D4* packed, JMemory m)
 {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= k) return;
-    const int s = slot[u];
-    m.xm[s] = packed[5 * u + 0];
-    m.vt[s] = packed[5 * u + 1];
-    m.a2[s] = packed[5 * u + 2];
-    m.j6[s] = packed[5 * u + 3];
-    m.k18[s] = packed[5 * u + 4];
-    m.name[s] = names[u];
+    const D4* p = packed + 5 * static_cast<std::size_t>(u);
+    const auto s = static_cast<std::size_t>(__double_as_longlong(p[2].w));
+    m.xm[s] = p[0];
+    m.vt[s] = p[1];
+    m.a2[s] = p[2];
+    m.j6[s] = p[3];
+    m.k18[s] = p[4];
+    m.name[s] = __double_as_longlong(p[3].w);
 }
 
 // GRAPE-6's predictor (core/grape_engine.hpp: grape6_predict), in double; mixed precision keeps
@@ -99,17 +113,17 @@ __device__ inline void note_pair(double r2, long long name, double h2, int i, do
 template <bool kMixed>
 __global__ void __launch_bounds__(kThreads)
     grape_kernel(int nj, const D4* xp, const D4* vp, const float4* hi, const float4* lo, const float4* vel,
-                 const long long* jname, int ni, const D4* xi, const D4* vi, const long long* iname, const double* h2,
-                 int chunk, double eps2, NeighbourLists lists, Partial* partial, int* coincident)
+                 const long long* jname, int ni, const D4* ip, int chunk, double eps2, NeighbourLists lists,
+                 Partial* partial, int* coincident)
 {
     __shared__ D4 sx[kThreads], sv[kThreads];
     __shared__ float4 sh[kThreads], sl[kThreads], sw[kThreads];
     __shared__ long long sn[kThreads];
     const int i = blockIdx.x * kThreads + threadIdx.x;
     const int ic = i < ni ? i : ni - 1;
-    const D4 x = xi[ic], v = vi[ic];
-    const long long self = iname[ic];
-    const double radius2 = h2[ic];
+    const D4 x = ip[ic], v = ip[ni + ic]; // i-particles: see i_particle()
+    const long long self = __double_as_longlong(x.w);
+    const double radius2 = v.w;
     // The i-particle as a float pair too (mixed).
     const float hx = static_cast<float>(x.x), hy = static_cast<float>(x.y), hz = static_cast<float>(x.z);
     const float lx = static_cast<float>(x.x - hx), ly = static_cast<float>(x.y - hy), lz = static_cast<float>(x.z - hz);
@@ -175,12 +189,112 @@ __global__ void __launch_bounds__(kThreads)
             Partial{sum.ax, sum.ay, sum.az, sum.jx, sum.jy, sum.jz, sum.pot, best, best_name};
 }
 
+// The mixed kernel for calls without neighbour lists (a Hermite client's every step). kT
+// i-particles per thread can share each shared-memory load of a j-particle; one per thread ran
+// fastest on the H100 at N = 64k (bench/results/grape-h100.md). The nearest neighbour costs one
+// 64-bit minimum per pair of a key (the unsoftened r^2's float bits, the name): a non-negative
+// float's bits order as the float does, so the key orders by distance and then by name. Names
+// travel as 32 bits (the caller checks they fit; kEmptyName marks an empty slot). With eps = 0
+// p2p_jerk drops a pair at zero distance, which then shows as a nearest r^2 of 0 and is reported
+// by the host.
+constexpr int kTargetsPerThread = 1;
+constexpr unsigned kEmptyName = 0xffffffffu;
+
+template <int kT>
+__global__ void __launch_bounds__(kThreads)
+    grape_mixed_kernel(int nj, const float4* __restrict__ hi, const float4* __restrict__ lo,
+                       const float4* __restrict__ vel, const long long* __restrict__ jname, int ni,
+                       const D4* __restrict__ ip, int chunk, float eps2, Partial* __restrict__ partial)
+{
+    __shared__ float4 sh[kThreads], sl[kThreads], sw[kThreads];
+    __shared__ unsigned sn[kThreads];
+    float3 xh[kT], xl[kT], v[kT];
+    unsigned self[kT];
+    AccumJerk<double> sum[kT];
+    unsigned long long best[kT];
+#pragma unroll
+    for (int u = 0; u < kT; ++u) {
+        const int i = (blockIdx.x * kT + u) * kThreads + threadIdx.x;
+        const int ic = i < ni ? i : ni - 1;
+        const D4 x = ip[ic], w = ip[ni + ic];
+        xh[u] = make_float3(static_cast<float>(x.x), static_cast<float>(x.y), static_cast<float>(x.z));
+        xl[u] = make_float3(static_cast<float>(x.x - xh[u].x), static_cast<float>(x.y - xh[u].y),
+                            static_cast<float>(x.z - xh[u].z));
+        v[u] = make_float3(static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.z));
+        self[u] = static_cast<unsigned>(__double_as_longlong(x.w));
+        best[u] = ~0ull;
+    }
+    const int j_begin = blockIdx.y * chunk, j_end = min(nj, j_begin + chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        if (jl < j_end) {
+            sh[threadIdx.x] = hi[jl];
+            sl[threadIdx.x] = lo[jl];
+            sw[threadIdx.x] = vel[jl];
+            const long long name = jname[jl];
+            sn[threadIdx.x] = name < 0 ? kEmptyName : static_cast<unsigned>(name);
+        }
+        __syncthreads();
+        const int count = min(kThreads, j_end - base);
+        AccumJerk<float> part[kT];
+        for (int s = 0; s < count; ++s) {
+            const float4 h = sh[s], l = sl[s], w = sw[s];
+            const unsigned name = sn[s];
+#pragma unroll
+            for (int u = 0; u < kT; ++u) {
+                const float dx = (h.x - xh[u].x) + (l.x - xl[u].x), dy = (h.y - xh[u].y) + (l.y - xl[u].y),
+                            dz = (h.z - xh[u].z) + (l.z - xl[u].z);
+                const bool self_pair = name == self[u];
+                part[u] = p2p_jerk(part[u], dx, dy, dz, w.x - v[u].x, w.y - v[u].y, w.z - v[u].z, self_pair ? 0.f : h.w,
+                                   eps2);
+                const float r2 = dx * dx + dy * dy + dz * dz;
+                const unsigned long long key = (static_cast<unsigned long long>(__float_as_uint(r2)) << 32) | name;
+                if (!self_pair && name != kEmptyName) best[u] = min(best[u], key);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kT; ++u) {
+            sum[u].ax += part[u].ax;
+            sum[u].ay += part[u].ay;
+            sum[u].az += part[u].az;
+            sum[u].jx += part[u].jx;
+            sum[u].jy += part[u].jy;
+            sum[u].jz += part[u].jz;
+            sum[u].pot += part[u].pot;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int u = 0; u < kT; ++u) {
+        const int i = (blockIdx.x * kT + u) * kThreads + threadIdx.x;
+        if (i >= ni) continue;
+        const bool found = best[u] != ~0ull;
+        const double r2 = found ? static_cast<double>(__uint_as_float(static_cast<unsigned>(best[u] >> 32))) : INFINITY;
+        const long long name = found ? static_cast<long long>(best[u] & 0xffffffffull) : -1;
+        partial[static_cast<std::size_t>(blockIdx.y) * ni + i] =
+            Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, r2, name};
+    }
+}
+
+// Keeps the nearer of two candidates: smaller r^2, then the smaller name; -1 is no candidate.
+__device__ inline void keep_nearer(double& r2, long long& name, double other_r2, long long other_name)
+{
+    if (other_name >= 0 && (name < 0 || other_r2 < r2 || (other_r2 == r2 && other_name < name))) {
+        r2 = other_r2;
+        name = other_name;
+    }
+}
+
+// One warp per i-particle: each lane sums every 32nd split in order, then the lanes combine in a
+// fixed tree, so the result does not depend on timing; with few i-particles and hundreds of
+// splits a thread per i-particle would wait on its loads one after the other.
 __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= ni) return;
-    Partial s = partial[i];
-    for (int y = 1; y < splits; ++y) {
+    const int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (i >= ni) return; // whole warps: blockDim.x is a multiple of 32
+    Partial s{0, 0, 0, 0, 0, 0, 0, INFINITY, -1};
+    for (int y = lane; y < splits; y += 32) {
         const Partial p = partial[static_cast<std::size_t>(y) * ni + i];
         s.ax += p.ax;
         s.ay += p.ay;
@@ -189,12 +303,21 @@ __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partia
         s.jy += p.jy;
         s.jz += p.jz;
         s.pot += p.pot;
-        if (p.nearest_r2 < s.nearest_r2 || (p.nearest_r2 == s.nearest_r2 && p.nearest >= 0 && p.nearest < s.nearest)) {
-            s.nearest_r2 = p.nearest_r2;
-            s.nearest = p.nearest;
-        }
+        keep_nearer(s.nearest_r2, s.nearest, p.nearest_r2, p.nearest);
     }
-    out[i] = s;
+    for (int offset = 16; offset > 0; offset /= 2) {
+        s.ax += __shfl_down_sync(~0u, s.ax, offset);
+        s.ay += __shfl_down_sync(~0u, s.ay, offset);
+        s.az += __shfl_down_sync(~0u, s.az, offset);
+        s.jx += __shfl_down_sync(~0u, s.jx, offset);
+        s.jy += __shfl_down_sync(~0u, s.jy, offset);
+        s.jz += __shfl_down_sync(~0u, s.jz, offset);
+        s.pot += __shfl_down_sync(~0u, s.pot, offset);
+        const double r2 = __shfl_down_sync(~0u, s.nearest_r2, offset);
+        const long long name = __shfl_down_sync(~0u, s.nearest, offset);
+        keep_nearer(s.nearest_r2, s.nearest, r2, name);
+    }
+    if (lane == 0) out[i] = s;
 }
 
 } // namespace
@@ -206,20 +329,17 @@ struct GrapeGpuEngine::Impl {
     std::vector<GrapeJParticle> memory; // the host's copy
     std::vector<std::int32_t> dirty;    // slots changed since the last upload
     std::vector<std::uint8_t> is_dirty; // per slot
+    std::int64_t max_j_name = -1;       // the largest name ever stored (the fast kernel takes 31 bits)
     double predicted_t = 0;
     std::size_t predicted_n = 0;
     bool predicted = false;
-    gpu::DeviceBuffer<D4> d_xm, d_vt, d_a2, d_j6, d_k18, d_xp, d_vp, d_packed, d_xi, d_vi;
-    gpu::DeviceBuffer<long long> d_name, d_names_up, d_iname, d_entries;
+    gpu::DeviceBuffer<D4> d_xm, d_vt, d_a2, d_j6, d_k18, d_xp, d_vp, d_packed, d_i;
+    gpu::DeviceBuffer<long long> d_name, d_entries;
     gpu::DeviceBuffer<float4> d_hi, d_lo, d_vel;
-    gpu::DeviceBuffer<std::int32_t> d_slot;
-    gpu::DeviceBuffer<double> d_h2;
     gpu::DeviceBuffer<int> d_count, d_coincident;
     gpu::DeviceBuffer<Partial> d_partial, d_out;
-    gpu::PinnedBuffer<D4> h_packed, h_xi, h_vi;
-    gpu::PinnedBuffer<long long> h_names_up, h_iname, h_entries;
-    gpu::PinnedBuffer<std::int32_t> h_slot;
-    gpu::PinnedBuffer<double> h_h2;
+    gpu::PinnedBuffer<D4> h_packed, h_i;
+    gpu::PinnedBuffer<long long> h_entries;
     gpu::PinnedBuffer<int> h_count, h_coincident;
     gpu::PinnedBuffer<Partial> h_out;
 
@@ -256,30 +376,21 @@ struct GrapeGpuEngine::Impl {
         const std::size_t k = dirty.size();
         if (k == 0) return;
         h_packed.reserve(5 * k, "GRAPE upload");
-        h_names_up.reserve(k, "GRAPE upload");
-        h_slot.reserve(k, "GRAPE upload");
         d_packed.reserve(5 * k, "GRAPE upload");
-        d_names_up.reserve(k, "GRAPE upload");
-        d_slot.reserve(k, "GRAPE upload");
         for (std::size_t u = 0; u < k; ++u) {
             const GrapeJParticle& p = memory[static_cast<std::size_t>(dirty[u])];
-            h_slot[u] = dirty[u];
-            h_names_up[u] = p.name;
-            h_packed[5 * u + 0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
-            h_packed[5 * u + 1] = D4{p.v[0], p.v[1], p.v[2], p.t};
-            h_packed[5 * u + 2] = D4{p.a2[0], p.a2[1], p.a2[2], 0.0};
-            h_packed[5 * u + 3] = D4{p.j6[0], p.j6[1], p.j6[2], 0.0};
-            h_packed[5 * u + 4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
+            D4* q = h_packed.data() + 5 * u;
+            q[0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
+            q[1] = D4{p.v[0], p.v[1], p.v[2], p.t};
+            q[2] = D4{p.a2[0], p.a2[1], p.a2[2], bits_as_double(dirty[u])};
+            q[3] = D4{p.j6[0], p.j6[1], p.j6[2], bits_as_double(p.name)};
+            q[4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
             is_dirty[static_cast<std::size_t>(dirty[u])] = 0;
         }
         CUDA_CHECK(
             cudaMemcpyAsync(d_packed.data(), h_packed.data(), 5 * k * sizeof(D4), cudaMemcpyHostToDevice, stream));
-        CUDA_CHECK(cudaMemcpyAsync(d_names_up.data(), h_names_up.data(), k * sizeof(long long), cudaMemcpyHostToDevice,
-                                   stream));
-        CUDA_CHECK(
-            cudaMemcpyAsync(d_slot.data(), h_slot.data(), k * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream));
-        scatter_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
-            static_cast<int>(k), d_slot.data(), d_packed.data(), d_names_up.data(), device_memory());
+        scatter_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(static_cast<int>(k),
+                                                                                    d_packed.data(), device_memory());
         gpu::check_launch("GRAPE scatter_kernel", stream);
         dirty.clear();
         predicted = false;
@@ -324,6 +435,7 @@ void GrapeGpuEngine::set(std::size_t slot, const GrapeJParticle& p)
         throw std::out_of_range("j-particle address " + std::to_string(slot) + " beyond the memory of " +
                                 std::to_string(d.memory.size()));
     d.memory[slot] = p;
+    d.max_j_name = std::max(d.max_j_name, p.name);
     if (!d.is_dirty[slot]) {
         d.is_dirty[slot] = 1;
         d.dirty.push_back(static_cast<std::int32_t>(slot));
@@ -363,23 +475,17 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     out.neighbours.assign(lists ? ni * neighbour_capacity : 0, -1);
     if (ni == 0) return;
 
-    for (auto* b : {&d.h_xi, &d.h_vi}) b->reserve(ni, "GRAPE i-particles");
-    for (auto* b : {&d.d_xi, &d.d_vi}) b->reserve(ni, "GRAPE i-particles");
-    d.h_iname.reserve(ni, "GRAPE i-particles");
-    d.d_iname.reserve(ni, "GRAPE i-particles");
-    d.h_h2.reserve(ni, "GRAPE i-particles");
-    d.d_h2.reserve(ni, "GRAPE i-particles");
+    // The i-particles in one upload: ni of (x, name's bits), then ni of (v, h2).
+    d.h_i.reserve(2 * ni, "GRAPE i-particles");
+    d.d_i.reserve(2 * ni, "GRAPE i-particles");
+    bool narrow_names = d.max_j_name < static_cast<std::int64_t>(kEmptyName / 2); // fit the fast kernel's 32 bits
     for (std::size_t k = 0; k < ni; ++k) {
-        d.h_xi[k] = D4{in.x[3 * k], in.x[3 * k + 1], in.x[3 * k + 2], 0.0};
-        d.h_vi[k] = D4{in.v[3 * k], in.v[3 * k + 1], in.v[3 * k + 2], 0.0};
-        d.h_iname[k] = in.name[k];
-        d.h_h2[k] = in.h2[k];
+        d.h_i[k] = D4{in.x[3 * k], in.x[3 * k + 1], in.x[3 * k + 2], bits_as_double(in.name[k])};
+        d.h_i[ni + k] = D4{in.v[3 * k], in.v[3 * k + 1], in.v[3 * k + 2], in.h2[k]};
+        narrow_names = narrow_names && in.name[k] >= INT32_MIN && in.name[k] <= INT32_MAX;
     }
-    CUDA_CHECK(cudaMemcpyAsync(d.d_xi.data(), d.h_xi.data(), ni * sizeof(D4), cudaMemcpyHostToDevice, d.stream));
-    CUDA_CHECK(cudaMemcpyAsync(d.d_vi.data(), d.h_vi.data(), ni * sizeof(D4), cudaMemcpyHostToDevice, d.stream));
-    CUDA_CHECK(
-        cudaMemcpyAsync(d.d_iname.data(), d.h_iname.data(), ni * sizeof(long long), cudaMemcpyHostToDevice, d.stream));
-    CUDA_CHECK(cudaMemcpyAsync(d.d_h2.data(), d.h_h2.data(), ni * sizeof(double), cudaMemcpyHostToDevice, d.stream));
+    const bool fast = mixed && !lists && narrow_names;
+    CUDA_CHECK(cudaMemcpyAsync(d.d_i.data(), d.h_i.data(), 2 * ni * sizeof(D4), cudaMemcpyHostToDevice, d.stream));
     NeighbourLists nl{0, nullptr, nullptr};
     if (lists) {
         d.d_count.reserve(ni, "GRAPE neighbour counts");
@@ -391,31 +497,36 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     }
     d.d_coincident.reserve(1, "GRAPE flags");
     d.h_coincident.reserve(1, "GRAPE flags");
-    CUDA_CHECK(cudaMemsetAsync(d.d_coincident.data(), 0, sizeof(int), d.stream));
+    d.h_coincident[0] = 0;
+    if (!fast) CUDA_CHECK(cudaMemsetAsync(d.d_coincident.data(), 0, sizeof(int), d.stream));
 
+    const std::size_t per_block = fast ? static_cast<std::size_t>(kThreads) * kTargetsPerThread : kThreads;
     const gpu::JSplit plan =
-        gpu::plan_j_split(ni, kThreads, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, kBlocksPerSm, 0);
+        gpu::plan_j_split(ni, per_block, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, kBlocksPerSm, 0);
     d.d_partial.reserve(static_cast<std::size_t>(plan.splits) * ni, "GRAPE partial sums");
     d.d_out.reserve(ni, "GRAPE results");
     d.h_out.reserve(ni, "GRAPE results");
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    if (mixed)
+    if (fast)
+        grape_mixed_kernel<kTargetsPerThread><<<grid, kThreads, 0, d.stream>>>(
+            static_cast<int>(nj), d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_name.data(), static_cast<int>(ni),
+            d.d_i.data(), plan.chunk, static_cast<float>(eps2), d.d_partial.data());
+    else if (mixed)
         grape_kernel<true><<<grid, kThreads, 0, d.stream>>>(
             static_cast<int>(nj), nullptr, nullptr, d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_name.data(),
-            static_cast<int>(ni), d.d_xi.data(), d.d_vi.data(), d.d_iname.data(), d.d_h2.data(), plan.chunk, eps2, nl,
-            d.d_partial.data(), d.d_coincident.data());
+            static_cast<int>(ni), d.d_i.data(), plan.chunk, eps2, nl, d.d_partial.data(), d.d_coincident.data());
     else
         grape_kernel<false><<<grid, kThreads, 0, d.stream>>>(
             static_cast<int>(nj), d.d_xp.data(), d.d_vp.data(), nullptr, nullptr, nullptr, d.d_name.data(),
-            static_cast<int>(ni), d.d_xi.data(), d.d_vi.data(), d.d_iname.data(), d.d_h2.data(), plan.chunk, eps2, nl,
-            d.d_partial.data(), d.d_coincident.data());
+            static_cast<int>(ni), d.d_i.data(), plan.chunk, eps2, nl, d.d_partial.data(), d.d_coincident.data());
     gpu::check_launch("grape_kernel", d.stream);
-    reduce_kernel<<<static_cast<unsigned>(ceil_div(ni, 256)), 256, 0, d.stream>>>(static_cast<int>(ni), plan.splits,
-                                                                                  d.d_partial.data(), d.d_out.data());
+    reduce_kernel<<<static_cast<unsigned>(ceil_div(32 * ni, 256)), 256, 0, d.stream>>>(
+        static_cast<int>(ni), plan.splits, d.d_partial.data(), d.d_out.data());
     gpu::check_launch("GRAPE reduce_kernel", d.stream);
     CUDA_CHECK(cudaMemcpyAsync(d.h_out.data(), d.d_out.data(), ni * sizeof(Partial), cudaMemcpyDeviceToHost, d.stream));
-    CUDA_CHECK(
-        cudaMemcpyAsync(d.h_coincident.data(), d.d_coincident.data(), sizeof(int), cudaMemcpyDeviceToHost, d.stream));
+    if (!fast)
+        CUDA_CHECK(cudaMemcpyAsync(d.h_coincident.data(), d.d_coincident.data(), sizeof(int), cudaMemcpyDeviceToHost,
+                                   d.stream));
     if (lists) {
         CUDA_CHECK(
             cudaMemcpyAsync(d.h_count.data(), d.d_count.data(), ni * sizeof(int), cudaMemcpyDeviceToHost, d.stream));
@@ -423,9 +534,17 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
                                    cudaMemcpyDeviceToHost, d.stream));
     }
     CUDA_CHECK(cudaStreamSynchronize(d.stream));
-    if (d.h_coincident[0])
-        throw std::runtime_error("two particles of different names are at the same position and the softening is 0: "
-                                 "their force is infinite");
+    // The general kernel flags a pair at zero distance; the fast one leaves it as a nearest r^2 of 0.
+    const auto coincident = [&](std::size_t k) { return d.h_out[k].nearest_r2 == 0 && d.h_out[k].nearest >= 0; };
+    if (d.h_coincident[0] || (fast && eps2 == 0.0))
+        for (std::size_t k = 0; k < ni; ++k)
+            if (d.h_coincident[0] || coincident(k))
+                throw std::runtime_error(
+                    "two particles of different names are at the same position and the softening is 0: "
+                    "their force is infinite" +
+                    (coincident(k)
+                         ? " (names " + std::to_string(in.name[k]) + " and " + std::to_string(d.h_out[k].nearest) + ")"
+                         : std::string()));
     for (std::size_t k = 0; k < ni; ++k) {
         const Partial& p = d.h_out[k];
         out.acc[3 * k] = p.ax;

@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <limits>
+#include <string>
+#include <utility>
 
+#include "grape/engine_choice.hpp"
 #include "grape/environment.hpp"
 
 namespace grove::grape {
@@ -20,10 +24,29 @@ G5Unit& G5Unit::instance()
 void G5Unit::open()
 {
     if (open_) return;
-    boards_.assign(static_cast<std::size_t>(env_count("libg5", "GROVE_G5_BOARDS", 1)), Board{});
+    boards_.clear();
+    boards_.resize(static_cast<std::size_t>(env_count("libg5", "GROVE_G5_BOARDS", 1)));
     pipelines_ = static_cast<int>(env_count("libg5", "GROVE_G5_NPIPES", 16384));
-    std::fprintf(stderr, "grove libg5: computing on the CPU in float (%zu board%s)\n", boards_.size(),
-                 boards_.size() == 1 ? "" : "s");
+    std::string why_cpu;
+    try {
+        EngineConfig config;
+        config.precision = "mixed";
+        for (Board& b : boards_) { // every virtual board its own j-memory on the one device
+            EngineChoice choice = choose_gpu_engine("GROVE_G5_ENGINE", config);
+            if (!choice.engine) {
+                why_cpu = choice.why_cpu;
+                break;
+            }
+            b.gpu = std::move(choice.engine);
+        }
+    } catch (const std::exception& e) {
+        why_cpu = e.what();
+    }
+    if (!why_cpu.empty()) {
+        for (Board& b : boards_) b.gpu.reset();
+        std::fprintf(stderr, "grove libg5: computing on the CPU in float, %zu board%s (%s)\n", boards_.size(),
+                     boards_.size() == 1 ? "" : "s", why_cpu.c_str());
+    }
     open_ = true;
 }
 
@@ -103,36 +126,76 @@ void G5Unit::run(int id)
 {
     Board* b = board(id, "g5_run");
     if (!b) return;
-    const auto ni = static_cast<std::int64_t>(b->xi.size() / 3);
-    const std::int64_t nj = std::min<std::int64_t>(b->n, static_cast<std::int64_t>(b->mj.size()));
-    b->acc.assign(3 * static_cast<std::size_t>(ni), 0.f);
-    b->pot.assign(static_cast<std::size_t>(ni), 0.f);
+    if (b->gpu)
+        run_on_gpu(*b);
+    else
+        run_on_cpu(*b);
+}
+
+// The GRAPE engine with every j-particle at rest at time 0 and i-particles of no name, so nothing
+// is excluded: an i-particle on a j-particle adds m/eps, as on the hardware.
+void G5Unit::run_on_gpu(Board& b)
+{
+    const std::size_t nj = std::min(static_cast<std::size_t>(b.n), b.mj.size());
+    const std::size_t ni = b.xi.size() / 3;
+    b.failed = false;
+    try {
+        if (b.gpu->size() < nj) b.gpu->resize(nj);
+        GrapeJParticle p;
+        for (std::size_t j = 0; j < nj; ++j) {
+            for (int d = 0; d < 3; ++d) p.x[d] = b.xj[3 * j + static_cast<std::size_t>(d)];
+            p.mass = b.mj[j];
+            p.name = p.mass != 0 ? static_cast<std::int64_t>(j) : -1; // unset ones: empty slots
+            b.gpu->set(j, p);
+        }
+        GrapeIParticles in;
+        in.x.assign(b.xi.begin(), b.xi.end());
+        in.v.assign(3 * ni, 0.0);
+        in.name.assign(ni, -2); // no j-particle's name
+        in.h2.assign(ni, 0.0);
+        GrapeResults out;
+        b.gpu->evaluate(0.0, nj, in, static_cast<double>(eps2_), 0, out);
+        b.acc.assign(out.acc.begin(), out.acc.end());
+        b.pot.resize(ni);
+        for (std::size_t k = 0; k < ni; ++k) b.pot[k] = static_cast<float>(-out.pot[k]); // GRAPE-5's sign
+    } catch (const std::exception& e) {
+        b.failed = true;
+        std::fprintf(stderr, "grove libg5: g5_run: %s\n", e.what());
+    }
+}
+
+void G5Unit::run_on_cpu(Board& b)
+{
+    const auto ni = static_cast<std::int64_t>(b.xi.size() / 3);
+    const std::int64_t nj = std::min<std::int64_t>(b.n, static_cast<std::int64_t>(b.mj.size()));
+    b.acc.assign(3 * static_cast<std::size_t>(ni), 0.f);
+    b.pot.assign(static_cast<std::size_t>(ni), 0.f);
     bool infinite = false;
     const float eps2 = eps2_;
 #pragma omp parallel for schedule(static) reduction(|| : infinite) if (ni * nj > 65536)
     for (std::int64_t i = 0; i < ni; ++i) {
-        const float* x = &b->xi[3 * i];
+        const float* x = &b.xi[3 * i];
         float ax = 0, ay = 0, az = 0, p = 0;
         for (std::int64_t j = 0; j < nj; ++j) {
-            const float dx = b->xj[3 * j] - x[0], dy = b->xj[3 * j + 1] - x[1], dz = b->xj[3 * j + 2] - x[2];
+            const float dx = b.xj[3 * j] - x[0], dy = b.xj[3 * j + 1] - x[1], dz = b.xj[3 * j + 2] - x[2];
             const float r2 = dx * dx + dy * dy + dz * dz + eps2;
             if (r2 == 0.f) { // eps = 0 and the i-particle is a j-particle: the hardware's m/eps diverges
-                infinite = infinite || b->mj[j] != 0.f;
+                infinite = infinite || b.mj[j] != 0.f;
                 continue;
             }
             const float inv_r = 1.f / std::sqrt(r2);
-            const float m_inv_r3 = b->mj[j] * inv_r * inv_r * inv_r;
+            const float m_inv_r3 = b.mj[j] * inv_r * inv_r * inv_r;
             ax += m_inv_r3 * dx;
             ay += m_inv_r3 * dy;
             az += m_inv_r3 * dz;
-            p += b->mj[j] * inv_r;
+            p += b.mj[j] * inv_r;
         }
-        b->acc[3 * i] = ax;
-        b->acc[3 * i + 1] = ay;
-        b->acc[3 * i + 2] = az;
-        b->pot[i] = p;
+        b.acc[3 * i] = ax;
+        b.acc[3 * i + 1] = ay;
+        b.acc[3 * i + 2] = az;
+        b.pot[i] = p;
     }
-    b->failed = infinite;
+    b.failed = infinite;
     if (infinite)
         std::fprintf(stderr, "grove libg5: eps = 0 and an i-particle sits on a j-particle: its potential m/eps is "
                              "infinite (set eps > 0)\n");

@@ -1,9 +1,14 @@
 // The state behind libg5's calls (grape5.h): virtual boards, each a j-memory (positions, masses)
-// and a set of i-particles, computed in float as the GRAPE-5 hardware did (OpenMP on the CPU).
-// Nothing throws past it: errors are printed on stderr and the results set to NaN.
+// and a set of i-particles. A board computes on the GPU through grove's GRAPE engine when there is
+// one (grape/engine_choice.hpp; mixed precision, which is more than the GRAPE-5's float), else in
+// float on the CPU with OpenMP, as the hardware did. Nothing throws past it: errors are printed on
+// stderr and the results set to NaN.
 #pragma once
 
+#include <memory>
 #include <vector>
+
+#include "core/grape_engine.hpp"
 
 namespace grove::grape {
 
@@ -30,8 +35,11 @@ class G5Unit {
         int n = 0;
         std::vector<float> acc, pot;
         bool failed = false;
+        std::unique_ptr<GrapeEngine> gpu; // null: the CPU
     };
     Board* board(int id, const char* call);
+    void run_on_cpu(Board& b);
+    void run_on_gpu(Board& b);
 
     std::vector<Board> boards_;
     float eps2_ = 0;

@@ -5,8 +5,11 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "engines/engines.hpp"
+#include "grape/engine_choice.hpp"
 
 #include "grape/environment.hpp"
 
@@ -42,35 +45,44 @@ int G6Unit::open(const std::vector<int>& devices)
     try {
         if (config.precision != "mixed" && config.precision != "double")
             throw std::runtime_error("GROVE_G6_PRECISION must be mixed or double (got '" + config.precision + "')");
-        const EngineRegistry& registry = engines();
-        // The GPU engine is taken only when asked for (GROVE_G6_ENGINE=gpu) until it has been
-        // verified on a device; the CPU engine is the default.
-        const char* choice = std::getenv("GROVE_G6_ENGINE");
-        const std::string engine = choice && *choice ? choice : "cpu";
-        if (engine != "cpu" && engine != "gpu")
-            throw std::runtime_error("GROVE_G6_ENGINE must be cpu or gpu (got '" + engine + "')");
-        config.engine = "direct-gpu";
-        if (engine == "gpu" && registry.gpu_available() && registry.has("direct-gpu") &&
-            registry.find("direct-gpu").make_grape) {
-            engine_ = registry.find("direct-gpu").make_grape(config);
+        EngineChoice choice = choose_gpu_engine("GROVE_G6_ENGINE", config);
+        if (choice.engine) {
+            engine_ = std::move(choice.engine);
         } else {
-            std::fprintf(stderr, "grove libg6: %s; computing on the CPU (double precision)\n",
-                         engine == "cpu"             ? "GROVE_G6_ENGINE is cpu (the default)"
-                         : !registry.gpu_available() ? "no CUDA GPU visible"
-                                                     : "this build has no GPU GRAPE engine");
+            std::fprintf(stderr, "grove libg6: computing on the CPU in double precision (%s)\n",
+                         choice.why_cpu.c_str());
             config.engine = "direct-cpu";
-            engine_ = registry.find("direct-cpu").make_grape(config);
+            engine_ = engines().find("direct-cpu").make_grape(config);
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "grove libg6: g6_open: %s\n", e.what());
         return -1;
     }
     computed_ = failed_ = lists_read_ = false;
+    const char* timing = std::getenv("GROVE_G6_TIMING");
+    timing_ = Timing{};
+    timing_.on = timing && *timing && std::string(timing) != "0";
+    timing_.opened = std::chrono::steady_clock::now();
     return 0;
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
 int G6Unit::close()
 {
+    if (engine_ && timing_.on)
+        std::fprintf(stderr,
+                     "grove libg6: %.3f s since g6_open: %.3f s in %lld force calls (%lld i-particles), %.3f s in "
+                     "%lld g6_set_j_particle calls, the rest in the client\n",
+                     seconds_since(timing_.opened), timing_.compute_s, timing_.computes, timing_.i_particles,
+                     timing_.set_j_s, timing_.j_sets);
     engine_.reset();
     results_ = GrapeResults{};
     computed_ = false;
@@ -103,6 +115,7 @@ int G6Unit::set_j_particle(int address, int index, double tj, double mass, const
         std::fprintf(stderr, "grove libg6: g6_set_j_particle: negative address %d\n", address);
         return -1;
     }
+    const auto start = timing_.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
         const auto slot = static_cast<std::size_t>(address);
         if (slot >= engine_->size()) engine_->resize(std::max<std::size_t>(slot + 1, 2 * engine_->size()));
@@ -122,6 +135,10 @@ int G6Unit::set_j_particle(int address, int index, double tj, double mass, const
         std::fprintf(stderr, "grove libg6: g6_set_j_particle: %s\n", e.what());
         return -1;
     }
+    if (timing_.on) {
+        timing_.set_j_s += seconds_since(start);
+        ++timing_.j_sets;
+    }
     return 0;
 }
 
@@ -137,6 +154,7 @@ void G6Unit::compute(int nj, int ni, const int* index, const double (*xi)[3], co
         return;
     }
     if (static_cast<std::size_t>(nj) > engine_->size()) engine_->resize(static_cast<std::size_t>(nj));
+    const auto start = timing_.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const auto n = static_cast<std::size_t>(ni);
     i_.x.resize(3 * n);
     i_.v.resize(3 * n);
@@ -157,6 +175,11 @@ void G6Unit::compute(int nj, int ni, const int* index, const double (*xi)[3], co
         failed_ = false;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "grove libg6: %s\n", e.what());
+    }
+    if (timing_.on) {
+        timing_.compute_s += seconds_since(start);
+        ++timing_.computes;
+        timing_.i_particles += ni;
     }
 }
 

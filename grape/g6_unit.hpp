@@ -3,6 +3,7 @@
 // g6_c.cpp) only convert arguments; everything else is here, and nothing throws past it.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ class G6Unit {
     GrapeIParticles i_;
     GrapeResults results_;
     bool computed_ = false, failed_ = false, lists_read_ = false;
+
+    // GROVE_G6_TIMING=1: where the time went, printed by g6_close (the library's share of a
+    // client's run, for comparing a legacy code with grove's own integrators).
+    struct Timing {
+        bool on = false;
+        std::chrono::steady_clock::time_point opened;
+        double compute_s = 0, set_j_s = 0;
+        long long computes = 0, i_particles = 0, j_sets = 0;
+    } timing_;
 };
 
 } // namespace grove::grape

@@ -61,6 +61,9 @@ JSet load_random_j(int n, unsigned seed, double tj)
 
 TEST_CASE("libg6: prediction with the snap term, forces and jerk against brute force, self by name", "[grape]")
 {
+    // Double precision, so that the bounds below hold on the GPU engine (a GPU host's default) as
+    // on the CPU one; the GPU's mixed precision is checked against the CPU in tests/gpu.
+    setenv("GROVE_G6_PRECISION", "double", 1);
     REQUIRE(g6_open(0) == 0);
     const int n = 300;
     const JSet j = load_random_j(n, 3, 0.25);
@@ -125,6 +128,7 @@ TEST_CASE("libg6: prediction with the snap term, forces and jerk against brute f
     }
     CHECK(g6_npipes() == 16384);
     g6_close(0);
+    unsetenv("GROVE_G6_PRECISION");
 }
 
 TEST_CASE("libg6: neighbour lists equal a brute-force search, with ties, overflow and N = 2", "[grape]")
