@@ -20,6 +20,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
 #include "gpu/j_split.hpp"
+#include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -206,25 +207,18 @@ __global__ void __launch_bounds__(DirectConfig::threads)
     if (kGuard && first_coincident != ~0ull) atomicMin(coincident, first_coincident);
 }
 
-// Sums the splits in a fixed order (deterministic) and applies G.
+// Sums the splits (gpu/split_reduce.cuh: one warp per target, deterministic) and applies G.
 // out_acc is 3 x num_targets (x, y, z per target), out_pot num_targets.
 __global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int num_splits, int num_targets, double G,
                                      double* __restrict__ out_acc, double* __restrict__ out_pot)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= num_targets) return; // no barrier in this kernel
-    Double4 total = Double4{0.0, 0.0, 0.0, 0.0};
-    for (int s = 0; s < num_splits; ++s) {
-        const Double4 p = partial[static_cast<std::size_t>(s) * num_targets + i];
-        total.x += p.x;
-        total.y += p.y;
-        total.z += p.z;
-        total.w += p.w;
-    }
-    out_acc[3 * static_cast<std::size_t>(i) + 0] = G * total.x;
-    out_acc[3 * static_cast<std::size_t>(i) + 1] = G * total.y;
-    out_acc[3 * static_cast<std::size_t>(i) + 2] = G * total.z;
-    out_pot[i] = G * total.w;
+    const int i = gpu::warp_target();
+    if (i >= num_targets) return; // whole warps
+    double t[4];
+    gpu::warp_sum_splits(partial, num_splits, num_targets, i, t);
+    if (threadIdx.x % 32 != 0) return;
+    for (int c = 0; c < 3; ++c) out_acc[3 * static_cast<std::size_t>(i) + c] = G * t[c];
+    out_pot[i] = G * t[3];
 }
 
 } // namespace
@@ -316,8 +310,8 @@ struct DirectGpuEngine::Impl {
                                                 static_cast<int>(j_chunk), d_partial.data(), d_coincident.data());
         }
         gpu::check_launch("direct_acc_pot_kernel", stream);
-        reduce_splits_kernel<<<static_cast<unsigned>(ceil_div(num_targets, 256)), 256, 0, stream>>>(
-            d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
+        reduce_splits_kernel<<<gpu::warp_reduce_blocks(static_cast<std::size_t>(num_targets)), gpu::kReduceThreads, 0,
+                               stream>>>(d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
         gpu::check_launch("reduce_splits_kernel", stream);
     }
 

@@ -14,6 +14,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
 #include "gpu/j_split.hpp"
+#include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -146,7 +147,8 @@ __global__ void __launch_bounds__(kThreads)
             sn[threadIdx.x] = jname[jl];
         }
         __syncthreads();
-        const int count = min(kThreads, j_end - base);
+        const bool warp_busy = (blockIdx.x * kThreads + (threadIdx.x & ~31)) < ni; // as in grape_mixed_kernel
+        const int count = warp_busy ? min(kThreads, j_end - base) : 0;
         AccumJerk<float> part;
         for (int s = 0; s < count; ++s) {
             const long long name = sn[s];
@@ -190,13 +192,13 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The mixed kernel for calls without neighbour lists (a Hermite client's every step). kT
-// i-particles per thread can share each shared-memory load of a j-particle; one per thread ran
-// fastest on the H100 at N = 64k (bench/results/grape-h100.md). The nearest neighbour costs one
-// 64-bit minimum per pair of a key (the unsoftened r^2's float bits, the name): a non-negative
-// float's bits order as the float does, so the key orders by distance and then by name. Names
-// travel as 32 bits (the caller checks they fit; kEmptyName marks an empty slot). With eps = 0
-// p2p_jerk drops a pair at zero distance, which then shows as a nearest r^2 of 0 and is reported
-// by the host.
+// i-particles per thread can share each shared-memory load of a j-particle; one per thread, with
+// the j-loop unrolled 8 times, ran fastest on the H100 at N = 64k (bench/results/grape-h100.md).
+// The nearest neighbour costs one 64-bit minimum per pair of a key (the unsoftened r^2's float
+// bits, the name): a non-negative float's bits order as the float does, so the key orders by
+// distance and then by name. Names travel as 32 bits (the caller checks they fit; kEmptyName
+// marks an empty slot). With eps = 0 p2p_jerk drops a pair at zero distance, which then shows as
+// a nearest r^2 of 0 and is reported by the host.
 constexpr int kTargetsPerThread = 1;
 constexpr unsigned kEmptyName = 0xffffffffu;
 
@@ -224,6 +226,9 @@ __global__ void __launch_bounds__(kThreads)
         self[u] = static_cast<unsigned>(__double_as_longlong(x.w));
         best[u] = ~0ull;
     }
+    // A warp whose i-particles are all past the end (a block step of a few particles) only helps
+    // load the tiles.
+    const bool warp_busy = (blockIdx.x * kT * kThreads + (threadIdx.x & ~31)) < ni;
     const int j_begin = blockIdx.y * chunk, j_end = min(nj, j_begin + chunk);
     for (int base = j_begin; base < j_end; base += kThreads) {
         const int jl = base + threadIdx.x;
@@ -235,8 +240,9 @@ __global__ void __launch_bounds__(kThreads)
             sn[threadIdx.x] = name < 0 ? kEmptyName : static_cast<unsigned>(name);
         }
         __syncthreads();
-        const int count = min(kThreads, j_end - base);
+        const int count = warp_busy ? min(kThreads, j_end - base) : 0;
         AccumJerk<float> part[kT];
+#pragma unroll 8
         for (int s = 0; s < count; ++s) {
             const float4 h = sh[s], l = sl[s], w = sw[s];
             const unsigned name = sn[s];
@@ -285,45 +291,33 @@ __device__ inline void keep_nearer(double& r2, long long& name, double other_r2,
     }
 }
 
-// One warp per i-particle: each lane sums every 32nd split in order, then the lanes combine in a
-// fixed tree, so the result does not depend on timing; with few i-particles and hundreds of
-// splits a thread per i-particle would wait on its loads one after the other.
+// One warp per i-particle (gpu/split_reduce.cuh); the nearest neighbour is the nearest of the
+// splits', which does not depend on the order of comparison.
 __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
 {
-    const int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const int lane = threadIdx.x % 32;
-    if (i >= ni) return; // whole warps: blockDim.x is a multiple of 32
-    Partial s{0, 0, 0, 0, 0, 0, 0, INFINITY, -1};
-    for (int y = lane; y < splits; y += 32) {
-        const Partial p = partial[static_cast<std::size_t>(y) * ni + i];
-        s.ax += p.ax;
-        s.ay += p.ay;
-        s.az += p.az;
-        s.jx += p.jx;
-        s.jy += p.jy;
-        s.jz += p.jz;
-        s.pot += p.pot;
-        keep_nearer(s.nearest_r2, s.nearest, p.nearest_r2, p.nearest);
+    const int i = gpu::warp_target();
+    if (i >= ni) return; // whole warps
+    double t[7];
+    gpu::warp_sum_splits(partial, splits, ni, i, t);
+    double r2 = INFINITY;
+    long long name = -1;
+    for (int y = static_cast<int>(threadIdx.x % 32); y < splits; y += 32) {
+        const Partial& p = partial[static_cast<std::size_t>(y) * ni + i];
+        keep_nearer(r2, name, p.nearest_r2, p.nearest);
     }
     for (int offset = 16; offset > 0; offset /= 2) {
-        s.ax += __shfl_down_sync(~0u, s.ax, offset);
-        s.ay += __shfl_down_sync(~0u, s.ay, offset);
-        s.az += __shfl_down_sync(~0u, s.az, offset);
-        s.jx += __shfl_down_sync(~0u, s.jx, offset);
-        s.jy += __shfl_down_sync(~0u, s.jy, offset);
-        s.jz += __shfl_down_sync(~0u, s.jz, offset);
-        s.pot += __shfl_down_sync(~0u, s.pot, offset);
-        const double r2 = __shfl_down_sync(~0u, s.nearest_r2, offset);
-        const long long name = __shfl_down_sync(~0u, s.nearest, offset);
-        keep_nearer(s.nearest_r2, s.nearest, r2, name);
+        const double other_r2 = __shfl_down_sync(~0u, r2, offset);
+        const long long other_name = __shfl_down_sync(~0u, name, offset);
+        keep_nearer(r2, name, other_r2, other_name);
     }
-    if (lane == 0) out[i] = s;
+    if (threadIdx.x % 32 == 0) out[i] = Partial{t[0], t[1], t[2], t[3], t[4], t[5], t[6], r2, name};
 }
 
 } // namespace
 
 struct GrapeGpuEngine::Impl {
     Precision precision;
+    int device = -1; // -1: whichever is current
     int sm_count = 0;
     cudaStream_t stream = nullptr;
     std::vector<GrapeJParticle> memory; // the host's copy
@@ -352,11 +346,23 @@ struct GrapeGpuEngine::Impl {
         if (device >= devices)
             throw std::runtime_error("direct-gpu: device " + std::to_string(device) + " asked for, " +
                                      std::to_string(devices) + " visible");
-        if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
+        this->device = device;
+        use_device();
         sm_count = describe_device().sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     }
-    ~Impl() { cudaStreamDestroy(stream); }
+    ~Impl()
+    {
+        if (device >= 0) cudaSetDevice(device);
+        cudaStreamDestroy(stream);
+    }
+
+    // Several engines of one thread may live on different devices (libg5's boards): each call
+    // makes its own current first.
+    void use_device() const
+    {
+        if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
+    }
 
     JMemory device_memory()
     {
@@ -409,6 +415,7 @@ void GrapeGpuEngine::resize(std::size_t slots)
 {
     Impl& d = *impl_;
     const std::size_t old = d.memory.size();
+    d.use_device();
     d.memory.resize(slots);
     d.is_dirty.resize(slots, 0);
     d.reserve_memory(slots);
@@ -451,6 +458,7 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
         throw std::out_of_range("nj = " + std::to_string(nj) + " beyond the j-memory of " +
                                 std::to_string(d.memory.size()));
     const bool mixed = d.precision == Precision::Mixed;
+    d.use_device();
     d.upload_dirty();
     if (!d.predicted || d.predicted_t != t || d.predicted_n != nj) {
         if (nj > 0)
@@ -520,7 +528,7 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
             static_cast<int>(nj), d.d_xp.data(), d.d_vp.data(), nullptr, nullptr, nullptr, d.d_name.data(),
             static_cast<int>(ni), d.d_i.data(), plan.chunk, eps2, nl, d.d_partial.data(), d.d_coincident.data());
     gpu::check_launch("grape_kernel", d.stream);
-    reduce_kernel<<<static_cast<unsigned>(ceil_div(32 * ni, 256)), 256, 0, d.stream>>>(
+    reduce_kernel<<<gpu::warp_reduce_blocks(ni), gpu::kReduceThreads, 0, d.stream>>>(
         static_cast<int>(ni), plan.splits, d.d_partial.data(), d.d_out.data());
     gpu::check_launch("GRAPE reduce_kernel", d.stream);
     CUDA_CHECK(cudaMemcpyAsync(d.h_out.data(), d.d_out.data(), ni * sizeof(Partial), cudaMemcpyDeviceToHost, d.stream));

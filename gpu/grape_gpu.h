@@ -18,7 +18,7 @@ namespace grove {
 
 class GrapeGpuEngine final : public GrapeEngine {
   public:
-    // Mixed or Double; device >= 0 makes that CUDA device current for this thread first.
+    // Mixed or Double; device >= 0: the engine works on that CUDA device (made current at each call).
     explicit GrapeGpuEngine(Precision precision, int device = -1);
     ~GrapeGpuEngine() override;
     std::string name() const override;

@@ -9,6 +9,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
 #include "gpu/j_split.hpp"
+#include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -199,27 +200,12 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void reduce_kernel(int num_active, int splits, double G, const Partial* partial, double* out)
 {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= num_active) return;
-    Partial s = partial[k];
-    for (int y = 1; y < splits; ++y) {
-        const Partial p = partial[static_cast<std::size_t>(y) * num_active + k];
-        s.ax += p.ax;
-        s.ay += p.ay;
-        s.az += p.az;
-        s.jx += p.jx;
-        s.jy += p.jy;
-        s.jz += p.jz;
-        s.pot += p.pot;
-    }
-    double* o = out + 7 * static_cast<std::size_t>(k);
-    o[0] = G * s.ax;
-    o[1] = G * s.ay;
-    o[2] = G * s.az;
-    o[3] = G * s.jx;
-    o[4] = G * s.jy;
-    o[5] = G * s.jz;
-    o[6] = G * s.pot;
+    const int k = gpu::warp_target();
+    if (k >= num_active) return; // whole warps
+    double t[7];
+    gpu::warp_sum_splits(partial, splits, num_active, k, t);
+    if (threadIdx.x % 32 == 0)
+        for (int w = 0; w < 7; ++w) out[7 * static_cast<std::size_t>(k) + w] = G * t[w];
 }
 
 // The 6th-order state's extra coefficients (snap, crackle) and its prediction: position to 5th
@@ -288,25 +274,12 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void reduce6_kernel(int num_active, int splits, double G, const Partial6* partial, double* out)
 {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= num_active) return;
-    Partial6 s = partial[k];
-    for (int y = 1; y < splits; ++y) {
-        const Partial6 p = partial[static_cast<std::size_t>(y) * num_active + k];
-        for (int c = 0; c < 3; ++c) {
-            s.a[c] += p.a[c];
-            s.j[c] += p.j[c];
-            s.s[c] += p.s[c];
-        }
-        s.pot += p.pot;
-    }
-    double* o = out + 10 * static_cast<std::size_t>(k);
-    for (int c = 0; c < 3; ++c) {
-        o[c] = G * s.a[c];
-        o[3 + c] = G * s.j[c];
-        o[6 + c] = G * s.s[c];
-    }
-    o[9] = G * s.pot;
+    const int k = gpu::warp_target();
+    if (k >= num_active) return; // whole warps
+    double t[10];                // a, j, s, pot: Partial6's order and out's
+    gpu::warp_sum_splits(partial, splits, num_active, k, t);
+    if (threadIdx.x % 32 == 0)
+        for (int w = 0; w < 10; ++w) out[10 * static_cast<std::size_t>(k) + w] = G * t[w];
 }
 
 } // namespace
@@ -472,8 +445,8 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
                                               d.gravity.eps * d.gravity.eps, d.d_partial.data());
         gpu::check_launch("hermite_kernel", d.stream);
     }
-    reduce_kernel<<<static_cast<unsigned>(ceil_div(mm, 256)), 256, 0, d.stream>>>(m, splits, d.gravity.G,
-                                                                                  d.d_partial.data(), d.d_out.data());
+    reduce_kernel<<<gpu::warp_reduce_blocks(mm), gpu::kReduceThreads, 0, d.stream>>>(
+        m, splits, d.gravity.G, d.d_partial.data(), d.d_out.data());
     gpu::check_launch("reduce_kernel", d.stream);
     CUDA_CHECK(cudaEventRecord(d.stop, d.stream));
     CUDA_CHECK(
@@ -508,8 +481,8 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
     snap_kernel<<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m, plan.chunk,
                                                gravity.eps * gravity.eps, d_partial6.data());
     gpu::check_launch("snap_kernel", stream);
-    reduce6_kernel<<<static_cast<unsigned>(ceil_div(mm, 256)), 256, 0, stream>>>(m, plan.splits, gravity.G,
-                                                                                 d_partial6.data(), d_out.data());
+    reduce6_kernel<<<gpu::warp_reduce_blocks(mm), gpu::kReduceThreads, 0, stream>>>(m, plan.splits, gravity.G,
+                                                                                    d_partial6.data(), d_out.data());
     gpu::check_launch("reduce6_kernel", stream);
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_out.data(), d_out.data(), 10 * mm * sizeof(double), cudaMemcpyDeviceToHost, stream));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -29,9 +30,15 @@ void G5Unit::open()
     pipelines_ = static_cast<int>(env_count("libg5", "GROVE_G5_NPIPES", 16384));
     std::string why_cpu;
     try {
+        // Boards go round the devices GROVE_DEVICES lists, else all on the current device.
+        bool ok = true;
+        const std::vector<int> devices = env_devices("libg5", ok);
+        if (!ok) throw std::runtime_error("bad GROVE_DEVICES");
         EngineConfig config;
         config.precision = "mixed";
-        for (Board& b : boards_) { // every virtual board its own j-memory on the one device
+        for (std::size_t k = 0; k < boards_.size(); ++k) {
+            Board& b = boards_[k];
+            if (!devices.empty()) config.device = devices[k % devices.size()];
             EngineChoice choice = choose_gpu_engine("GROVE_G5_ENGINE", config);
             if (!choice.engine) {
                 why_cpu = choice.why_cpu;

@@ -29,19 +29,12 @@ int G6Unit::open(const std::vector<int>& devices)
     const char* precision = std::getenv("GROVE_G6_PRECISION");
     EngineConfig config;
     config.precision = precision && *precision ? precision : "mixed";
-    // The device: g6_open_special's list, else GROVE_DEVICES ("0" or "1,2"); the first one of
-    // either (one device per library until the several-GPU engine).
-    if (!devices.empty()) {
-        config.device = devices.front();
-    } else if (const char* list = std::getenv("GROVE_DEVICES"); list && *list) {
-        char* end = nullptr;
-        const long first = std::strtol(list, &end, 10);
-        if (end == list || first < 0 || (*end != '\0' && *end != ',')) {
-            std::fprintf(stderr, "grove libg6: GROVE_DEVICES=%s is not a list of device numbers\n", list);
-            return -1;
-        }
-        config.device = static_cast<int>(first);
-    }
+    // The device: g6_open_special's list, else GROVE_DEVICES; the first one of either (one device
+    // per library until the several-GPU engine).
+    bool ok = true;
+    const std::vector<int> listed = devices.empty() ? env_devices("libg6", ok) : devices;
+    if (!ok) return -1;
+    if (!listed.empty()) config.device = listed.front();
     try {
         if (config.precision != "mixed" && config.precision != "double")
             throw std::runtime_error("GROVE_G6_PRECISION must be mixed or double (got '" + config.precision + "')");

@@ -257,6 +257,43 @@ TEST_CASE("libg5: float forces, eps not eps^2, the potential positive with the s
     g5_close();
 }
 
+TEST_CASE("the libraries' settings: a bad device list or engine name refuses g6_open and libg5 falls back to the CPU",
+          "[grape]")
+{
+    g6_close(0);
+    setenv("GROVE_DEVICES", "0,x", 1);
+    CHECK(g6_open(0) == -1);
+    CHECK(g6_set_ti(0, 0.0) == 0); // harmless before an open
+    double x[3] = {0, 0, 0};
+    CHECK(g6_set_j_particle(0, 0, 0, 0.0, 0.0, 1.0, x, x, x, x, x) == -1); // not open: refused
+    unsetenv("GROVE_DEVICES");
+    setenv("GROVE_G6_ENGINE", "fpga", 1);
+    CHECK(g6_open(0) == -1);
+    setenv("GROVE_G6_ENGINE", "cpu", 1);
+    CHECK(g6_open(0) == 0);
+    g6_close(0);
+    unsetenv("GROVE_G6_ENGINE");
+
+    // libg5 with three boards and an unreadable device list: the CPU, every board usable.
+    setenv("GROVE_DEVICES", "one", 1);
+    setenv("GROVE_G5_BOARDS", "3", 1);
+    g5_open();
+    CHECK(g5_get_number_of_boards() == 3);
+    double xj[2][3] = {{0, 0, 0}, {1, 0, 0}}, mj[2] = {1.0, 1.0}, a[1][3], p[1];
+    double xi[1][3] = {{0, 0, 0}};
+    g5_set_nMC(2, 2);
+    g5_set_xmjMC(2, 0, 2, xj, mj);
+    g5_set_eps_to_all(0.5);
+    g5_set_xiMC(2, 1, xi);
+    g5_runMC(2);
+    g5_get_forceMC(2, 1, a, p);
+    CHECK(a[0][0] == Approx(1.0 / std::pow(1.25, 1.5)).epsilon(1e-6));
+    CHECK(p[0] == Approx(1.0 / 0.5 + 1.0 / std::sqrt(1.25)).epsilon(1e-6)); // positive, with the self term
+    g5_close();
+    unsetenv("GROVE_DEVICES");
+    unsetenv("GROVE_G5_BOARDS");
+}
+
 namespace {
 
 double compute_total_energy(const ParticleSet& p, double eps)
