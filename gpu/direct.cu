@@ -246,6 +246,7 @@ const char* precision_name(Precision p)
 struct DirectGpuEngine::Impl {
     GravityParams gravity;
     Precision precision;
+    int device = -1;
     int forced_splits = 0;
     int splits = 1;
     int sm_count = 0;
@@ -265,9 +266,14 @@ struct DirectGpuEngine::Impl {
     gpu::PinnedBuffer<std::int32_t> h_targets;
     gpu::PinnedBuffer<double> h_acc, h_pot;
 
-    Impl(GravityParams g, Precision p) : gravity(g), precision(p)
+    Impl(GravityParams g, Precision p, int d) : gravity(g), precision(p), device(d)
     {
-        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        const int visible = cuda_device_count();
+        if (visible == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        if (device >= visible)
+            throw std::runtime_error("direct-gpu: device " + std::to_string(device) + " asked for, " +
+                                     std::to_string(visible) + " visible");
+        use_device();
         sm_count = describe_device().sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&start));
@@ -278,9 +284,16 @@ struct DirectGpuEngine::Impl {
     }
     ~Impl()
     {
+        if (device >= 0) cudaSetDevice(device);
         cudaEventDestroy(start);
         cudaEventDestroy(stop);
         cudaStreamDestroy(stream);
+    }
+
+    // Engines on several devices may share a thread: each call makes its own device current.
+    void use_device() const
+    {
+        if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
     }
 
     template <class P>
@@ -318,6 +331,7 @@ struct DirectGpuEngine::Impl {
     void run(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* targets, Forces& out)
     {
         const auto wall_start = std::chrono::steady_clock::now();
+        use_device();
         const auto n = static_cast<std::size_t>(pos.cols());
         const std::size_t m = targets ? targets->size() : n;
         if (n >= static_cast<std::size_t>(INT32_MAX))
@@ -411,8 +425,8 @@ struct DirectGpuEngine::Impl {
     }
 };
 
-DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision)
-    : impl_(std::make_unique<Impl>(gravity, precision))
+DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision, int device)
+    : impl_(std::make_unique<Impl>(gravity, precision, device))
 {
 }
 

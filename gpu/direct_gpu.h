@@ -22,7 +22,9 @@ const char* precision_name(Precision p);
 
 class DirectGpuEngine final : public ForceEngine {
   public:
-    DirectGpuEngine(GravityParams gravity, Precision precision);
+    // device >= 0: the engine works on that CUDA device (made current at each call); -1: the
+    // current one.
+    DirectGpuEngine(GravityParams gravity, Precision precision, int device = -1);
     ~DirectGpuEngine() override;
     std::string name() const override;
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace grove {
 
@@ -31,6 +32,7 @@ struct BenchConfig {
     int warmup = 3;                        // step: steps before the timing starts
     int rebuild_every = 1;                 // step: full tree builds every K steps, refits between
     std::string engine = "tree";           // step
+    std::vector<int> gpus;                 // scaling: the GPUs of one process (empty: every visible one)
     bool keep_engine_order = true;         // step: particles in the tree's order between steps
 };
 

@@ -1,11 +1,13 @@
 // grove bench scaling, under mpirun -np K: the force computation of one model on the first 1, 2,
 // 4, ... K ranks of the job (each on the GPU of its local rank when there are GPUs), with time,
-// speed-up and efficiency per rank count. One mpirun call gives the whole table.
+// speed-up and efficiency per rank count. One mpirun call gives the whole table. Without mpirun,
+// direct-gpu scales over the process's own GPUs instead (--gpus, default every visible one).
 #include "cli/bench_scaling.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -72,6 +74,50 @@ void compare_tree_sources(const BenchConfig& c, const ParticleSet& p, const Comm
 
 } // namespace
 
+namespace {
+
+// The median wall time of repeat force computations after one warm-up, between barriers of comm.
+double median_compute_seconds(ForceEngine& engine, const ParticleSet& p, int repeat, const Communicator& comm)
+{
+    Forces f;
+    engine.compute(p.pos, p.mass, f); // warm-up: allocations, first pass
+    std::vector<double> times;
+    for (int r = 0; r < std::max(1, repeat); ++r) {
+        comm.barrier();
+        const auto start = WallClock::now();
+        engine.compute(p.pos, p.mass, f);
+        times.push_back(seconds_since(start));
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+// One process, direct-gpu on the first 1, 2, 4, ... of its GPUs (MultiGpuDirectEngine).
+int bench_gpu_scaling(const BenchConfig& c, const ParticleSet& p, EngineConfig config, std::vector<int> gpus)
+{
+    std::printf("grove bench scaling: %s, N = %lld, direct-gpu (float) in one process on GPUs", c.model.c_str(), c.n);
+    for (int d : gpus) std::printf(" %d", d);
+    std::printf("; median of %d force computations after one warm-up\n\n| GPUs | ms | speed-up | efficiency |\n"
+                "|---|---|---|---|\n",
+                std::max(1, c.repeat));
+    std::vector<std::size_t> counts;
+    for (std::size_t k = 1; k < gpus.size(); k *= 2) counts.push_back(k);
+    counts.push_back(gpus.size());
+    double t1 = 0;
+    for (const std::size_t k : counts) {
+        config.devices.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(k));
+        auto engine = make_force_engine(config);
+        const double median = median_compute_seconds(*engine, p, c.repeat, Communicator::world());
+        if (k == 1) t1 = median;
+        std::printf("| %zu | %.2f | %.2f | %.0f %% |\n", k, 1e3 * median, t1 / median,
+                    100 * t1 / median / static_cast<double>(k));
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+} // namespace
+
 int bench_scaling(const BenchConfig& c)
 {
     const Communicator& world = Communicator::world();
@@ -81,6 +127,13 @@ int bench_scaling(const BenchConfig& c)
     config.theta = c.theta;
     config.precision = "float";
     config.gravity = {p.units.G, c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64)};
+    if (!c.gpus.empty() && (world.size() > 1 || engines().resolve(c.engine) != "direct-gpu"))
+        throw std::runtime_error("--gpus: the GPUs of one process, for --engine direct-gpu without mpirun");
+    if (world.size() == 1 && engines().resolve(c.engine) == "direct-gpu") {
+        std::vector<int> gpus = c.gpus;
+        for (int d = 0; gpus.empty() && d < engines().device_count(); ++d) gpus.push_back(d); // none named: all
+        if (gpus.size() > 1) return bench_gpu_scaling(c, p, config, gpus);
+    }
     if (world.size() > 1 && engines().device_count() > 0) config.device = world.local_rank() % engines().device_count();
     if (world.is_root())
         std::printf(
@@ -96,17 +149,7 @@ int bench_scaling(const BenchConfig& c)
         double median = 0;
         if (sub) {
             auto engine = distribute(make_force_engine(config), *sub);
-            Forces f;
-            engine->compute(p.pos, p.mass, f); // warm-up: allocations, first pass
-            std::vector<double> times;
-            for (int r = 0; r < std::max(1, c.repeat); ++r) {
-                sub->barrier();
-                const auto start = WallClock::now();
-                engine->compute(p.pos, p.mass, f);
-                times.push_back(seconds_since(start));
-            }
-            std::sort(times.begin(), times.end());
-            median = times[times.size() / 2];
+            median = median_compute_seconds(*engine, p, c.repeat, *sub);
         }
         world.barrier();
         if (world.is_root()) {

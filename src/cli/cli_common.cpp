@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -67,7 +68,11 @@ void add_engine_options(cxxopts::Options& options)
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
         cxxopts::value<int>()->default_value("1"))("eps", "Plummer softening length (length units; 0 allowed)",
                                                    cxxopts::value<double>()->default_value("0"))(
-        "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>());
+        "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>())(
+        "gpus",
+        "direct-gpu: the GPUs that share each force evaluation, e.g. 0,2 (default: every visible one; "
+        "under mpirun, each rank its own)",
+        cxxopts::value<std::string>());
 }
 
 EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
@@ -96,8 +101,31 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     // Under mpirun, one GPU per rank on each node (README "Several processes").
     const Communicator& comm = Communicator::world();
+    if (result.count("gpus")) {
+        if (comm.size() > 1)
+            throw std::runtime_error(
+                "--gpus is for one process; under mpirun each rank takes the GPU of its local rank");
+        o.devices = parse_gpus(result["gpus"].as<std::string>());
+        if (engines().resolve(o.engine) != "direct-gpu")
+            throw std::runtime_error("--gpus is for the direct-gpu engine (this run uses " +
+                                     engines().resolve(o.engine) + ")");
+    }
     if (comm.size() > 1 && engines().device_count() > 0) o.device = comm.local_rank() % engines().device_count();
     return o;
+}
+
+std::vector<int> parse_gpus(const std::string& text)
+{
+    std::vector<int> devices;
+    for (const std::string& item : split_list(text)) {
+        char* end = nullptr;
+        const long d = std::strtol(item.c_str(), &end, 10);
+        if (*end != '\0' || d < 0 || d > 4096)
+            throw std::runtime_error("--gpus takes device numbers separated by commas (got '" + item + "')");
+        devices.push_back(static_cast<int>(d));
+    }
+    if (devices.empty()) throw std::runtime_error("--gpus needs at least one device number");
+    return devices;
 }
 
 std::vector<std::string> split_list(const std::string& text)

@@ -35,6 +35,8 @@ std::unique_ptr<ForceEngine> make_force_engine(const EngineConfig& config);
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of bench and accuracy options.
 std::vector<std::string> split_list(const std::string& text);
+// --gpus: device numbers separated by commas, at least one; throws with the option's name.
+std::vector<int> parse_gpus(const std::string& text);
 
 // Throws std::runtime_error when `output` names the same file as `input` (writing it would
 // destroy the input before it is read again, or leave a result under the input's name).

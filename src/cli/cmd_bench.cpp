@@ -112,6 +112,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     if (order != "tree" && order != "caller")
         throw std::runtime_error("--particle-order takes tree or caller (got '" + order + "')");
     c.keep_engine_order = order == "tree";
+    if (r.count("gpus")) c.gpus = parse_gpus(r["gpus"].as<std::string>());
     return c;
 }
 
@@ -154,6 +155,10 @@ int command_bench(int argc, char** argv)
         "particle-order",
         "step: between steps the particles stay in the tree's Morton order (tree) or in the model's (caller)",
         cxxopts::value<std::string>()->default_value("tree"));
+    options.add_options("scaling")("gpus",
+                                   "scaling, direct-gpu in one process: the GPUs to spread over, e.g. 0,1 "
+                                   "(default: every visible one)",
+                                   cxxopts::value<std::string>());
     options.add_options("tree")("models",
                                 "tree: comma-separated models: uniform (cube, random masses), galaxy, plummer",
                                 cxxopts::value<std::string>()->default_value("uniform,galaxy"))(

@@ -25,6 +25,8 @@ struct EngineConfig {
     int ncrit = 64;                   // tree: most particles in a group
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
     int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
+    std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation
+                                      // (empty: `device` if set, else every visible one)
     GravityParams gravity;
 };
 

@@ -204,6 +204,13 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o " + test::scratch_path("one_theta.hdf5"));
     CHECK(r.status == 0);
     CHECK_THAT(r.output, Catch::Contains("no power-law fit") && !Catch::Contains("nan"));
+    // --gpus: device numbers, for the direct engine on the GPU only.
+    r = run_grove("forces " + in + " --engine direct --gpus 0,x -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--gpus takes device numbers"));
+    r = run_grove("forces " + in + " --engine tree-cpu --gpus 0 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--gpus is for the direct-gpu engine (this run uses tree-cpu)"));
     r = run_grove("frobnicate");
     CHECK(r.status == 2);
     CHECK(run_grove("forces --help").status == 0);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
+#include "gpu/direct_multi_gpu.h"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 
@@ -121,4 +123,39 @@ TEST_CASE("direct-gpu: active subsets, j-splits and repeated calls", "[gpu][dire
             CHECK((split.pot - subset.pot).norm() <= 1e-12 * subset.pot.norm());
         }
     }
+}
+
+TEST_CASE("direct-gpu on several devices: the targets' shares give the one-device forces", "[gpu][direct]")
+{
+    // Two engines on device 0 stand for two GPUs: the split, the threads and the merge are what
+    // is tested; a machine with more GPUs runs them on different ones.
+    const int visible = cuda_device_count();
+    const std::vector<int> devices = visible > 1 ? std::vector<int>{0, 1, 0} : std::vector<int>{0, 0, 0};
+    const ParticleSet p = test::clustered_particles(30001, 3);
+    for (Precision prec : {Precision::Float, Precision::Double}) {
+        INFO("precision " << precision_name(prec));
+        DirectGpuEngine one(GravityParams{1.0, 1e-3}, prec);
+        MultiGpuDirectEngine many(GravityParams{1.0, 1e-3}, prec, devices);
+        Forces a, b;
+        one.compute(p.pos, p.mass, a);
+        many.compute(p.pos, p.mass, b);
+        REQUIRE(b.acc.cols() == a.acc.cols());
+        CHECK((b.acc - a.acc).norm() <= 1e-6 * a.acc.norm()); // the shares' j-splits round differently
+        CHECK((b.pot - a.pot).norm() <= 1e-6 * a.pot.norm());
+        const std::vector<std::int32_t> few = {5, 30000, 17, 2}; // a few, not sorted
+        many.compute_subset(p.pos, p.mass, few, b);
+        for (std::size_t k = 0; k < few.size(); ++k)
+            CHECK((b.acc.col(static_cast<Eigen::Index>(k)) - a.acc.col(few[k])).norm() <=
+                  1e-6 * a.acc.col(few[k]).norm());
+        many.compute_subset(p.pos, p.mass, {7}, b); // fewer targets than devices
+        CHECK((b.acc.col(0) - a.acc.col(7)).norm() <= 1e-6 * a.acc.col(7).norm());
+        const PhaseTimes times = many.last_phase_times();
+        CHECK(times.size() == 3);
+    }
+    // A device's error reaches the caller.
+    ParticleSet q = p;
+    q.pos.col(29000) = q.pos.col(28000);
+    MultiGpuDirectEngine unsoftened(GravityParams{1.0, 0.0}, Precision::Double, devices);
+    Forces f;
+    CHECK_THROWS_WITH(unsoftened.compute(q.pos, q.mass, f), Catch::Contains("particles 28000 and 29000"));
 }
