@@ -131,7 +131,8 @@ int bench_scaling(const BenchConfig& c)
         throw std::runtime_error("--gpus: the GPUs of one process, for --engine direct-gpu without mpirun");
     if (world.size() == 1 && engines().resolve(c.engine) == "direct-gpu") {
         std::vector<int> gpus = c.gpus;
-        for (int d = 0; gpus.empty() && d < engines().device_count(); ++d) gpus.push_back(d); // none named: all
+        if (gpus.empty()) // none named: every visible one
+            for (int d = 0; d < engines().device_count(); ++d) gpus.push_back(d);
         if (gpus.size() > 1) return bench_gpu_scaling(c, p, config, gpus);
     }
     if (world.size() > 1 && engines().device_count() > 0) config.device = world.local_rank() % engines().device_count();
