@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -59,7 +60,8 @@ struct TreeGpuEngine::Impl {
     // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
     // was just built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
-    bool order_uploaded = false; // the device holds the particle order (permutation kernel)
+    bool order_uploaded = false;             // the device holds the particle order (permutation kernel)
+    bool lookahead_assumed_handover = false; // compute(): the look-ahead tree indexes the order handed over
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -127,7 +129,9 @@ struct TreeGpuEngine::Impl {
         evaluated = false;
     }
 
-    void evaluate(const OpeningCriterion& criterion, Forces& out)
+    // while_gpu_runs: host work done after the last kernel is queued and before the wait for it
+    // (the look-ahead build).
+    void evaluate(const OpeningCriterion& criterion, Forces& out, const std::function<void()>& while_gpu_runs = {})
     {
         if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
         const bool relative = criterion.kind == MacKind::relative;
@@ -247,6 +251,7 @@ struct TreeGpuEngine::Impl {
                                    cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaEventRecord(events[8], stream));
+        if (while_gpu_runs) while_gpu_runs();
         CUDA_CHECK(cudaEventSynchronize(events[8]));
         if (h_mismatch[0] != 0)
             throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
@@ -276,21 +281,35 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     const auto start = WallClock::now();
     BuildTimes build;
-    impl_->updater.update(impl_->tree, pos, mass, impl_->params.build, &build);
-    upload(impl_->tree);
-    const OpeningCriterion criterion = impl_->params.opening();
-    evaluate(criterion, out);
+    Impl& d = *impl_;
+    d.updater.update(d.tree, pos, mass, d.params.build, &build);
+    upload(d.tree);
+    const OpeningCriterion criterion = d.params.opening();
+    // With look-ahead, the host builds the next tree while the GPU works on this one (evaluate()
+    // runs it once the last kernel is queued); it indexes the order compute_in_own_order hands over.
+    d.lookahead_assumed_handover = d.forces_in_tree_order && d.updater.order_fresh();
+    if (d.params.lookahead) d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.lookahead_assumed_handover);
+    try {
+        d.evaluate(criterion, out, [&] { d.updater.run_lookahead(); });
+    } catch (...) {
+        d.updater.force_rebuild();
+        throw;
+    }
+    d.updater.finish_lookahead();
     // This step's accelerations are the next one's estimate unless the caller sets another.
     if (criterion.kind == MacKind::relative) impl_->estimate.set(out.acc, impl_->gravity.G);
     PhaseTimes all = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
                       {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     all.insert(all.end(), impl_->upload_times.begin(), impl_->upload_times.end());
     all.insert(all.end(), impl_->times.begin(), impl_->times.end());
+    const double lookahead = d.params.lookahead ? d.updater.lookahead_seconds() : 0;
     // Whatever the phases leave out of the call's wall time (launches, waits), so that a run's
     // timing line adds up.
     double phases = 0;
     for (const auto& [name, seconds] : all) phases += seconds;
     all.emplace_back("other", std::max(0.0, seconds_since(start) - phases));
+    if (d.params.lookahead) // overlapped the GPU phases; what it took beyond them is in "other"
+        all.emplace_back("look-ahead build", lookahead);
     impl_->times = all;
 }
 
@@ -336,7 +355,15 @@ bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Force
         throw;
     }
     impl_->forces_in_tree_order = false;
-    return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
+    const bool taken = impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
+    // The look-ahead tree was indexed for the order that compute() expected to hand over.
+    if (impl_->params.lookahead && taken != impl_->lookahead_assumed_handover) impl_->updater.force_rebuild();
+    return taken;
+}
+
+void TreeGpuEngine::hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)
+{
+    impl_->updater.hint(vel, acc, dt);
 }
 
 std::vector<double> TreeGpuEngine::last_particle_costs() const

@@ -43,6 +43,7 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
                               std::vector<std::uint32_t>& order) override;
     void particles_reordered() override;
+    void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
     std::vector<double> last_particle_costs() const override;
     void set_share_costs(const std::vector<double>& costs) override;
 

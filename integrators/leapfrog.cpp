@@ -80,6 +80,8 @@ void Leapfrog::step(ParticleSet& p)
         v[i] += half * a0[i];
         x[i] += dt * v[i];
     }
+    // Next step's positions, to first order: x + dt (v + dt a), with this step's a for the next.
+    engine_.hint_next_drift(p.vel, p.acc, dt);
     const bool finite = compute_forces(p, half, keep_engine_order_); // and the closing half-kick
     p.time += dt_;
     ++steps_;

@@ -24,7 +24,8 @@ struct TreeParams {
     BuildParams build;
     int rebuild_every = 1; // full builds every K evaluations, refits between (tree/refit.hpp)
     MacKind mac = MacKind::geometric;
-    double alpha = 1e-3; // the relative criterion's (tree/mac.hpp)
+    double alpha = 1e-3;    // the relative criterion's (tree/mac.hpp)
+    bool lookahead = false; // the next tree built from predicted positions meanwhile (tree/refit.hpp)
 
     OpeningCriterion opening() const { return {mac, theta, alpha}; }
 };

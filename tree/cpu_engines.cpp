@@ -17,6 +17,7 @@ TreeParams tree_params(const EngineConfig& c)
     check_opening(p.opening());
     p.build = {c.nleaf, c.ncrit};
     p.rebuild_every = c.rebuild_every;
+    p.lookahead = c.lookahead;
     return p;
 }
 
@@ -27,7 +28,11 @@ void register_cpu_engines(EngineRegistry& registry)
                   [](const EngineConfig& c) { return std::make_unique<HermiteCpuEngine>(c.gravity); },
                   [](const EngineConfig&) { return std::make_unique<GrapeCpuEngine>(); }});
     registry.add({"tree-cpu", false,
-                  [](const EngineConfig& c) { return std::make_unique<TreeCpuEngine>(tree_params(c), c.gravity); },
+                  [](const EngineConfig& c) {
+                      TreeParams p = tree_params(c);
+                      p.lookahead = false; // on the CPU the next build cannot hide behind the evaluation
+                      return std::make_unique<TreeCpuEngine>(p, c.gravity);
+                  },
                   nullptr});
 }
 

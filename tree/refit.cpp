@@ -2,17 +2,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "core/wall_clock.hpp"
 #include "tree/groups.hpp"
 #include "tree/moments.hpp"
 
 namespace grove {
-
-namespace {
-
-} // namespace
 
 void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* times)
 {
@@ -46,8 +44,78 @@ TreeUpdater::TreeUpdater(int rebuild_every) : rebuild_every_(rebuild_every)
     if (rebuild_every < 1) throw std::invalid_argument("tree: --rebuild-every must be >= 1");
 }
 
+void TreeUpdater::force_rebuild()
+{
+    pending_ = nullptr;
+    since_build_ = -1;
+    next_ready_ = false; // built for the particles' old order
+}
+
+void TreeUpdater::hint(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)
+{
+    hint_vel_ = &vel;
+    hint_acc_ = &acc;
+    hint_dt_ = dt;
+}
+
+void TreeUpdater::start_lookahead(const Octree& current, PositionsRef pos, MassesRef mass, const BuildParams& params,
+                                  bool order_handed_over)
+{
+    pending_ = nullptr;
+    next_ready_ = false;
+    lookahead_seconds_ = 0;
+    const Eigen::Matrix3Xd* vel = std::exchange(hint_vel_, nullptr);
+    const Eigen::Matrix3Xd* acc = std::exchange(hint_acc_, nullptr);
+    const auto n = pos.cols();
+    if (!vel || !acc || rebuild_every_ != 1 || n == 0 || vel->cols() != n || acc->cols() != n) return;
+    if (order_handed_over && current.order.size() != static_cast<std::size_t>(n)) return;
+    const std::uint32_t* order = order_handed_over ? current.order.data() : nullptr;
+    const double dt = hint_dt_;
+    pending_ = [this, pos, mass, params, vel, acc, dt, order, n] {
+        const auto start = WallClock::now();
+        try {
+            predicted_.resize(3, n);
+            const auto count = static_cast<std::int64_t>(3 * n);
+            const double *x = pos.data(), *v = vel->data(), *a = acc->data();
+            double* p = predicted_.data();
+#pragma omp parallel for schedule(static) if (count > 16384)
+            for (std::int64_t i = 0; i < count; ++i) p[i] = x[i] + dt * (v[i] + dt * a[i]);
+            build_octree_into(next_, predicted_, mass, params);
+            if (order) { // particle order[k] will be particle k: index the next tree that way
+                inverse_.resize(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static) if (n > 16384)
+                for (std::int64_t k = 0; k < n; ++k) inverse_[order[k]] = static_cast<std::uint32_t>(k);
+#pragma omp parallel for schedule(static) if (n > 16384)
+                for (std::int64_t k = 0; k < n; ++k)
+                    next_.order[static_cast<std::size_t>(k)] = inverse_[next_.order[static_cast<std::size_t>(k)]];
+            }
+            next_ready_ = true;
+        } catch (const std::exception&) {
+            next_ready_ = false; // e.g. a non-finite prediction: the next update() builds and reports
+        }
+        lookahead_seconds_ = seconds_since(start);
+    };
+}
+
+void TreeUpdater::run_lookahead()
+{
+    if (!pending_) return;
+    const std::function<void()> job = std::move(pending_);
+    pending_ = nullptr;
+    job();
+}
+
 bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
 {
+    pending_ = nullptr; // prepared for the last call's arrays
+    if (std::exchange(next_ready_, false) && next_.particles.size() == static_cast<std::size_t>(pos.cols()) &&
+        pos.cols() > 0) {
+        std::swap(tree, next_);
+        refit_octree(tree, pos, mass, times); // throws for non-finite positions, as a build does
+        since_build_ = 0;
+        order_taken_ = false; // never handed over: fresh
+        return true;
+    }
     const bool rebuild = since_build_ < 0 || since_build_ + 1 >= rebuild_every_ ||
                          static_cast<std::size_t>(pos.cols()) != tree.particles.size() || pos.cols() == 0;
     if (rebuild) {

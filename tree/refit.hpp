@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <Eigen/Core>
@@ -23,11 +24,35 @@ void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* ti
 
 // What a tree engine does each evaluation: a full build on every rebuild_every-th call (and
 // whenever the particle count changed), a refit on the calls between.
+//
+// Look-ahead (TreeParams::lookahead, with rebuild_every = 1): while an evaluation runs on the
+// GPU, the host builds the next tree from the positions the integrator predicts
+// (ForceEngine::hint_next_drift); the next update() only refits that tree to the exact positions,
+// which moved little from the prediction, so its cells barely grow. The build leaves the critical
+// path; a refit's gather and moments stay on it. The build runs on the calling thread, with its
+// OpenMP team, at the point the engine chooses (tree-gpu: while it waits for its kernels).
 class TreeUpdater {
   public:
     explicit TreeUpdater(int rebuild_every = 1);
-    // Returns true when it rebuilt.
+    // Returns true when it rebuilt (a refitted look-ahead tree counts as built: its order is fresh).
     bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
+
+    // The integrator's prediction for the next call (ForceEngine::hint_next_drift); used by the
+    // next start_lookahead() only.
+    void hint(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt);
+    // After update(): with a hint, prepares the build of the next tree from pos + dt (vel + dt acc),
+    // which run_lookahead() does. order_handed_over: the caller will take `current`'s order
+    // (take_order) and move its particles into it, so the next tree indexes particles in that
+    // moved order. pos, mass and the hint's arrays must live until run_lookahead().
+    void start_lookahead(const Octree& current, PositionsRef pos, MassesRef mass, const BuildParams& params,
+                         bool order_handed_over);
+    // Builds the prepared tree now (nothing without one); a build that fails is dropped and the
+    // next update() builds.
+    void run_lookahead();
+    // run_lookahead() if the engine has not yet, before it hands `current`'s order over.
+    void finish_lookahead() { run_lookahead(); }
+    // The look-ahead build's time in the last evaluation, 0 without one.
+    double lookahead_seconds() const { return lookahead_seconds_; }
     // Whether the last build's order has not been handed over yet (ForceEngine::
     // compute_in_own_order): false after a refit of a tree whose order was taken.
     bool order_fresh() const { return !order_taken_; }
@@ -35,12 +60,22 @@ class TreeUpdater {
     // (its order becomes the identity), so that refits gather the moved particles correctly.
     bool take_order(Octree& tree, std::vector<std::uint32_t>& order);
     // The caller's particles moved otherwise (ForceEngine::particles_reordered): build next time.
-    void force_rebuild() { since_build_ = -1; }
+    void force_rebuild();
 
   private:
     int rebuild_every_;
     int since_build_ = -1;    // calls since the last build; -1 before the first
     bool order_taken_ = true; // the last build's order has been handed over
+
+    const Eigen::Matrix3Xd* hint_vel_ = nullptr;
+    const Eigen::Matrix3Xd* hint_acc_ = nullptr;
+    double hint_dt_ = 0;
+    std::function<void()> pending_; // the prepared look-ahead build
+    Octree next_;                   // the look-ahead tree
+    bool next_ready_ = false;       // next_ holds a tree for the coming update()
+    Eigen::Matrix3Xd predicted_;
+    std::vector<std::uint32_t> inverse_; // the handed-over order's inverse (remapping next_)
+    double lookahead_seconds_ = 0;
 };
 
 } // namespace grove

@@ -50,7 +50,33 @@ void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);
-    evaluate_built(build, out);
+    evaluate_with_lookahead(pos, mass, build, false, out);
+}
+
+// The evaluation, with the next tree built meanwhile when look-ahead is on and the integrator
+// gave its prediction (tree/refit.hpp); a failed evaluation drops that tree.
+void TreeCpuEngine::evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build,
+                                            bool order_handed_over, Forces& out)
+{
+    if (tree_params_.lookahead) updater_.start_lookahead(tree_, pos, mass, tree_params_.build, order_handed_over);
+    try {
+        evaluate_built(build, out);
+    } catch (...) {
+        updater_.force_rebuild();
+        throw;
+    }
+    updater_.finish_lookahead();
+    if (tree_params_.lookahead) times_.emplace_back("look-ahead build", updater_.lookahead_seconds());
+}
+
+void TreeCpuEngine::hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)
+{
+    updater_.hint(vel, acc, dt);
+}
+
+void TreeCpuEngine::particles_reordered()
+{
+    updater_.force_rebuild();
 }
 
 void TreeCpuEngine::evaluate_built(const BuildTimes& build, Forces& out)
@@ -104,14 +130,16 @@ bool TreeCpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Force
     updater_.update(tree_, pos, mass, tree_params_.build, &build);
     forces_in_tree_order_ = updater_.order_fresh();
     try {
-        evaluate_built(build, out);
+        evaluate_with_lookahead(pos, mass, build, forces_in_tree_order_, out);
     } catch (...) {
         forces_in_tree_order_ = false;
         throw;
     }
     const bool handed = forces_in_tree_order_;
     forces_in_tree_order_ = false;
-    return handed && updater_.take_order(tree_, order);
+    const bool taken = handed && updater_.take_order(tree_, order);
+    if (taken != handed) updater_.force_rebuild(); // the look-ahead tree assumed the order moved
+    return taken;
 }
 
 bool TreeCpuEngine::set_share(int index, int count)

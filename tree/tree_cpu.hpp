@@ -30,7 +30,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     void set_share_costs(const std::vector<double>& costs) override { share_costs_ = costs; }
     bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
                               std::vector<std::uint32_t>& order) override;
-    void particles_reordered() override { updater_.force_rebuild(); }
+    void particles_reordered() override;
+    void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
 
     // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
     // set here). The relative criterion without an estimate for this N first runs a geometric
@@ -44,6 +45,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
   private:
     // compute()'s evaluation of the tree just built or refitted, with its phase times.
     void evaluate_built(const BuildTimes& build, Forces& out);
+    void evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool order_handed_over,
+                                 Forces& out);
 
     TreeParams tree_params_;
     GravityParams gravity_;

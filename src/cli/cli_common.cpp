@@ -66,8 +66,12 @@ void add_engine_options(cxxopts::Options& options)
         "ncrit", "Tree: most particles in a group that walks the tree together",
         cxxopts::value<int>()->default_value("64"))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
-        cxxopts::value<int>()->default_value("1"))("eps", "Plummer softening length (length units; 0 allowed)",
-                                                   cxxopts::value<double>()->default_value("0"))(
+        cxxopts::value<int>()->default_value("1"))(
+        "lookahead",
+        "tree-gpu, leapfrog: build the next tree from predicted positions while the GPU evaluates, and only "
+        "refit it at the next step (--lookahead=false: build every step)",
+        cxxopts::value<bool>()->default_value("true"))("eps", "Plummer softening length (length units; 0 allowed)",
+                                                       cxxopts::value<double>()->default_value("0"))(
         "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>())(
         "gpus",
         "direct-gpu: the GPUs that share each force evaluation, e.g. 0,2 (default: every visible one; "
@@ -86,6 +90,8 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.nleaf = result["nleaf"].as<int>();
     o.ncrit = result["ncrit"].as<int>();
     o.rebuild_every = result["rebuild-every"].as<int>();
+    o.lookahead = result["lookahead"].as<bool>();
+    if (o.rebuild_every != 1) o.lookahead = false; // refits between builds: nothing to look ahead for
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))

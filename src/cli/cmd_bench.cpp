@@ -112,6 +112,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     if (order != "tree" && order != "caller")
         throw std::runtime_error("--particle-order takes tree or caller (got '" + order + "')");
     c.keep_engine_order = order == "tree";
+    c.lookahead = r["lookahead"].as<bool>();
     if (r.count("gpus")) c.gpus = parse_gpus(r["gpus"].as<std::string>());
     return c;
 }
@@ -154,7 +155,11 @@ int command_bench(int argc, char** argv)
                                                    cxxopts::value<std::string>()->default_value("tree"))(
         "particle-order",
         "step: between steps the particles stay in the tree's Morton order (tree) or in the model's (caller)",
-        cxxopts::value<std::string>()->default_value("tree"));
+        cxxopts::value<std::string>()->default_value("tree"))(
+        "lookahead",
+        "step, tree-gpu: build the next tree from predicted positions while the GPU evaluates "
+        "(--lookahead=false: build every step)",
+        cxxopts::value<bool>()->default_value("true"));
     options.add_options("scaling")("gpus",
                                    "scaling, direct-gpu in one process: the GPUs to spread over, e.g. 0,1 "
                                    "(default: every visible one)",

@@ -24,6 +24,8 @@ struct EngineConfig {
     int nleaf = 64;                   // tree: most particles in a leaf cell
     int ncrit = 64;                   // tree: most particles in a group
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
+    bool lookahead = true;            // tree-gpu: build the next tree from the integrator's prediction
+                                      // while an evaluation runs (ForceEngine::hint_next_drift)
     int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
     std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation
                                       // (empty: `device` if set, else every visible one)

@@ -70,6 +70,12 @@ class ForceEngine {
     // The caller moved its particles some other way (back into its own order, for output): an
     // engine that keeps structure between calls (a tree refitted between builds) rebuilds it.
     virtual void particles_reordered() {}
+    // Said just before compute() by an integrator that knows where the particles go next: the
+    // next call's positions will be close to pos + dt (vel + dt acc), in the order this call's
+    // forces come back in. A tree engine with look-ahead builds its next tree from that
+    // prediction while this call evaluates, and the next call only refits it. vel and acc must
+    // stay unchanged until compute() returns.
+    virtual void hint_next_drift(const Eigen::Matrix3Xd& /*vel*/, const Eigen::Matrix3Xd& /*acc*/, double /*dt*/) {}
 };
 
 inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)

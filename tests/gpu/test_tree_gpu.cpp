@@ -8,9 +8,11 @@
 #include <cmath>
 
 #include "core/force_errors.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
+#include "integrators/leapfrog.hpp"
 #include "support/test_support.hpp"
 #include "support/tree_order_check.hpp"
 #include "tree/build.hpp"
@@ -288,4 +290,42 @@ TEST_CASE("tree-gpu forces in its own order are compute()'s permuted by the orde
     test::check_forces_in_own_order(test::clustered_particles(20000, 13), [](const TreeParams& params) {
         return std::make_unique<TreeGpuEngine>(params, GravityParams{1.0, 0.01});
     });
+}
+
+TEST_CASE("tree-gpu with look-ahead: refitted trees built from the leapfrog's prediction, the orbits of fresh builds",
+          "[gpu][tree][lookahead]")
+{
+    const ParticleSet start = make_plummer(20000, 9);
+    for (const bool keep_order : {true, false}) {
+        INFO((keep_order ? "particles in the tree's order" : "particles in the caller's order"));
+        TreeParams params;
+        params.theta = 0.6;
+        TreeParams ahead = params;
+        ahead.lookahead = true;
+        TreeGpuEngine plain(params, GravityParams{1.0, 0.02}), looking(ahead, GravityParams{1.0, 0.02});
+        ParticleSet a = start, b = start;
+        Leapfrog la(looking, 1.0 / 64, keep_order), lb(plain, 1.0 / 64, keep_order);
+        la.start(a);
+        lb.start(b);
+        auto phase = [](const PhaseTimes& times, const std::string& name) {
+            for (const auto& [n, seconds] : times)
+                if (n == name) return seconds;
+            return -1.0;
+        };
+        for (int s = 0; s < 6; ++s) {
+            la.step(a);
+            lb.step(b);
+            if (s == 0) continue;
+            CHECK(phase(looking.last_phase_times(), "sort") == 0);
+            CHECK(phase(looking.last_phase_times(), "look-ahead build") > 0);
+            const auto work = [](const TreeStats& t) {
+                return t.node_interactions_per_particle + t.leaf_interactions_per_particle;
+            };
+            CHECK(work(looking.loaded_statistics()) <= 1.05 * work(plain.loaded_statistics()));
+        }
+        la.restore_order(a);
+        lb.restore_order(b);
+        CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 5e-5);
+        CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 5e-4);
+    }
 }
