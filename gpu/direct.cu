@@ -39,11 +39,14 @@ struct DirectConfig {
     static_assert(threads % 32 == 0, "whole warps");
 };
 
-struct MixedShared {
-    double x, y, z;
-    float m, pad;
+// Mixed precision: a source's position as a float pair hi + lo (about 48 bits) and its mass in
+// hi.w. The difference of two positions is (hi - hi') + (lo - lo'), exact in its leading part, so
+// close pairs keep their digits; the rest is float arithmetic. No 64-bit arithmetic or
+// conversions in the inner loop (the double-position form was bound by its three conversions).
+struct MixedSource {
+    float4 hi, lo;
 };
-static_assert(sizeof(MixedShared) == 32, "two 16-byte shared loads per source");
+static_assert(sizeof(MixedSource) == 32, "two 16-byte loads per source");
 
 // With eps = 0, p2p drops a pair at zero distance; for a pair of distinct particles with mass
 // that is an infinite force, which the guarded kernel reports instead of leaving out.
@@ -76,27 +79,31 @@ struct FloatPolicy {
 };
 
 struct MixedPolicy {
-    using Global = Double4;
-    using Shared = MixedShared;
+    using Global = MixedSource;
+    using Shared = MixedSource;
     using Real = float;
     struct Target {
-        double x, y, z;
+        float hx, hy, hz, lx, ly, lz;
     };
     static constexpr int targets_per_thread = 4;
-    __device__ static Shared to_shared(Global g) { return {g.x, g.y, g.z, static_cast<float>(g.w), 0.f}; }
-    __device__ static Shared zero_shared() { return {0.0, 0.0, 0.0, 0.f, 0.f}; }
-    __device__ static Shared massless(Shared s) { return {s.x, s.y, s.z, 0.f, 0.f}; }
-    __device__ static Target target(Global g) { return {g.x, g.y, g.z}; }
+    __device__ static Shared to_shared(Global g) { return g; }
+    __device__ static Shared zero_shared()
+    {
+        return {make_float4(0.f, 0.f, 0.f, 0.f), make_float4(0.f, 0.f, 0.f, 0.f)};
+    }
+    __device__ static Shared massless(Shared s) { return {make_float4(s.hi.x, s.hi.y, s.hi.z, 0.f), s.lo}; }
+    __device__ static Target target(Global g) { return {g.hi.x, g.hi.y, g.hi.z, g.lo.x, g.lo.y, g.lo.z}; }
+    __device__ static float dx(const Target& t, const Shared& s) { return (s.hi.x - t.hx) + (s.lo.x - t.lx); }
+    __device__ static float dy(const Target& t, const Shared& s) { return (s.hi.y - t.hy) + (s.lo.y - t.ly); }
+    __device__ static float dz(const Target& t, const Shared& s) { return (s.hi.z - t.hz) + (s.lo.z - t.lz); }
     template <bool kGuard>
     __device__ static Accum<float> interact(Accum<float> a, const Target& t, const Shared& s, float eps2)
     {
-        return p2p<kGuard>(a, static_cast<float>(s.x - t.x), static_cast<float>(s.y - t.y),
-                           static_cast<float>(s.z - t.z), s.m, eps2);
+        return p2p<kGuard>(a, dx(t, s), dy(t, s), dz(t, s), s.hi.w, eps2);
     }
     __device__ static bool dropped(const Target& t, const Shared& s)
     {
-        return s.m != 0.f && zero_distance(static_cast<float>(s.x - t.x), static_cast<float>(s.y - t.y),
-                                           static_cast<float>(s.z - t.z));
+        return s.hi.w != 0.f && zero_distance(dx(t, s), dy(t, s), dz(t, s));
     }
 };
 
@@ -256,6 +263,7 @@ struct DirectGpuEngine::Impl {
     cudaEvent_t start = nullptr, stop = nullptr;
     gpu::DeviceBuffer<float4> d_sources_f;
     gpu::DeviceBuffer<Double4> d_sources_d;
+    gpu::DeviceBuffer<MixedSource> d_sources_m;
     gpu::DeviceBuffer<std::int32_t> d_targets;
     gpu::DeviceBuffer<Double4> d_partial;
     gpu::DeviceBuffer<double> d_acc, d_pot;
@@ -263,6 +271,7 @@ struct DirectGpuEngine::Impl {
     gpu::PinnedBuffer<unsigned long long> h_coincident;
     gpu::PinnedBuffer<float4> h_sources_f;
     gpu::PinnedBuffer<Double4> h_sources_d;
+    gpu::PinnedBuffer<MixedSource> h_sources_m;
     gpu::PinnedBuffer<std::int32_t> h_targets;
     gpu::PinnedBuffer<double> h_acc, h_pot;
 
@@ -372,6 +381,19 @@ struct DirectGpuEngine::Impl {
             }
             CUDA_CHECK(cudaMemcpyAsync(d_sources_f.data(), h_sources_f.data(), n * sizeof(float4),
                                        cudaMemcpyHostToDevice, stream));
+        } else if (precision == Precision::Mixed) {
+            d_sources_m.reserve(n, "direct-gpu sources");
+            h_sources_m.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                const float hx = static_cast<float>(pos(0, c)), hy = static_cast<float>(pos(1, c)),
+                            hz = static_cast<float>(pos(2, c));
+                h_sources_m[j] = {make_float4(hx, hy, hz, static_cast<float>(mass[c])),
+                                  make_float4(static_cast<float>(pos(0, c) - hx), static_cast<float>(pos(1, c) - hy),
+                                              static_cast<float>(pos(2, c) - hz), 0.f)};
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_m.data(), h_sources_m.data(), n * sizeof(MixedSource),
+                                       cudaMemcpyHostToDevice, stream));
         } else {
             d_sources_d.reserve(n, "direct-gpu sources");
             h_sources_d.reserve(n, "direct-gpu sources");
@@ -393,7 +415,7 @@ struct DirectGpuEngine::Impl {
             launch<FloatPolicy>(d_sources_f.data(), nj, d_target_index, ni);
             break;
         case Precision::Mixed:
-            launch<MixedPolicy>(d_sources_d.data(), nj, d_target_index, ni);
+            launch<MixedPolicy>(d_sources_m.data(), nj, d_target_index, ni);
             break;
         case Precision::Double:
             launch<DoublePolicy>(d_sources_d.data(), nj, d_target_index, ni);

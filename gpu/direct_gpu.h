@@ -1,7 +1,7 @@
 // Direct summation on the GPU (kirin, Sapporo, Sapporo2 lineage): i-particles in registers,
 // j-particles staged through shared memory in tiles, the shared p2p formula per pair. Three
-// precisions: float; mixed (positions stored and differenced in double, the rest in float);
-// double (the reference). When there are too few i-particles to fill the GPU, the j-particles are
+// precisions: float; mixed (positions as float pairs hi + lo, differenced part by part, the rest
+// in float); double (the reference). When there are too few i-particles to fill the GPU, the j-particles are
 // split over blocks and the partial sums reduced on the device.
 // Host-only header: includes no CUDA, so .cpp callers compile with the host compiler.
 #pragma once

@@ -32,7 +32,7 @@ struct KernelCost {
 inline constexpr KernelCost kDirectFloatCost{
     "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.2, 0.0, 1.0, 0.0, 0.2};
 inline constexpr KernelCost kDirectMixedCost{
-    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 10.2, 3.8, 1.0, 3.0, 0.2};
+    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 19.5, 0.0, 1.0, 0.0, 0.2};
 inline constexpr KernelCost kDirectDoubleCost{
     "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 14.0, 1.0, 0.0, 0.3};
 inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 0.0, 9.0};
