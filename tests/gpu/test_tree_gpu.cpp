@@ -295,37 +295,10 @@ TEST_CASE("tree-gpu forces in its own order are compute()'s permuted by the orde
 TEST_CASE("tree-gpu with look-ahead: refitted trees built from the leapfrog's prediction, the orbits of fresh builds",
           "[gpu][tree][lookahead]")
 {
-    const ParticleSet start = make_plummer(20000, 9);
-    for (const bool keep_order : {true, false}) {
-        INFO((keep_order ? "particles in the tree's order" : "particles in the caller's order"));
-        TreeParams params;
-        params.theta = 0.6;
-        TreeParams ahead = params;
-        ahead.lookahead = true;
-        TreeGpuEngine plain(params, GravityParams{1.0, 0.02}), looking(ahead, GravityParams{1.0, 0.02});
-        ParticleSet a = start, b = start;
-        Leapfrog la(looking, 1.0 / 64, keep_order), lb(plain, 1.0 / 64, keep_order);
-        la.start(a);
-        lb.start(b);
-        auto phase = [](const PhaseTimes& times, const std::string& name) {
-            for (const auto& [n, seconds] : times)
-                if (n == name) return seconds;
-            return -1.0;
-        };
-        for (int s = 0; s < 6; ++s) {
-            la.step(a);
-            lb.step(b);
-            if (s == 0) continue;
-            CHECK(phase(looking.last_phase_times(), "sort") == 0);
-            CHECK(phase(looking.last_phase_times(), "look-ahead build") > 0);
-            const auto work = [](const TreeStats& t) {
-                return t.node_interactions_per_particle + t.leaf_interactions_per_particle;
-            };
-            CHECK(work(looking.loaded_statistics()) <= 1.05 * work(plain.loaded_statistics()));
-        }
-        la.restore_order(a);
-        lb.restore_order(b);
-        CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 5e-5);
-        CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 5e-4);
-    }
+    test::check_lookahead_orbits(
+        make_plummer(2000, 9),
+        [](const TreeParams& params) {
+            return std::make_unique<TreeGpuEngine>(params, GravityParams{1.0, 0.02});
+        },
+        [](ForceEngine& e) { return static_cast<TreeGpuEngine&>(e).loaded_statistics(); });
 }

@@ -6,6 +6,7 @@
 #include "core/ic_models.hpp"
 #include "core/particle_order.hpp"
 #include "integrators/leapfrog.hpp"
+#include "support/tree_order_check.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/tree_cpu.hpp"
 
@@ -186,67 +187,13 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
     }
 }
 
-namespace {
-
-double phase(const PhaseTimes& times, const std::string& name)
-{
-    for (const auto& [n, seconds] : times)
-        if (n == name) return seconds;
-    return -1;
-}
-
-} // namespace
-
 TEST_CASE("look-ahead trees, built from the leapfrog's prediction and refitted, give the orbits of fresh builds",
           "[integrator][order][lookahead]")
 {
-    const ParticleSet start = make_plummer(2000, 9);
-    for (const bool keep_order : {true, false}) {
-        INFO((keep_order ? "particles in the tree's order" : "particles in the caller's order"));
-        TreeParams params;
-        params.theta = 0.6;
-        params.build.nleaf = 8;
-        params.build.ncrit = 16;
-        TreeParams ahead = params;
-        ahead.lookahead = true;
-        TreeCpuEngine plain(params, GravityParams{1.0, 0.02}), looking(ahead, GravityParams{1.0, 0.02});
-        ParticleSet a = start, b = start;
-        Leapfrog la(looking, 1.0 / 64, keep_order), lb(plain, 1.0 / 64, keep_order);
-        la.start(a);
-        lb.start(b);
-        for (int s = 0; s < 9; ++s) {
-            la.step(a);
-            lb.step(b);
-            if (s >= 1 && s != 5) { // every evaluation refits the look-ahead tree but the first and
-                                    // the one after an output
-                CHECK(phase(looking.last_phase_times(), "sort") == 0);
-                CHECK(phase(looking.last_phase_times(), "gather") > 0);
-                CHECK(phase(looking.last_phase_times(), "look-ahead build") > 0);
-                // A tree whose cells hold the particles they were built for (right order) has the
-                // fresh tree's lists; one that gathered other particles would grow its cells and
-                // open far more of them (the forces stay right, the work does not).
-                const auto work = [](const TreeStats& t) {
-                    return t.node_interactions_per_particle + t.leaf_interactions_per_particle;
-                };
-                CHECK(work(looking.last_stats()) <= 1.05 * work(plain.last_stats()));
-            }
-            if (s == 4) { // output: both back in the caller's order; the look-ahead tree is dropped
-                la.restore_order(a);
-                lb.restore_order(b);
-            }
-        }
-        la.restore_order(a);
-        lb.restore_order(b);
-        // Close orbits: the look-ahead trees differ from fresh ones only where a particle crossed
-        // a cell boundary between prediction and position, and refitted cells are a little larger
-        // (measured: 5e-6 in position and 6e-5 in velocity after 9 steps, on a sphere of radius
-        // about 10 whose velocities are about 0.5).
-        CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 5e-5);
-        CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 5e-4);
-        double worst = 0;
-        for (Eigen::Index i = 0; i < a.acc.cols(); ++i)
-            worst = std::max(worst, (a.acc.col(i) - b.acc.col(i)).norm() / b.acc.col(i).norm());
-        CHECK(worst <= 1e-2);
-        CHECK(worst > 0); // not the same trees: the test would pass without look-ahead otherwise
-    }
+    test::check_lookahead_orbits(
+        make_plummer(2000, 9),
+        [](const TreeParams& params) {
+            return std::make_unique<TreeCpuEngine>(params, GravityParams{1.0, 0.02});
+        },
+        [](ForceEngine& e) { return static_cast<TreeCpuEngine&>(e).last_stats(); });
 }
