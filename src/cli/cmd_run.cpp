@@ -92,6 +92,8 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
         throw std::runtime_error("unknown --integrator '" + c.integrator.integrator +
                                  "' (use leapfrog, hermite or hermite6)");
     const bool hermite = c.integrator.integrator != "leapfrog";
+    if (hermite && r.count("gpus"))
+        throw std::runtime_error("--gpus: the Hermite integrators compute on one GPU (the leapfrog on several)");
     if (!hermite && !r.count("dt")) throw std::runtime_error("leapfrog needs --dt");
     if (!r.count("t-end")) throw std::runtime_error("missing --t-end");
     if (r.count("dt")) c.integrator.dt = r["dt"].as<double>();

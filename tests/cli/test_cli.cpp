@@ -211,6 +211,10 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("forces " + in + " --engine tree-cpu --gpus 0 -o " + test::scratch_path("x.hdf5"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("--gpus is for the direct-gpu engine (this run uses tree-cpu)"));
+    r = run_grove("run " + in + " -o " + test::scratch_path("cli_gpus") +
+                  " --integrator hermite --engine direct-cpu --gpus 0 --t-end 1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("the Hermite integrators compute on one GPU"));
     r = run_grove("frobnicate");
     CHECK(r.status == 2);
     CHECK(run_grove("forces --help").status == 0);
