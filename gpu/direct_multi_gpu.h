@@ -2,9 +2,10 @@
 // one contiguous share per device, and each device sums its share over every source with the
 // one-GPU engine (its j-splits and reduction), all devices at once from one host thread each.
 // Splitting the targets rather than the sources keeps each target's sum on one device (no
-// reduction across devices, nothing to exchange but the sources), which balances exactly when
-// every particle is a target and still gives each GPU hundreds of targets in the block steps
-// that use this engine. Host-only header.
+// reduction across devices, nothing to exchange but the sources) and balances exactly when every
+// particle is a target (forces, accuracy, the leapfrog); with few targets each device still
+// splits its sources over its own blocks. The Hermite engine and the GRAPE libraries use one
+// GPU. Host-only header.
 #pragma once
 
 #include <memory>
