@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ long long sn[kThreads];
     const int i = blockIdx.x * kThreads + threadIdx.x;
     const int ic = i < ni ? i : ni - 1;
-    const D4 x = ip[ic], v = ip[ni + ic]; // i-particles: see i_particle()
+    const D4 x = ip[ic], v = ip[ni + ic]; // (x, name's bits), then (v, h2): see evaluate()
     const long long self = __double_as_longlong(x.w);
     const double radius2 = v.w;
     // The i-particle as a float pair too (mixed).
@@ -132,6 +132,8 @@ __global__ void __launch_bounds__(kThreads)
     AccumJerk<double> sum;
     double best = INFINITY;
     long long best_name = -1;
+    // A warp whose i-particles are all past the end only helps load the tiles.
+    const bool warp_busy = (blockIdx.x * kThreads + (threadIdx.x & ~31)) < ni;
     const int j_begin = blockIdx.y * chunk, j_end = min(nj, j_begin + chunk);
     for (int base = j_begin; base < j_end; base += kThreads) {
         const int jl = base + threadIdx.x;
@@ -147,7 +149,6 @@ __global__ void __launch_bounds__(kThreads)
             sn[threadIdx.x] = jname[jl];
         }
         __syncthreads();
-        const bool warp_busy = (blockIdx.x * kThreads + (threadIdx.x & ~31)) < ni; // as in grape_mixed_kernel
         const int count = warp_busy ? min(kThreads, j_end - base) : 0;
         AccumJerk<float> part;
         for (int s = 0; s < count; ++s) {
@@ -175,15 +176,7 @@ __global__ void __launch_bounds__(kThreads)
                 note_pair(r2, name, radius2, i, best, best_name, lists);
             }
         }
-        if (kMixed) {
-            sum.ax += part.ax;
-            sum.ay += part.ay;
-            sum.az += part.az;
-            sum.jx += part.jx;
-            sum.jy += part.jy;
-            sum.jz += part.jz;
-            sum.pot += part.pot;
-        }
+        if (kMixed) flush(sum, part);
         __syncthreads();
     }
     if (i < ni)
@@ -259,15 +252,7 @@ __global__ void __launch_bounds__(kThreads)
             }
         }
 #pragma unroll
-        for (int u = 0; u < kT; ++u) {
-            sum[u].ax += part[u].ax;
-            sum[u].ay += part[u].ay;
-            sum[u].az += part[u].az;
-            sum[u].jx += part[u].jx;
-            sum[u].jy += part[u].jy;
-            sum[u].jz += part[u].jz;
-            sum[u].pot += part[u].pot;
-        }
+        for (int u = 0; u < kT; ++u) flush(sum[u], part[u]);
         __syncthreads();
     }
 #pragma unroll
@@ -542,17 +527,18 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
                                    cudaMemcpyDeviceToHost, d.stream));
     }
     CUDA_CHECK(cudaStreamSynchronize(d.stream));
-    // The general kernel flags a pair at zero distance; the fast one leaves it as a nearest r^2 of 0.
-    const auto coincident = [&](std::size_t k) { return d.h_out[k].nearest_r2 == 0 && d.h_out[k].nearest >= 0; };
-    if (d.h_coincident[0] || (fast && eps2 == 0.0))
+    // The general kernel flags a pair at zero distance; the fast one leaves it as a nearest r^2 of
+    // 0, which also names the pair.
+    if (fast && eps2 == 0.0)
         for (std::size_t k = 0; k < ni; ++k)
-            if (d.h_coincident[0] || coincident(k))
-                throw std::runtime_error(
-                    "two particles of different names are at the same position and the softening is 0: "
-                    "their force is infinite" +
-                    (coincident(k)
-                         ? " (names " + std::to_string(in.name[k]) + " and " + std::to_string(d.h_out[k].nearest) + ")"
-                         : std::string()));
+            if (d.h_out[k].nearest_r2 == 0 && d.h_out[k].nearest >= 0)
+                throw std::runtime_error("two particles of different names are at the same position and the softening "
+                                         "is 0: their force is infinite (names " +
+                                         std::to_string(in.name[k]) + " and " + std::to_string(d.h_out[k].nearest) +
+                                         ")");
+    if (d.h_coincident[0])
+        throw std::runtime_error("two particles of different names are at the same position and the softening is 0: "
+                                 "their force is infinite");
     for (std::size_t k = 0; k < ni; ++k) {
         const Partial& p = d.h_out[k];
         out.acc[3 * k] = p.ax;

@@ -83,18 +83,6 @@ struct Partial {
     double ax, ay, az, jx, jy, jz, pot, pad;
 };
 
-// A tile's float sums flushed into the double totals.
-__device__ inline void flush(AccumJerk<double>& sum, const AccumJerk<float>& part)
-{
-    sum.ax += part.ax;
-    sum.ay += part.ay;
-    sum.az += part.az;
-    sum.jx += part.jx;
-    sum.jy += part.jy;
-    sum.jz += part.jz;
-    sum.pot += part.pot;
-}
-
 // Each thread's targets' sums into the partial results of its j-split.
 template <int kTargets>
 __device__ inline void store_partials(const AccumJerk<double> (&sum)[kTargets], int num_active, Partial* partial)

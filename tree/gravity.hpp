@@ -80,6 +80,19 @@ template <class T> struct AccumJerk {
     T ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, pot = 0;
 };
 
+// A tile's sums in a narrower type (float) added into the wide totals (double): the mixed kernels
+// flush once per tile so that the float sums never hold more than a tile's terms.
+template <class Wide, class Narrow> HOST_DEVICE inline void flush(AccumJerk<Wide>& sum, const AccumJerk<Narrow>& part)
+{
+    sum.ax += part.ax;
+    sum.ay += part.ay;
+    sum.az += part.az;
+    sum.jx += part.jx;
+    sum.jy += part.jy;
+    sum.jz += part.jz;
+    sum.pot += part.pot;
+}
+
 template <class T>
 HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
 {
