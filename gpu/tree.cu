@@ -60,8 +60,7 @@ struct TreeGpuEngine::Impl {
     // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
     // was just built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
-    bool order_uploaded = false;             // the device holds the particle order (permutation kernel)
-    bool lookahead_assumed_handover = false; // compute(): the look-ahead tree indexes the order handed over
+    bool order_uploaded = false; // the device holds the particle order (permutation kernel)
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -287,14 +286,9 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     const OpeningCriterion criterion = d.params.opening();
     // With look-ahead, the host builds the next tree while the GPU works on this one (evaluate()
     // runs it once the last kernel is queued); it indexes the order compute_in_own_order hands over.
-    d.lookahead_assumed_handover = d.forces_in_tree_order && d.updater.order_fresh();
-    if (d.params.lookahead) d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.lookahead_assumed_handover);
-    try {
-        d.evaluate(criterion, out, [&] { d.updater.run_lookahead(); });
-    } catch (...) {
-        d.updater.force_rebuild();
-        throw;
-    }
+    if (d.params.lookahead)
+        d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.forces_in_tree_order && d.updater.order_fresh());
+    d.evaluate(criterion, out, [&] { d.updater.run_lookahead(); });
     d.updater.finish_lookahead();
     // This step's accelerations are the next one's estimate unless the caller sets another.
     if (criterion.kind == MacKind::relative) impl_->estimate.set(out.acc, impl_->gravity.G);
@@ -355,10 +349,7 @@ bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Force
         throw;
     }
     impl_->forces_in_tree_order = false;
-    const bool taken = impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
-    // The look-ahead tree was indexed for the order that compute() expected to hand over.
-    if (impl_->params.lookahead && taken != impl_->lookahead_assumed_handover) impl_->updater.force_rebuild();
-    return taken;
+    return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
 }
 
 void TreeGpuEngine::hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)

@@ -63,6 +63,8 @@ void TreeUpdater::start_lookahead(const Octree& current, PositionsRef pos, Masse
 {
     pending_ = nullptr;
     next_ready_ = false;
+    next_for_handover_ = order_handed_over;
+    handed_over_since_ = false;
     lookahead_seconds_ = 0;
     const Eigen::Matrix3Xd* vel = std::exchange(hint_vel_, nullptr);
     const Eigen::Matrix3Xd* acc = std::exchange(hint_acc_, nullptr);
@@ -108,8 +110,11 @@ void TreeUpdater::run_lookahead()
 bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
 {
     pending_ = nullptr; // prepared for the last call's arrays
-    if (std::exchange(next_ready_, false) && next_.particles.size() == static_cast<std::size_t>(pos.cols()) &&
-        pos.cols() > 0) {
+    // The next tree indexes the particles in the order they are in only if the order it expected
+    // to be handed over was (and no other was): a failed evaluation or a refused handover drops it.
+    const bool indexed_right = next_for_handover_ == handed_over_since_;
+    if (std::exchange(next_ready_, false) && indexed_right &&
+        next_.particles.size() == static_cast<std::size_t>(pos.cols()) && pos.cols() > 0) {
         std::swap(tree, next_);
         refit_octree(tree, pos, mass, times); // throws for non-finite positions, as a build does
         since_build_ = 0;
@@ -138,6 +143,7 @@ bool TreeUpdater::take_order(Octree& tree, std::vector<std::uint32_t>& order)
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (std::int64_t k = 0; k < n; ++k) tree.order[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(k);
     order_taken_ = true;
+    handed_over_since_ = true;
     return true;
 }
 

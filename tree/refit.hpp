@@ -70,9 +70,11 @@ class TreeUpdater {
     const Eigen::Matrix3Xd* hint_vel_ = nullptr;
     const Eigen::Matrix3Xd* hint_acc_ = nullptr;
     double hint_dt_ = 0;
-    std::function<void()> pending_; // the prepared look-ahead build
-    Octree next_;                   // the look-ahead tree
-    bool next_ready_ = false;       // next_ holds a tree for the coming update()
+    std::function<void()> pending_;  // the prepared look-ahead build
+    Octree next_;                    // the look-ahead tree
+    bool next_ready_ = false;        // next_ holds a tree for the coming update()
+    bool next_for_handover_ = false; // next_ indexes the order the caller was expected to take
+    bool handed_over_since_ = false; // take_order() handed an order over since start_lookahead()
     Eigen::Matrix3Xd predicted_;
     std::vector<std::uint32_t> inverse_; // the handed-over order's inverse (remapping next_)
     double lookahead_seconds_ = 0;

@@ -603,6 +603,39 @@ TEST_CASE("a refit at unchanged positions keeps the moments; after a drift it ma
     CHECK_THROWS_WITH(refit_octree(tree, moved, p.mass.head(100)), Catch::Contains("particle count"));
 }
 
+TEST_CASE("a look-ahead tree is refitted only when the particles are in the order it was built for",
+          "[tree][refit][lookahead]")
+{
+    const ParticleSet p = test::random_particles(3000, 24);
+    const Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, p.size());
+    const BuildParams params{16, 16};
+    auto next_call = [&](bool expect_handover, bool hand_over) {
+        TreeUpdater updater(1);
+        Octree tree;
+        updater.update(tree, p.pos, p.mass, params, nullptr);
+        updater.hint(p.vel, acc, 1e-3);
+        updater.start_lookahead(tree, p.pos, p.mass, params, expect_handover);
+        updater.run_lookahead();
+        std::vector<std::uint32_t> order;
+        if (hand_over) REQUIRE(updater.take_order(tree, order));
+        BuildTimes times;
+        updater.update(tree, p.pos, p.mass, params, &times); // the decision is tested, not the forces
+        return times;
+    };
+    for (const bool expect : {false, true})
+        for (const bool hand_over : {false, true}) {
+            INFO("expected a handover: " << expect << ", handed over: " << hand_over);
+            const BuildTimes t = next_call(expect, hand_over);
+            if (expect == hand_over) { // refitted: gathered, not sorted
+                CHECK(t.sort == 0);
+                CHECK(t.gather > 0);
+            } else { // indexed for another order: dropped, built
+                CHECK(t.sort > 0);
+                CHECK(t.gather == 0);
+            }
+        }
+}
+
 TEST_CASE("tree engines rebuild every K evaluations and refit between, at the accuracy of a build", "[tree][refit]")
 {
     TreeUpdater updater(3);
