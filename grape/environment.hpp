@@ -3,7 +3,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
+
+#include "core/device_list.hpp"
 
 namespace grove::grape {
 
@@ -26,22 +29,11 @@ inline long env_count(const char* library, const char* name, long fallback)
 // `ok` false (with one line on stderr, prefixed by `library`) when it is not such a list.
 inline std::vector<int> env_devices(const char* library, bool& ok)
 {
-    ok = true;
-    std::vector<int> devices;
     const char* text = std::getenv("GROVE_DEVICES");
-    if (!text || !*text) return devices;
-    for (const char* p = text;;) {
-        char* end = nullptr;
-        const long d = std::strtol(p, &end, 10);
-        if (end == p || d < 0 || d > 4096 || (*end != '\0' && *end != ',')) {
-            std::fprintf(stderr, "grove %s: GROVE_DEVICES=%s is not a list of device numbers\n", library, text);
-            ok = false;
-            return {};
-        }
-        devices.push_back(static_cast<int>(d));
-        if (*end == '\0') return devices;
-        p = end + 1;
-    }
+    const std::optional<std::vector<int>> devices = parse_device_list(text ? text : "");
+    ok = devices.has_value();
+    if (!ok) std::fprintf(stderr, "grove %s: GROVE_DEVICES=%s is not a list of device numbers\n", library, text);
+    return devices.value_or(std::vector<int>{});
 }
 
 } // namespace grove::grape

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/device_list.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/mac.hpp"
@@ -122,16 +124,10 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
 
 std::vector<int> parse_gpus(const std::string& text)
 {
-    std::vector<int> devices;
-    for (const std::string& item : split_list(text)) {
-        char* end = nullptr;
-        const long d = std::strtol(item.c_str(), &end, 10);
-        if (*end != '\0' || d < 0 || d > 4096)
-            throw std::runtime_error("--gpus takes device numbers separated by commas (got '" + item + "')");
-        devices.push_back(static_cast<int>(d));
-    }
-    if (devices.empty()) throw std::runtime_error("--gpus needs at least one device number");
-    return devices;
+    const std::optional<std::vector<int>> devices = parse_device_list(text);
+    if (!devices || devices->empty())
+        throw std::runtime_error("--gpus takes device numbers separated by commas (got '" + text + "')");
+    return *devices;
 }
 
 std::vector<std::string> split_list(const std::string& text)

@@ -2,6 +2,7 @@
 // errors, and the engines it makes are the ones named.
 #include <catch2/catch.hpp>
 
+#include "core/device_list.hpp"
 #include "engines/engines.hpp"
 #include "tree/cpu_engines.hpp"
 
@@ -54,4 +55,15 @@ TEST_CASE("GPU engine names without a GPU, or without GPU engines, say why", "[e
         {"tree-gpu", true, [](const EngineConfig&) -> std::unique_ptr<ForceEngine> { return nullptr; }, nullptr});
     CHECK_THROWS_WITH(no_device.make_force(c), Catch::Contains("needs a CUDA GPU and none is visible"));
     CHECK(no_device.resolve("tree") == "tree-cpu");
+}
+
+TEST_CASE("device lists as --gpus and GROVE_DEVICES take them", "[engines]")
+{
+    CHECK(parse_device_list("") == std::vector<int>{});
+    CHECK(parse_device_list("2") == std::vector<int>{2});
+    CHECK(parse_device_list("0,3,1") == std::vector<int>{0, 3, 1});
+    for (const char* bad : {"0,", ",1", "-1", "+1", "x", "1,x", "0 1", "5000"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_device_list(bad).has_value());
+    }
 }
