@@ -277,12 +277,8 @@ struct DirectGpuEngine::Impl {
 
     Impl(GravityParams g, Precision p, int d) : gravity(g), precision(p), device(d)
     {
-        const int visible = cuda_device_count();
-        if (visible == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
-        if (device >= visible)
-            throw std::runtime_error("direct-gpu: device " + std::to_string(device) + " asked for, " +
-                                     std::to_string(visible) + " visible");
-        use_device();
+        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
+        if (device >= 0) select_cuda_device(device); // checks it is visible
         sm_count = describe_device().sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&start));

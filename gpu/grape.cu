@@ -326,13 +326,9 @@ struct GrapeGpuEngine::Impl {
     {
         if (p == Precision::Float)
             throw std::invalid_argument("the GRAPE engine on the GPU: precision mixed or double");
-        const int devices = cuda_device_count();
-        if (devices == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
-        if (device >= devices)
-            throw std::runtime_error("direct-gpu: device " + std::to_string(device) + " asked for, " +
-                                     std::to_string(devices) + " visible");
+        if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
         this->device = device;
-        use_device();
+        if (device >= 0) select_cuda_device(device); // checks it is visible
         sm_count = describe_device().sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     }
