@@ -6,6 +6,7 @@
 #include "core/ic_models.hpp"
 #include "core/particle_order.hpp"
 #include "integrators/leapfrog.hpp"
+#include "support/test_support.hpp"
 #include "support/tree_order_check.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/tree_cpu.hpp"
@@ -126,13 +127,7 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
         }
         CHECK(order.restore(p));
         CHECK_FALSE(order.moved());
-        CHECK(p.pos == start.pos);
-        CHECK(p.vel == start.vel);
-        CHECK(p.acc == start.acc);
-        CHECK(p.mass == start.mass);
-        CHECK(p.pot == start.pot);
-        CHECK(p.id == start.id);
-        CHECK(p.type == start.type);
+        test::check_same_columns(p, start);
         CHECK(p.extra["Column"].values == start.extra.at("Column").values);
         CHECK(p.extra["Count"].counts == start.extra.at("Count").counts);
         CHECK_THROWS_WITH(order.adopt(p, std::vector<std::uint32_t>(5)), Catch::Contains("5 indices for 300"));

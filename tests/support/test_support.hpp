@@ -1,6 +1,8 @@
 // Particle sets for tests: random, clustered and degenerate configurations with fixed seeds.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +13,20 @@
 #include "core/particles.hpp"
 
 namespace grove::test {
+
+// The per-particle columns of two sets are equal, value for value (positions, velocities,
+// masses, IDs, types, accelerations, potentials); callers check what else they need.
+inline void check_same_columns(const ParticleSet& a, const ParticleSet& b)
+{
+    REQUIRE(a.size() == b.size());
+    CHECK(a.pos == b.pos);
+    CHECK(a.vel == b.vel);
+    CHECK(a.mass == b.mass);
+    CHECK(a.id == b.id);
+    CHECK(a.type == b.type);
+    CHECK(a.acc == b.acc);
+    CHECK(a.pot == b.pot);
+}
 
 // N particles uniform in [-1, 1]^3, masses uniform in [0.5, 1.5] / N, small random velocities.
 inline ParticleSet random_particles(std::size_t n, std::uint64_t seed = 1)
