@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "gpu/cuda_check.cuh"
 
@@ -47,6 +48,17 @@ template <class T> class DeviceBuffer {
                                      " elements); the device has " + std::to_string(free_bytes >> 20) +
                                      " MiB free of " + std::to_string(total_bytes >> 20) + " MiB");
         }
+    }
+    // Ensures room for n elements and keeps the first `keep` of them (a device-to-device copy when
+    // it grows). The caller has finished the work in flight on this buffer.
+    void reserve_keeping(std::size_t n, std::size_t keep, const char* what)
+    {
+        if (n <= capacity_) return;
+        DeviceBuffer grown;
+        grown.reserve(n, what);
+        if (keep > 0) CUDA_CHECK(cudaMemcpy(grown.data_, data_, keep * sizeof(T), cudaMemcpyDeviceToDevice));
+        std::swap(data_, grown.data_);
+        std::swap(capacity_, grown.capacity_);
     }
     T* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }

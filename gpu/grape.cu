@@ -2,6 +2,7 @@
 #include "gpu/grape_gpu.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +34,12 @@ inline double bits_as_double(std::int64_t v)
     std::memcpy(&d, &v, sizeof d);
     return d;
 }
+inline std::int64_t double_bits(double d)
+{
+    std::int64_t v;
+    std::memcpy(&v, &d, sizeof v);
+    return v;
+}
 constexpr int kThreads = 128;
 constexpr int kBlocksPerSm = 4;
 
@@ -62,14 +69,22 @@ __global__ void scatter_kernel(int k, const D4* packed, JMemory m)
     m.name[s] = __double_as_longlong(p[3].w);
 }
 
+// Where the mixed kernels see an empty slot: far from every particle, so that its r^2 (about
+// 3e36, still finite in float) never makes it the nearest neighbour while any particle is there.
+constexpr float kFarAway = 1e18f;
+// The fast mixed kernel reads a j-particle's name as 32 bits from the fourth word of its low
+// position float (the host checks that the names fit); kEmptyName marks an empty slot.
+constexpr unsigned kEmptyName = 0xffffffffu;
+
 // GRAPE-6's predictor (core/grape_engine.hpp: grape6_predict), in double; mixed precision keeps
-// the position as a float pair hi + lo.
+// the position as a float pair hi + lo, and puts empty slots at kFarAway.
 __global__ void predict_kernel(int n, double t, JMemory m, D4* xp, D4* vp, float4* hi, float4* lo, float4* vel)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const D4 x = m.xm[i], v = m.vt[i], a2 = m.a2[i], j6 = m.j6[i], k18 = m.k18[i];
-    const double mass = m.name[i] < 0 ? 0.0 : x.w;
+    const bool empty = m.name[i] < 0;
+    const double mass = empty ? 0.0 : x.w;
     const double xs[3] = {x.x, x.y, x.z}, vs[3] = {v.x, v.y, v.z}, as[3] = {a2.x, a2.y, a2.z},
                  js[3] = {j6.x, j6.y, j6.z}, ks[3] = {k18.x, k18.y, k18.z};
     double p[3], q[3];
@@ -78,10 +93,15 @@ __global__ void predict_kernel(int n, double t, JMemory m, D4* xp, D4* vp, float
     if (xp) {
         xp[i] = D4{px, py, pz, mass};
         vp[i] = D4{qx, qy, qz, 0.0};
+    } else if (empty) {
+        hi[i] = make_float4(kFarAway, kFarAway, kFarAway, 0.f);
+        lo[i] = make_float4(0.f, 0.f, 0.f, __uint_as_float(kEmptyName));
+        vel[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     } else {
         const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
         hi[i] = make_float4(hx, hy, hz, static_cast<float>(mass));
-        lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz), 0.f);
+        lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz),
+                            __uint_as_float(static_cast<unsigned>(m.name[i])));
         vel[i] = make_float4(static_cast<float>(qx), static_cast<float>(qy), static_cast<float>(qz), 0.f);
     }
 }
@@ -189,20 +209,21 @@ __global__ void __launch_bounds__(kThreads)
 // the j-loop unrolled 8 times, ran fastest on the H100 at N = 64k (bench/results/grape-h100.md).
 // The nearest neighbour costs one 64-bit minimum per pair of a key (the unsoftened r^2's float
 // bits, the name): a non-negative float's bits order as the float does, so the key orders by
-// distance and then by name. Names travel as 32 bits (the caller checks they fit; kEmptyName
-// marks an empty slot). With eps = 0 p2p_jerk drops a pair at zero distance, which then shows as
-// a nearest r^2 of 0 and is reported by the host.
+// distance and then by name. The pair with the i-particle's own name gets an infinite r^2 and
+// empty slots sit at kFarAway, so neither needs a test of its own; a key that ends as either
+// means no neighbour. The name rides in the low position's fourth word (kEmptyName above). With
+// eps = 0 p2p_jerk_r2 drops a pair at zero distance, which then shows as a nearest r^2 of 0 and
+// is reported by the host.
 constexpr int kTargetsPerThread = 1;
-constexpr unsigned kEmptyName = 0xffffffffu;
+constexpr unsigned kInfiniteBits = 0x7f800000u; // +inf as a float's bits
 
-template <int kT>
+template <int kT, bool kSoftened>
 __global__ void __launch_bounds__(kThreads)
     grape_mixed_kernel(int nj, const float4* __restrict__ hi, const float4* __restrict__ lo,
-                       const float4* __restrict__ vel, const long long* __restrict__ jname, int ni,
-                       const D4* __restrict__ ip, int chunk, float eps2, Partial* __restrict__ partial)
+                       const float4* __restrict__ vel, int ni, const D4* __restrict__ ip, int chunk, float eps2,
+                       Partial* __restrict__ partial)
 {
     __shared__ float4 sh[kThreads], sl[kThreads], sw[kThreads];
-    __shared__ unsigned sn[kThreads];
     float3 xh[kT], xl[kT], v[kT];
     unsigned self[kT];
     AccumJerk<double> sum[kT];
@@ -229,8 +250,6 @@ __global__ void __launch_bounds__(kThreads)
             sh[threadIdx.x] = hi[jl];
             sl[threadIdx.x] = lo[jl];
             sw[threadIdx.x] = vel[jl];
-            const long long name = jname[jl];
-            sn[threadIdx.x] = name < 0 ? kEmptyName : static_cast<unsigned>(name);
         }
         __syncthreads();
         const int count = warp_busy ? min(kThreads, j_end - base) : 0;
@@ -238,17 +257,17 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll 8
         for (int s = 0; s < count; ++s) {
             const float4 h = sh[s], l = sl[s], w = sw[s];
-            const unsigned name = sn[s];
+            const unsigned name = __float_as_uint(l.w);
 #pragma unroll
             for (int u = 0; u < kT; ++u) {
                 const float dx = (h.x - xh[u].x) + (l.x - xl[u].x), dy = (h.y - xh[u].y) + (l.y - xl[u].y),
                             dz = (h.z - xh[u].z) + (l.z - xl[u].z);
                 const bool self_pair = name == self[u];
-                part[u] = p2p_jerk(part[u], dx, dy, dz, w.x - v[u].x, w.y - v[u].y, w.z - v[u].z, self_pair ? 0.f : h.w,
-                                   eps2);
                 const float r2 = dx * dx + dy * dy + dz * dz;
-                const unsigned long long key = (static_cast<unsigned long long>(__float_as_uint(r2)) << 32) | name;
-                if (!self_pair && name != kEmptyName) best[u] = min(best[u], key);
+                part[u] = p2p_jerk_r2<!kSoftened>(part[u], dx, dy, dz, w.x - v[u].x, w.y - v[u].y, w.z - v[u].z,
+                                                  self_pair ? 0.f : h.w, r2 + eps2);
+                const unsigned bits = self_pair ? kInfiniteBits : __float_as_uint(r2);
+                best[u] = min(best[u], (static_cast<unsigned long long>(bits) << 32) | name);
             }
         }
 #pragma unroll
@@ -259,7 +278,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kT; ++u) {
         const int i = (blockIdx.x * kT + u) * kThreads + threadIdx.x;
         if (i >= ni) continue;
-        const bool found = best[u] != ~0ull;
+        const bool found = (best[u] >> 32) < kInfiniteBits && (best[u] & 0xffffffffull) != kEmptyName;
         const double r2 = found ? static_cast<double>(__uint_as_float(static_cast<unsigned>(best[u] >> 32))) : INFINITY;
         const long long name = found ? static_cast<long long>(best[u] & 0xffffffffull) : -1;
         partial[static_cast<std::size_t>(blockIdx.y) * ni + i] =
@@ -305,10 +324,12 @@ struct GrapeGpuEngine::Impl {
     int device = -1; // -1: whichever is current
     int sm_count = 0;
     cudaStream_t stream = nullptr;
-    std::vector<GrapeJParticle> memory; // the host's copy
-    std::vector<std::int32_t> dirty;    // slots changed since the last upload
-    std::vector<std::uint8_t> is_dirty; // per slot
-    std::int64_t max_j_name = -1;       // the largest name ever stored (the fast kernel takes 31 bits)
+    // j-particles set since the last upload are staged in h_packed, 5 D4 each (see scatter_kernel),
+    // straight from set(): the device holds the only whole copy of the j-memory.
+    std::size_t slots = 0;
+    std::size_t staged = 0;
+    std::vector<std::int32_t> staged_at; // per slot: its place in h_packed, -1 if not staged
+    std::int64_t max_j_name = -1;        // the largest name ever stored (the fast kernel takes 31 bits)
     double predicted_t = 0;
     std::size_t predicted_n = 0;
     bool predicted = false;
@@ -350,36 +371,58 @@ struct GrapeGpuEngine::Impl {
         return {d_xm.data(), d_vt.data(), d_a2.data(), d_j6.data(), d_k18.data(), d_name.data()};
     }
 
-    void reserve_memory(std::size_t slots)
+    // Grows or shrinks the j-memory to n slots, keeping the first min(n, slots) (a client may add
+    // particles between force calls); new slots are empty (name -1, mass 0).
+    void resize_memory(std::size_t n)
     {
-        const std::size_t n = std::max<std::size_t>(slots, 1);
-        for (auto* b : {&d_xm, &d_vt, &d_a2, &d_j6, &d_k18, &d_xp, &d_vp}) b->reserve(n, "GRAPE j-memory");
-        d_name.reserve(n, "GRAPE j-memory");
-        for (auto* b : {&d_hi, &d_lo, &d_vel}) b->reserve(n, "GRAPE predicted j-particles");
+        upload_staged();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const std::size_t room = std::max<std::size_t>(n, 1), keep = std::min(n, slots);
+        for (auto* b : {&d_xm, &d_vt, &d_a2, &d_j6, &d_k18}) b->reserve_keeping(room, keep, "GRAPE j-memory");
+        d_name.reserve_keeping(room, keep, "GRAPE j-memory");
+        for (auto* b : {&d_xp, &d_vp}) b->reserve(room, "GRAPE predicted j-particles");
+        for (auto* b : {&d_hi, &d_lo, &d_vel}) b->reserve(room, "GRAPE predicted j-particles");
+        if (n > slots) {
+            const std::size_t added = n - slots;
+            for (auto* b : {&d_xm, &d_vt, &d_a2, &d_j6, &d_k18})
+                CUDA_CHECK(cudaMemsetAsync(b->data() + slots, 0, added * sizeof(D4), stream));
+            CUDA_CHECK(cudaMemsetAsync(d_name.data() + slots, 0xff, added * sizeof(long long), stream)); // -1
+        }
+        h_packed.reserve(5 * room, "GRAPE upload"); // nothing staged now: set() never needs to grow it
+        staged_at.assign(n, -1);
+        slots = n;
+        predicted = false;
     }
 
-    void upload_dirty()
+    void stage(std::size_t slot, const GrapeJParticle& p)
     {
-        const std::size_t k = dirty.size();
+        std::int32_t& at = staged_at[slot];
+        if (at < 0) at = static_cast<std::int32_t>(staged++);
+        D4* q = h_packed.data() + 5 * static_cast<std::size_t>(at);
+        q[0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
+        q[1] = D4{p.v[0], p.v[1], p.v[2], p.t};
+        q[2] = D4{p.a2[0], p.a2[1], p.a2[2], bits_as_double(static_cast<std::int64_t>(slot))};
+        q[3] = D4{p.j6[0], p.j6[1], p.j6[2], bits_as_double(p.name)};
+        q[4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
+        max_j_name = std::max(max_j_name, p.name);
+        predicted = false;
+    }
+
+    void upload_staged()
+    {
+        const std::size_t k = staged;
         if (k == 0) return;
-        h_packed.reserve(5 * k, "GRAPE upload");
         d_packed.reserve(5 * k, "GRAPE upload");
-        for (std::size_t u = 0; u < k; ++u) {
-            const GrapeJParticle& p = memory[static_cast<std::size_t>(dirty[u])];
-            D4* q = h_packed.data() + 5 * u;
-            q[0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
-            q[1] = D4{p.v[0], p.v[1], p.v[2], p.t};
-            q[2] = D4{p.a2[0], p.a2[1], p.a2[2], bits_as_double(dirty[u])};
-            q[3] = D4{p.j6[0], p.j6[1], p.j6[2], bits_as_double(p.name)};
-            q[4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
-            is_dirty[static_cast<std::size_t>(dirty[u])] = 0;
-        }
         CUDA_CHECK(
             cudaMemcpyAsync(d_packed.data(), h_packed.data(), 5 * k * sizeof(D4), cudaMemcpyHostToDevice, stream));
         scatter_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(static_cast<int>(k),
                                                                                     d_packed.data(), device_memory());
         gpu::check_launch("GRAPE scatter_kernel", stream);
-        dirty.clear();
+        // h_packed is written again only after the stream's next synchronisation (evaluate ends
+        // with one, resize_memory starts with one).
+        for (std::size_t u = 0; u < k; ++u)
+            staged_at[static_cast<std::size_t>(double_bits(h_packed[5 * u + 2].w))] = -1;
+        staged = 0;
         predicted = false;
     }
 };
@@ -394,53 +437,33 @@ std::string GrapeGpuEngine::name() const
 
 void GrapeGpuEngine::resize(std::size_t slots)
 {
-    Impl& d = *impl_;
-    const std::size_t old = d.memory.size();
-    d.use_device();
-    d.memory.resize(slots);
-    d.is_dirty.resize(slots, 0);
-    d.reserve_memory(slots);
-    // New slots are empty (name -1, mass 0) on the device too: mark them to be uploaded.
-    for (std::size_t s = old; s < slots; ++s) {
-        d.is_dirty[s] = 1;
-        d.dirty.push_back(static_cast<std::int32_t>(s));
-    }
-    d.dirty.erase(std::remove_if(d.dirty.begin(), d.dirty.end(),
-                                 [&](std::int32_t s) { return static_cast<std::size_t>(s) >= slots; }),
-                  d.dirty.end());
-    d.predicted = false;
+    impl_->use_device();
+    impl_->resize_memory(slots);
 }
 
 std::size_t GrapeGpuEngine::size() const
 {
-    return impl_->memory.size();
+    return impl_->slots;
 }
 
 void GrapeGpuEngine::set(std::size_t slot, const GrapeJParticle& p)
 {
     Impl& d = *impl_;
-    if (slot >= d.memory.size())
+    if (slot >= d.slots)
         throw std::out_of_range("j-particle address " + std::to_string(slot) + " beyond the memory of " +
-                                std::to_string(d.memory.size()));
-    d.memory[slot] = p;
-    d.max_j_name = std::max(d.max_j_name, p.name);
-    if (!d.is_dirty[slot]) {
-        d.is_dirty[slot] = 1;
-        d.dirty.push_back(static_cast<std::int32_t>(slot));
-    }
-    d.predicted = false;
+                                std::to_string(d.slots));
+    d.stage(slot, p);
 }
 
 void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& in, double eps2,
                               std::size_t neighbour_capacity, GrapeResults& out)
 {
     Impl& d = *impl_;
-    if (nj > d.memory.size())
-        throw std::out_of_range("nj = " + std::to_string(nj) + " beyond the j-memory of " +
-                                std::to_string(d.memory.size()));
+    if (nj > d.slots)
+        throw std::out_of_range("nj = " + std::to_string(nj) + " beyond the j-memory of " + std::to_string(d.slots));
     const bool mixed = d.precision == Precision::Mixed;
     d.use_device();
-    d.upload_dirty();
+    d.upload_staged();
     if (!d.predicted || d.predicted_t != t || d.predicted_n != nj) {
         if (nj > 0)
             predict_kernel<<<static_cast<unsigned>(ceil_div(nj, 256)), 256, 0, d.stream>>>(
@@ -496,10 +519,17 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     d.d_out.reserve(ni, "GRAPE results");
     d.h_out.reserve(ni, "GRAPE results");
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    if (fast)
-        grape_mixed_kernel<kTargetsPerThread><<<grid, kThreads, 0, d.stream>>>(
-            static_cast<int>(nj), d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_name.data(), static_cast<int>(ni),
-            d.d_i.data(), plan.chunk, static_cast<float>(eps2), d.d_partial.data());
+    // A softening that is a normal float keeps every r^2 + eps^2 > 0 (even flushed to zero), so the
+    // fast kernel then drops its test for a pair at zero distance.
+    const float eps2f = static_cast<float>(eps2);
+    if (fast && eps2f >= FLT_MIN)
+        grape_mixed_kernel<kTargetsPerThread, true><<<grid, kThreads, 0, d.stream>>>(
+            static_cast<int>(nj), d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), static_cast<int>(ni), d.d_i.data(),
+            plan.chunk, eps2f, d.d_partial.data());
+    else if (fast)
+        grape_mixed_kernel<kTargetsPerThread, false><<<grid, kThreads, 0, d.stream>>>(
+            static_cast<int>(nj), d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), static_cast<int>(ni), d.d_i.data(),
+            plan.chunk, eps2f, d.d_partial.data());
     else if (mixed)
         grape_kernel<true><<<grid, kThreads, 0, d.stream>>>(
             static_cast<int>(nj), nullptr, nullptr, d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_name.data(),
@@ -524,8 +554,8 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     }
     CUDA_CHECK(cudaStreamSynchronize(d.stream));
     // The general kernel flags a pair at zero distance; the fast one leaves it as a nearest r^2 of
-    // 0, which also names the pair.
-    if (fast && eps2 == 0.0)
+    // 0, which also names the pair (a softening below float's normal range counts as 0 there).
+    if (fast && eps2f < FLT_MIN)
         for (std::size_t k = 0; k < ni; ++k)
             if (d.h_out[k].nearest_r2 == 0 && d.h_out[k].nearest >= 0)
                 throw std::runtime_error("two particles of different names are at the same position and the softening "

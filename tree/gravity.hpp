@@ -93,11 +93,13 @@ template <class Wide, class Narrow> HOST_DEVICE inline void flush(AccumJerk<Wide
     sum.pot += part.pot;
 }
 
-template <class T>
-HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
+// The pair's terms from its softened squared distance r2 = |d|^2 + eps^2 (a caller that needs
+// the unsoftened |d|^2 too computes it once and adds eps^2). kMayBeZero = false: the caller knows
+// r2 > 0 (eps > 0), and the test that drops a pair at zero distance goes.
+template <bool kMayBeZero = true, class T>
+HOST_DEVICE inline AccumJerk<T> p2p_jerk_r2(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T r2)
 {
-    const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
-    const T inv_r = r2 > T(0) ? rsqrt_fast(r2) : T(0);
+    const T inv_r = !kMayBeZero || r2 > T(0) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
     const T m_inv_r = m * inv_r;
     const T m_inv_r3 = m_inv_r * inv_r2;
@@ -110,6 +112,13 @@ HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T d
     acc.jz += m_inv_r3 * (dvz - rv3 * dz);
     acc.pot -= m_inv_r;
     return acc;
+}
+
+template <class T>
+HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
+{
+    // eps2 first: three FMAs, no extra add
+    return p2p_jerk_r2(acc, dx, dy, dz, dvx, dvy, dvz, m, eps2 + dx * dx + dy * dy + dz * dz);
 }
 
 // Acceleration, jerk, snap and potential of a softened pair for the 6th-order scheme (Nitadori &

@@ -170,3 +170,36 @@ TEST_CASE(
     CHECK(b.nearest[0] == a.nearest[0]);
     CHECK(b.nearest[1] == a.nearest[1]);
 }
+
+TEST_CASE("the GPU GRAPE engine keeps its j-memory when it grows", "[gpu][grape]")
+{
+    const auto precision = GENERATE(Precision::Double, Precision::Mixed);
+    INFO(precision_name(precision));
+    GrapeCpuEngine cpu;
+    GrapeGpuEngine gpu(precision);
+    const int n = 100;
+    load(cpu, n, 3);
+    load(gpu, n, 3);
+    const GrapeIParticles in = some_i(5, n, 4);
+    GrapeResults a, b;
+    gpu.evaluate(0.1, n, in, 1e-4, 0, b); // the first n slots are on the device now
+    GrapeJParticle p;
+    p.x[1] = 0.25;
+    p.mass = 0.5;
+    p.name = 7;
+    for (GrapeEngine* e : {static_cast<GrapeEngine*>(&cpu), static_cast<GrapeEngine*>(&gpu)}) {
+        e->set(3, p);    // staged before the growth
+        e->resize(5000); // far past the device buffers' headroom
+        p.name = 8;
+        e->set(4000, p); // and one after it; the slots between stay empty
+        p.name = 7;
+    }
+    REQUIRE(gpu.size() == 5000);
+    cpu.evaluate(0.2, 5000, in, 1e-4, 0, a);
+    gpu.evaluate(0.2, 5000, in, 1e-4, 0, b);
+    for (int k = 0; k < 5; ++k) {
+        CHECK(b.pot[k] == Approx(a.pot[k]).epsilon(1e-6));
+        CHECK(b.acc[3 * k + 1] == Approx(a.acc[3 * k + 1]).epsilon(1e-5));
+        CHECK(b.nearest[k] == a.nearest[k]);
+    }
+}
