@@ -1,6 +1,7 @@
 // Launchers for the tree engine's list evaluation (evaluate.cu). They allocate nothing: the
 // caller owns the lists, their offsets and the output. Sums go to sorted[k] for particle k in
-// Morton order, without G (the engine's epilogue applies G and the caller's order).
+// Morton order, without G (the engine's epilogue applies G and the caller's order). next_group:
+// a device counter, 0 at launch, from which the warps take their groups.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,11 @@ namespace grove::gpu {
 
 // Node lists (particle-quadrupole): writes sorted[] for every particle.
 void launch_evaluate_nodes(const OctreeView<float>& tree, const long long* node_offset, const std::int32_t* node_list,
-                           float eps2, float4* sorted, cudaStream_t stream);
+                           float eps2, float4* sorted, int* next_group, cudaStream_t stream);
 
 // Leaf lists (particle-particle): adds to sorted[]. A particle's own pair is excluded by index,
 // as in every other engine, so the potential carries no self term for any eps.
 void launch_evaluate_leaves(const OctreeView<float>& tree, const long long* leaf_offset, const std::int32_t* leaf_list,
-                            float eps2, float4* sorted, cudaStream_t stream);
+                            float eps2, float4* sorted, int* next_group, cudaStream_t stream);
 
 } // namespace grove::gpu

@@ -67,8 +67,9 @@ struct TreeGpuEngine::Impl {
     gpu::PinnedBuffer<long long> h_totals, h_node_count, h_leaf_count;
     std::vector<double> share_costs, last_costs; // set_share_costs; this share's, last evaluation
     gpu::PinnedBuffer<int> h_mismatch;
-    gpu::DeviceBuffer<int> d_mismatch;  // pass 2's length check
-    gpu::PinnedBuffer<float4> h_sorted; // results in the caller's order
+    gpu::DeviceBuffer<int> d_mismatch;   // pass 2's length check
+    gpu::DeviceBuffer<int> d_next_group; // the evaluation kernels' group counters (nodes, leaves)
+    gpu::PinnedBuffer<float4> h_sorted;  // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
     gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
@@ -176,6 +177,7 @@ struct TreeGpuEngine::Impl {
         h_totals.reserve(2, "list totals");
         h_mismatch.reserve(1, "walk check");
         d_mismatch.reserve(1, "walk check");
+        d_next_group.reserve(2, "group counters");
         std::size_t scan_bytes = 0;
         CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_node_count.data(), d_node_offset.data(),
                                                  static_cast<int>(g + 1), stream));
@@ -233,13 +235,16 @@ struct TreeGpuEngine::Impl {
 
         CUDA_CHECK(cudaEventRecord(events[4], stream));
         CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
+        CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
         gpu::launch_walk_write(view, d_node_offset.data(), d_leaf_offset.data(), d_node_list.data(), d_leaf_list.data(),
                                d_mismatch.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
-        gpu::launch_evaluate_nodes(view, d_node_offset.data(), d_node_list.data(), eps2, d_sorted.data(), stream);
+        gpu::launch_evaluate_nodes(view, d_node_offset.data(), d_node_list.data(), eps2, d_sorted.data(),
+                                   d_next_group.data(), stream);
         CUDA_CHECK(cudaEventRecord(events[6], stream));
-        gpu::launch_evaluate_leaves(view, d_leaf_offset.data(), d_leaf_list.data(), eps2, d_sorted.data(), stream);
+        gpu::launch_evaluate_leaves(view, d_leaf_offset.data(), d_leaf_list.data(), eps2, d_sorted.data(),
+                                    d_next_group.data() + 1, stream);
         CUDA_CHECK(cudaEventRecord(events[7], stream));
         if (!in_tree_order) {
             to_caller_order_kernel<<<static_cast<unsigned>(gpu::ceil_div(n, 256)), 256, 0, stream>>>(
