@@ -32,12 +32,26 @@ echo "grove leapfrog:     $(tail -1 "$out/l1k/diagnostics.txt" | awk '{print $6}
 sort -u "$out/clients.err"
 $grove ic plummer -n "$n" --seed 1 -o "$out/plummer.hdf5" > /dev/null
 $grove export "$out/plummer.hdf5" -o "$out/plummer.txt" > /dev/null
-echo "== libg6 client (GPU engine, mixed), Plummer $n to t = $t_end"
-start=$(date +%s%N)
-$client "$out/plummer.txt" $t_end $eta $dt_max $eps > "$out/client.txt" 2> "$out/client.err"
-echo "rc=$? wall $(( ($(date +%s%N) - start) / 1000000 )) ms: $(cat "$out/client.txt")"
-echo "== grove hermite (direct-gpu, mixed)"
-start=$(date +%s%N)
-$grove run "$out/plummer.hdf5" -o "$out/native" --integrator hermite --engine direct-gpu --precision mixed \
-  --eta $eta --dt-max $dt_max --eps $eps --t-end $t_end --snapshot-every $t_end > "$out/native.log" 2>&1
-echo "rc=$? wall $(( ($(date +%s%N) - start) / 1000000 )) ms"; tail -3 "$out/native/diagnostics.txt"
+# Wall times of separate processes on a shared host vary by 10-20 % from run to run (the first
+# run after the tests is often the slowest): one shorter run of each program first (to t = 0.25,
+# with the client's GROVE_G6_TIMING breakdown), then three alternated pairs, each pair's ratio and
+# the ratio of the sums.
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+client_run() { $client "$out/plummer.txt" $1 $eta $dt_max $eps > "$out/client.txt" 2> "$out/client.err"; }
+native_run() {
+  rm -rf "$out/native"
+  $grove run "$out/plummer.hdf5" -o "$out/native" --integrator hermite --engine direct-gpu --precision mixed \
+    --eta $eta --dt-max $dt_max --eps $eps --t-end $1 --snapshot-every $1 > "$out/native.log" 2>&1
+}
+echo "== where the client's time goes, to t = 0.25 (GROVE_G6_TIMING=1)"
+GROVE_G6_TIMING=1 client_run 0.25; grep "since g6_open" "$out/client.err"
+native_run 0.25; grep -o "force engine [0-9.]* s, integration [0-9.]* s" "$out/native.log"
+echo "== libg6 client (GPU engine, mixed) against grove hermite (direct-gpu, mixed), Plummer $n to t = $t_end"
+sum_c=0; sum_n=0
+for pair in 1 2 3; do
+  start=$(date +%s%N); client_run $t_end; rc_c=$?; c=$(ms $start)
+  start=$(date +%s%N); native_run $t_end; rc_n=$?; g=$(ms $start)
+  sum_c=$((sum_c + c)); sum_n=$((sum_n + g))
+  echo "pair $pair: client rc=$rc_c $c ms ($(cat "$out/client.txt")), grove rc=$rc_n $g ms ($(tail -1 "$out/native/diagnostics.txt" | awk '{print $6}')), ratio $(awk -v a=$c -v b=$g 'BEGIN{printf "%.3f", a/b}')"
+done
+echo "sums: client $sum_c ms, grove $sum_n ms, ratio $(awk -v a=$sum_c -v b=$sum_n 'BEGIN{printf "%.3f", a/b}')"
