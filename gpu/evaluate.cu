@@ -247,11 +247,11 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp.
 template <bool kNodes>
-__device__ void evaluate_group(const OctreeView<float>& tree, int g, const long long* offset, const std::int32_t* list,
+__device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListIndex& index, const std::int32_t* list,
                                float eps2, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile, WideSums& wide)
 {
     const ParticleRange range = tree.groups[g].range;
-    const long long begin = offset[g], length = offset[g + 1] - begin;
+    const long long begin = index.begin(g), length = index.length(g);
     for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
         if constexpr (kNodes) {
@@ -282,7 +282,7 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const long 
 // registers allow 44 % (ncu, galaxy 2^20). A group's sums do not depend on which warp takes it.
 template <bool kNodes>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
-    evaluate_kernel(OctreeView<float> tree, const long long* offset, const std::int32_t* list, float eps2, float4* acc,
+    evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,
                     int* next_group)
 {
     __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
         if ((threadIdx.x & (kWarpLanes - 1)) == 0) g = atomicAdd(next_group, 1);
         g = __shfl_sync(kFullMask, g, 0);
         if (g >= tree.num_groups) return; // the whole warp leaves together
-        evaluate_group<kNodes>(tree, g, offset, list, eps2, acc, node_tiles[kNodes ? warp : 0],
+        evaluate_group<kNodes>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
                                leaf_tiles[kNodes ? 0 : warp], wide);
     }
 }
@@ -314,21 +314,21 @@ template <bool kNodes> unsigned resident_blocks(std::int32_t num_groups)
 
 } // namespace
 
-void launch_evaluate_nodes(const OctreeView<float>& tree, const long long* node_offset, const std::int32_t* node_list,
+void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
                            float eps2, float4* sorted, int* next_group, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
     evaluate_kernel<true><<<resident_blocks<true>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-        tree, node_offset, node_list, eps2, sorted, next_group);
+        tree, node_index, node_list, eps2, sorted, next_group);
     check_launch("evaluate_kernel<nodes>", stream);
 }
 
-void launch_evaluate_leaves(const OctreeView<float>& tree, const long long* leaf_offset, const std::int32_t* leaf_list,
+void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             float eps2, float4* sorted, int* next_group, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
     evaluate_kernel<false><<<resident_blocks<false>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-        tree, leaf_offset, leaf_list, eps2, sorted, next_group);
+        tree, leaf_index, leaf_list, eps2, sorted, next_group);
     check_launch("evaluate_kernel<leaves>", stream);
 }
 

@@ -12,13 +12,23 @@
 
 namespace grove::gpu {
 
+// Where group g's list lies: offset[g] .. offset[g + 1] after the two-pass walk (lists packed),
+// or count[g] entries from g * stride after the one-pass walk (launch_walk_bounded).
+struct ListIndex {
+    const long long* offset = nullptr;
+    const long long* count = nullptr;
+    long long stride = 0;
+    __host__ __device__ long long begin(int g) const { return stride > 0 ? g * stride : offset[g]; }
+    __host__ __device__ long long length(int g) const { return stride > 0 ? count[g] : offset[g + 1] - offset[g]; }
+};
+
 // Node lists (particle-quadrupole): writes sorted[] for every particle.
-void launch_evaluate_nodes(const OctreeView<float>& tree, const long long* node_offset, const std::int32_t* node_list,
+void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
                            float eps2, float4* sorted, int* next_group, cudaStream_t stream);
 
 // Leaf lists (particle-particle): adds to sorted[]. A particle's own pair is excluded by index,
 // as in every other engine, so the potential carries no self term for any eps.
-void launch_evaluate_leaves(const OctreeView<float>& tree, const long long* leaf_offset, const std::int32_t* leaf_list,
+void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             float eps2, float4* sorted, int* next_group, cudaStream_t stream);
 
 } // namespace grove::gpu

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -66,10 +67,22 @@ struct TreeGpuEngine::Impl {
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
     gpu::PinnedBuffer<long long> h_totals, h_node_count, h_leaf_count;
     std::vector<double> share_costs, last_costs; // set_share_costs; this share's, last evaluation
-    gpu::PinnedBuffer<int> h_mismatch;
-    gpu::DeviceBuffer<int> d_mismatch;   // pass 2's length check
-    gpu::DeviceBuffer<int> d_next_group; // the evaluation kernels' group counters (nodes, leaves)
-    gpu::PinnedBuffer<float4> h_sorted;  // results in the caller's order
+    gpu::PinnedBuffer<int> h_mismatch, h_longest;
+    gpu::DeviceBuffer<int> d_mismatch; // pass 2's length check
+    gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk
+    // Room per group for the one-pass walk, by opening criterion (kind, parameter): the longest
+    // lists of the last walk under it, a quarter more, in multiples of 4; the totals of its last
+    // two-pass walk bound the memory that room may take.
+    struct ListRoom {
+        int nodes = 0, leaves = 0;
+        long long total = 0;
+    };
+    std::map<std::pair<int, double>, ListRoom> list_room;
+    bool two_passes_only = false;         // set while an overflowed one-pass walk is redone
+    int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
+    int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
+    gpu::DeviceBuffer<int> d_next_group;  // the evaluation kernels' group counters (nodes, leaves)
+    gpu::PinnedBuffer<float4> h_sorted;   // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
     gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
@@ -177,6 +190,8 @@ struct TreeGpuEngine::Impl {
         h_totals.reserve(2, "list totals");
         h_mismatch.reserve(1, "walk check");
         d_mismatch.reserve(1, "walk check");
+        h_longest.reserve(2, "longest lists");
+        d_longest.reserve(2, "longest lists");
         d_next_group.reserve(2, "group counters");
         std::size_t scan_bytes = 0;
         CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_node_count.data(), d_node_offset.data(),
@@ -201,49 +216,72 @@ struct TreeGpuEngine::Impl {
         view.num_groups = static_cast<std::int32_t>(g);
         if (share_count > 1) // the particles of other shares get zero
             CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
+        // One walk instead of two when the last walk under this criterion left room enough per group
+        // (a step's lists are close to the last step's): no pass 1, no scan, no wait for the totals.
+        const auto key = std::make_pair(static_cast<int>(criterion.kind), criterion.parameter());
+        const auto found = list_room.find(key);
+        const ListRoom room = found != list_room.end() ? found->second : ListRoom{};
+        const long long room_entries = static_cast<long long>(g) * (room.nodes + room.leaves);
+        const bool one_pass = !two_passes_only && share_count == 1 && room.nodes > 0 && room.leaves > 0 &&
+                              room_entries <= 4 * room.total + (1LL << 20);
+        CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 2 * sizeof(int), stream));
         CUDA_CHECK(cudaEventRecord(events[1], stream));
-        gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), stream);
-        CUDA_CHECK(cudaEventRecord(events[2], stream));
-        // The counts' extra last entry is 0, so offset[g] is the total.
-        CUDA_CHECK(cudaMemsetAsync(d_node_count.data() + g, 0, sizeof(long long), stream));
-        CUDA_CHECK(cudaMemsetAsync(d_leaf_count.data() + g, 0, sizeof(long long), stream));
-        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan_temp.data(), scan_bytes, d_node_count.data(),
-                                                 d_node_offset.data(), static_cast<int>(g + 1), stream));
-        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan_temp.data(), scan_bytes, d_leaf_count.data(),
-                                                 d_leaf_offset.data(), static_cast<int>(g + 1), stream));
-        CUDA_CHECK(cudaMemcpyAsync(h_totals.data(), d_node_offset.data() + g, sizeof(long long), cudaMemcpyDeviceToHost,
-                                   stream));
-        CUDA_CHECK(cudaMemcpyAsync(h_totals.data() + 1, d_leaf_offset.data() + g, sizeof(long long),
-                                   cudaMemcpyDeviceToHost, stream));
-        if (share_count > 1 && g > 0) { // this share's list lengths: the costs that cut the next shares
-            h_node_count.reserve(g, "node-list counts");
-            h_leaf_count.reserve(g, "leaf-list counts");
-            CUDA_CHECK(cudaMemcpyAsync(h_node_count.data(), d_node_count.data(), g * sizeof(long long),
+        gpu::ListIndex node_index, leaf_index;
+        if (one_pass) {
+            d_node_list.reserve(g * static_cast<std::size_t>(room.nodes), "node lists");
+            d_leaf_list.reserve(g * static_cast<std::size_t>(room.leaves), "leaf lists");
+            for (int e = 2; e <= 4; ++e) CUDA_CHECK(cudaEventRecord(events[e], stream)); // no pass 1, no scan
+            CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
+            gpu::launch_walk_bounded(view, room.nodes, room.leaves, d_node_list.data(), d_leaf_list.data(),
+                                     d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
+            node_index = {nullptr, d_node_count.data(), room.nodes};
+            leaf_index = {nullptr, d_leaf_count.data(), room.leaves};
+        } else {
+            gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
+            CUDA_CHECK(cudaEventRecord(events[2], stream));
+            // The counts' extra last entry is 0, so offset[g] is the total.
+            CUDA_CHECK(cudaMemsetAsync(d_node_count.data() + g, 0, sizeof(long long), stream));
+            CUDA_CHECK(cudaMemsetAsync(d_leaf_count.data() + g, 0, sizeof(long long), stream));
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan_temp.data(), scan_bytes, d_node_count.data(),
+                                                     d_node_offset.data(), static_cast<int>(g + 1), stream));
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_scan_temp.data(), scan_bytes, d_leaf_count.data(),
+                                                     d_leaf_offset.data(), static_cast<int>(g + 1), stream));
+            CUDA_CHECK(cudaMemcpyAsync(h_totals.data(), d_node_offset.data() + g, sizeof(long long),
                                        cudaMemcpyDeviceToHost, stream));
-            CUDA_CHECK(cudaMemcpyAsync(h_leaf_count.data(), d_leaf_count.data(), g * sizeof(long long),
+            CUDA_CHECK(cudaMemcpyAsync(h_totals.data() + 1, d_leaf_offset.data() + g, sizeof(long long),
                                        cudaMemcpyDeviceToHost, stream));
-        }
-        CUDA_CHECK(cudaEventRecord(events[3], stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream)); // list sizes decide the allocations
-        total_nodes = h_totals[0];
-        total_leaves = h_totals[1];
-        if (share_count > 1)
-            last_costs = g > 0 ? group_costs_from_counts(*loaded, h_node_count.data(), h_leaf_count.data(), share)
-                               : std::vector<double>(n, 0.0);
-        d_node_list.reserve(static_cast<std::size_t>(std::max(total_nodes, 1LL)), "node lists");
-        d_leaf_list.reserve(static_cast<std::size_t>(std::max(total_leaves, 1LL)), "leaf lists");
+            if (share_count > 1 && g > 0) { // this share's list lengths: the costs that cut the next shares
+                h_node_count.reserve(g, "node-list counts");
+                h_leaf_count.reserve(g, "leaf-list counts");
+                CUDA_CHECK(cudaMemcpyAsync(h_node_count.data(), d_node_count.data(), g * sizeof(long long),
+                                           cudaMemcpyDeviceToHost, stream));
+                CUDA_CHECK(cudaMemcpyAsync(h_leaf_count.data(), d_leaf_count.data(), g * sizeof(long long),
+                                           cudaMemcpyDeviceToHost, stream));
+            }
+            CUDA_CHECK(cudaEventRecord(events[3], stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream)); // list sizes decide the allocations
+            total_nodes = h_totals[0];
+            total_leaves = h_totals[1];
+            if (share_count > 1)
+                last_costs = g > 0 ? group_costs_from_counts(*loaded, h_node_count.data(), h_leaf_count.data(), share)
+                                   : std::vector<double>(n, 0.0);
+            d_node_list.reserve(static_cast<std::size_t>(std::max(total_nodes, 1LL)), "node lists");
+            d_leaf_list.reserve(static_cast<std::size_t>(std::max(total_leaves, 1LL)), "leaf lists");
 
-        CUDA_CHECK(cudaEventRecord(events[4], stream));
-        CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
-        CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-        gpu::launch_walk_write(view, d_node_offset.data(), d_leaf_offset.data(), d_node_list.data(), d_leaf_list.data(),
-                               d_mismatch.data(), stream);
+            CUDA_CHECK(cudaEventRecord(events[4], stream));
+            CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
+            CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
+            gpu::launch_walk_write(view, d_node_offset.data(), d_leaf_offset.data(), d_node_list.data(),
+                                   d_leaf_list.data(), d_mismatch.data(), stream);
+            node_index = {d_node_offset.data(), nullptr, 0};
+            leaf_index = {d_leaf_offset.data(), nullptr, 0};
+        }
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
-        gpu::launch_evaluate_nodes(view, d_node_offset.data(), d_node_list.data(), eps2, d_sorted.data(),
-                                   d_next_group.data(), stream);
+        gpu::launch_evaluate_nodes(view, node_index, d_node_list.data(), eps2, d_sorted.data(), d_next_group.data(),
+                                   stream);
         CUDA_CHECK(cudaEventRecord(events[6], stream));
-        gpu::launch_evaluate_leaves(view, d_leaf_offset.data(), d_leaf_list.data(), eps2, d_sorted.data(),
+        gpu::launch_evaluate_leaves(view, leaf_index, d_leaf_list.data(), eps2, d_sorted.data(),
                                     d_next_group.data() + 1, stream);
         CUDA_CHECK(cudaEventRecord(events[7], stream));
         if (!in_tree_order) {
@@ -254,12 +292,34 @@ struct TreeGpuEngine::Impl {
         CUDA_CHECK(cudaMemcpyAsync(h_sorted.data(), in_tree_order ? d_sorted.data() : d_out.data(), n * sizeof(float4),
                                    cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(
+            cudaMemcpyAsync(h_longest.data(), d_longest.data(), 2 * sizeof(int), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaEventRecord(events[8], stream));
         if (while_gpu_runs) while_gpu_runs();
         CUDA_CHECK(cudaEventSynchronize(events[8]));
-        if (h_mismatch[0] != 0)
+        if (!one_pass && h_mismatch[0] != 0)
             throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                    std::to_string(h_mismatch[0] - 1) + ")");
+        // The next walk under this criterion gets a quarter more room than this one's longest lists.
+        const auto room_for = [](int longest) { return (longest + longest / 4 + 7) / 4 * 4; };
+        list_room[key] = ListRoom{room_for(h_longest[0]), room_for(h_longest[1]),
+                                  one_pass ? room.total : total_nodes + total_leaves};
+        node_stride = one_pass ? room.nodes : 0;
+        leaf_stride = one_pass ? room.leaves : 0;
+        walks = one_pass ? 1 : 2;
+        if (one_pass && (h_longest[0] > room.nodes || h_longest[1] > room.leaves)) {
+            // Some list did not fit and was cut: this evaluation again, with both passes.
+            two_passes_only = true;
+            try {
+                evaluate(criterion, out);
+            } catch (...) {
+                two_passes_only = false;
+                throw;
+            }
+            two_passes_only = false;
+            walks = 3;
+            return;
+        }
 
         const char* names[] = {"opening radii", "pass 1", "scan", "", "pass 2", "nodes", "leaves", "download"};
         for (int e = 0; e + 1 < kEvents; ++e) {
@@ -397,11 +457,30 @@ InteractionLists TreeGpuEngine::download_lists() const
     if (!d.evaluated) throw std::logic_error("tree-gpu: no evaluation to report");
     InteractionLists lists;
     const auto g = static_cast<std::size_t>(d.num_groups);
+    static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
+    if (d.node_stride > 0) { // one-pass walk: each group's lists at g * stride, packed here
+        const auto packed = [&](const long long* d_count, const std::int32_t* d_list, int stride,
+                                std::vector<std::int64_t>& offset, std::vector<std::int32_t>& list) {
+            std::vector<std::int64_t> count(g);
+            std::vector<std::int32_t> strided(g * static_cast<std::size_t>(stride));
+            if (g) CUDA_CHECK(cudaMemcpy(count.data(), d_count, g * 8, cudaMemcpyDeviceToHost));
+            if (!strided.empty())
+                CUDA_CHECK(cudaMemcpy(strided.data(), d_list, strided.size() * 4, cudaMemcpyDeviceToHost));
+            offset.assign(g + 1, 0);
+            for (std::size_t k = 0; k < g; ++k) {
+                offset[k + 1] = offset[k] + count[k];
+                list.insert(list.end(), strided.begin() + static_cast<std::ptrdiff_t>(k * stride),
+                            strided.begin() + static_cast<std::ptrdiff_t>(k * stride + count[k]));
+            }
+        };
+        packed(d.d_node_count.data(), d.d_node_list.data(), d.node_stride, lists.node_offset, lists.node_list);
+        packed(d.d_leaf_count.data(), d.d_leaf_list.data(), d.leaf_stride, lists.leaf_offset, lists.leaf_list);
+        return lists;
+    }
     lists.node_offset.resize(g + 1);
     lists.leaf_offset.resize(g + 1);
     lists.node_list.resize(static_cast<std::size_t>(d.total_nodes));
     lists.leaf_list.resize(static_cast<std::size_t>(d.total_leaves));
-    static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
     CUDA_CHECK(cudaMemcpy(lists.node_offset.data(), d.d_node_offset.data(), (g + 1) * 8, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(lists.leaf_offset.data(), d.d_leaf_offset.data(), (g + 1) * 8, cudaMemcpyDeviceToHost));
     if (d.total_nodes)
@@ -411,6 +490,11 @@ InteractionLists TreeGpuEngine::download_lists() const
         CUDA_CHECK(cudaMemcpy(lists.leaf_list.data(), d.d_leaf_list.data(), lists.leaf_list.size() * 4,
                               cudaMemcpyDeviceToHost));
     return lists;
+}
+
+int TreeGpuEngine::last_walk_passes() const
+{
+    return impl_->walks;
 }
 
 TreeGpuStats TreeGpuEngine::statistics(const Octree& tree) const

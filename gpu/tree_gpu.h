@@ -58,6 +58,9 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
 
     // The last evaluation's interaction lists, copied back (tests and reports; not timed).
     InteractionLists download_lists() const;
+    // Walks of the last evaluation: 1 (one pass, into the room the last walk under the same
+    // criterion measured), 2 (count, then write), 3 (one pass that overflowed, then both).
+    int last_walk_passes() const;
     // Statistics of the last evaluation of `tree` (the tree last uploaded).
     TreeGpuStats statistics(const Octree& tree) const;
 

@@ -1,5 +1,6 @@
-// The walk kernels: one thread per group running the shared walk.hpp (count, then write), and the
-// per-node opening radii. See tree_walk.cuh for why this file is compiled without contraction.
+// The walk kernels: one thread per group running the shared walk.hpp (count, then write; or, with
+// room per group known, write at once), and the per-node opening radii. See tree_walk.cuh for why this file is compiled
+// without contraction.
 #include "gpu/tree_walk.cuh"
 
 #include "gpu/cuda_check.cuh"
@@ -25,13 +26,15 @@ __global__ void relative_radii_kernel(int num_nodes, const float* size, const Ve
     if (i < num_nodes) r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha);
 }
 
-__global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count, long long* leaf_count)
+__global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count, long long* leaf_count, int* longest)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
     const ListLengths n = walk_group<CountPass>(tree, g, nullptr, nullptr);
     node_count[g] = n.nodes;
     leaf_count[g] = n.leaves;
+    atomicMax(&longest[0], n.nodes);
+    atomicMax(&longest[1], n.leaves);
 }
 
 // One thread's list written through four registers: once the write position is 16-byte aligned,
@@ -79,6 +82,60 @@ struct StagedWritePass {
     __device__ void leaf(std::int32_t i) { leaves.push(i); }
 };
 
+// A list in a region of `capacity` entries (a multiple of 4, 16-byte aligned): entries leave four
+// at a time in one 16-byte store; past the capacity they are only counted.
+struct BoundedList {
+    std::int32_t* out;
+    int capacity;
+    int length = 0; // entries seen
+    int4 buffer;
+
+    __device__ void push(std::int32_t v)
+    {
+        const int k = length & 3;
+        if (k == 0)
+            buffer.x = v;
+        else if (k == 1)
+            buffer.y = v;
+        else if (k == 2)
+            buffer.z = v;
+        else
+            buffer.w = v;
+        if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer;
+    }
+    __device__ void flush()
+    {
+        const int k = length & 3, at = length - k;
+        if (at + k > capacity) return;
+        if (k > 0) out[at] = buffer.x;
+        if (k > 1) out[at + 1] = buffer.y;
+        if (k > 2) out[at + 2] = buffer.z;
+    }
+};
+
+struct BoundedWritePass {
+    BoundedList nodes, leaves;
+    __device__ void node(std::int32_t i) { nodes.push(i); }
+    __device__ void leaf(std::int32_t i) { leaves.push(i); }
+};
+
+__global__ void walk_bounded_kernel(OctreeView<float> tree, int node_capacity, int leaf_capacity,
+                                    std::int32_t* node_list, std::int32_t* leaf_list, long long* node_count,
+                                    long long* leaf_count, int* longest)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= tree.num_groups) return;
+    BoundedWritePass pass{{node_list + static_cast<std::size_t>(g) * node_capacity, node_capacity},
+                          {leaf_list + static_cast<std::size_t>(g) * leaf_capacity, leaf_capacity}};
+    walk_group_into(tree, g, pass);
+    pass.nodes.flush();
+    pass.leaves.flush();
+    node_count[g] = min(pass.nodes.length, node_capacity); // what the evaluation may read
+    leaf_count[g] = min(pass.leaves.length, leaf_capacity);
+    atomicMax(&longest[0], pass.nodes.length);
+    atomicMax(&longest[1], pass.leaves.length);
+}
+
 __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
                                   std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch)
 {
@@ -114,12 +171,23 @@ void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* 
     check_launch("relative_radii_kernel", stream);
 }
 
-void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, cudaStream_t stream)
+void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,
+                       cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
     walk_count_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, node_count, leaf_count);
+        tree, node_count, leaf_count, longest);
     check_launch("walk_count_kernel", stream);
+}
+
+void launch_walk_bounded(const OctreeView<float>& tree, int node_capacity, int leaf_capacity, std::int32_t* node_list,
+                         std::int32_t* leaf_list, long long* node_count, long long* leaf_count, int* longest,
+                         cudaStream_t stream)
+{
+    if (tree.num_groups == 0) return;
+    walk_bounded_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
+        tree, node_capacity, leaf_capacity, node_list, leaf_list, node_count, leaf_count, longest);
+    check_launch("walk_bounded_kernel", stream);
 }
 
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,

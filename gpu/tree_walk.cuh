@@ -19,13 +19,23 @@ void launch_opening_radii(int num_nodes, const float* size, const float* com_off
 void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha, float* r_rel2,
                            cudaStream_t stream);
 
-// Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups).
-void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count,
+// Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups), and the
+// longest of each kind into longest[0] (nodes) and longest[1] (leaves) by atomicMax (the caller
+// zeroes them first).
+void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,
                        cudaStream_t stream);
 
 // Pass 2: lists written at the exclusive-scan offsets. A group whose written lengths differ from
 // its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first).
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
                        std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream);
+
+// One pass instead of both, when the caller knows room enough per group (capacities multiples of 4):
+// group g's lists at node_list + g * node_capacity and leaf_list + g * leaf_capacity, their lengths
+// (cut at the capacity) in node_count[g] and leaf_count[g], the longest uncut ones in longest[] as
+// for pass 1. A longest above its capacity means some list was cut: the caller walks again.
+void launch_walk_bounded(const OctreeView<float>& tree, int node_capacity, int leaf_capacity, std::int32_t* node_list,
+                         std::int32_t* leaf_list, long long* node_count, long long* leaf_count, int* longest,
+                         cudaStream_t stream);
 
 } // namespace grove::gpu

@@ -32,6 +32,21 @@ std::vector<std::int32_t> sorted_slice(const std::vector<std::int32_t>& list, st
     return out;
 }
 
+// The same offsets, and in each group the same entries (in any order).
+void check_same_lists(const InteractionLists& gpu, const InteractionLists& ref)
+{
+    REQUIRE(gpu.node_offset == ref.node_offset);
+    REQUIRE(gpu.leaf_offset == ref.leaf_offset);
+    std::size_t differing = 0;
+    for (std::size_t g = 0; g + 1 < ref.node_offset.size(); ++g) {
+        differing += sorted_slice(gpu.node_list, gpu.node_offset[g], gpu.node_offset[g + 1]) !=
+                     sorted_slice(ref.node_list, ref.node_offset[g], ref.node_offset[g + 1]);
+        differing += sorted_slice(gpu.leaf_list, gpu.leaf_offset[g], gpu.leaf_offset[g + 1]) !=
+                     sorted_slice(ref.leaf_list, ref.leaf_offset[g], ref.leaf_offset[g + 1]);
+    }
+    CHECK(differing == 0);
+}
+
 } // namespace
 
 TEST_CASE("tree-gpu lists equal the host walk of the same float tree, group by group", "[gpu][tree]")
@@ -57,16 +72,51 @@ TEST_CASE("tree-gpu lists equal the host walk of the same float tree, group by g
     FloatTree host(tree);
     const InteractionLists ref = build_interaction_lists(
         set_opening_criterion(host, host.view(), criterion, tree.groups, estimate.magnitudes()));
-    REQUIRE(gpu.node_offset == ref.node_offset);
-    REQUIRE(gpu.leaf_offset == ref.leaf_offset);
-    std::size_t differing = 0;
-    for (std::size_t g = 0; g + 1 < ref.node_offset.size(); ++g) {
-        differing += sorted_slice(gpu.node_list, gpu.node_offset[g], gpu.node_offset[g + 1]) !=
-                     sorted_slice(ref.node_list, ref.node_offset[g], ref.node_offset[g + 1]);
-        differing += sorted_slice(gpu.leaf_list, gpu.leaf_offset[g], gpu.leaf_offset[g + 1]) !=
-                     sorted_slice(ref.leaf_list, ref.leaf_offset[g], ref.leaf_offset[g + 1]);
-    }
-    CHECK(differing == 0);
+    CHECK(engine.last_walk_passes() == 2);
+    check_same_lists(gpu, ref);
+    // The same evaluation again walks once, into the room the first walk measured (unless that
+    // room would take more than four times the lists' memory, as the relative criterion's most
+    // uneven lists can): same lists, same forces bit for bit.
+    Forces again;
+    engine.evaluate(criterion, again);
+    if (criterion.kind == MacKind::geometric) CHECK(engine.last_walk_passes() == 1);
+    CHECK(engine.last_walk_passes() <= 2);
+    check_same_lists(engine.download_lists(), ref);
+    CHECK(again.acc == f.acc);
+    CHECK(again.pot == f.pot);
+}
+
+TEST_CASE("tree-gpu: a one-pass walk whose lists outgrow their room walks again in two passes", "[gpu][tree]")
+{
+    // Small groups first (short lists), then the same particles in groups eight times larger
+    // under the same criterion: the one-pass walk cuts the longer lists, sees it and repeats the
+    // evaluation with both passes.
+    const OpeningCriterion criterion = OpeningCriterion::geometric(0.5);
+    TreeGpuEngine engine(TreeParams{0.5, {16, 16}}, GravityParams{1.0, 1e-3});
+    const ParticleSet p = test::clustered_particles(20000, 5);
+    const Octree small_tree = build_octree(p.pos, p.mass, BuildParams{16, 16});
+    const Octree big_tree = build_octree(p.pos, p.mass, BuildParams{16, 128});
+    Forces f, fresh;
+    engine.upload(small_tree);
+    engine.evaluate(criterion, f);
+    engine.evaluate(criterion, f);
+    REQUIRE(engine.last_walk_passes() == 1);
+    engine.upload(big_tree);
+    engine.evaluate(criterion, f);
+    CHECK(engine.last_walk_passes() == 3);
+    TreeGpuEngine other(TreeParams{0.5, {16, 128}}, GravityParams{1.0, 1e-3});
+    other.upload(big_tree);
+    other.evaluate(criterion, fresh);
+    CHECK(f.acc == fresh.acc);
+    CHECK(f.pot == fresh.pot);
+    FloatTree host(big_tree);
+    const InteractionLists ref =
+        build_interaction_lists(set_opening_criterion(host, host.view(), criterion, big_tree.groups, {}));
+    check_same_lists(engine.download_lists(), ref);
+    // The room has grown: the next evaluation walks once again.
+    engine.evaluate(criterion, f);
+    CHECK(engine.last_walk_passes() == 1);
+    CHECK(f.acc == fresh.acc);
 }
 
 TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][tree]")
