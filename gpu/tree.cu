@@ -61,7 +61,8 @@ struct TreeGpuEngine::Impl {
     // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
     // was just built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
-    bool order_uploaded = false; // the device holds the particle order (permutation kernel)
+    bool order_uploaded = false;      // the device holds the particle order (permutation kernel)
+    const EarlyMove* early = nullptr; // compute_in_own_order's early move, during its compute()
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -353,7 +354,14 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     // runs it once the last kernel is queued); it indexes the order compute_in_own_order hands over.
     if (d.params.lookahead)
         d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.forces_in_tree_order && d.updater.order_fresh());
-    d.evaluate(criterion, out, [&] { d.updater.run_lookahead(); });
+    // The order this call hands over is known now: the caller may move its positions and masses
+    // into it while the GPU works (ForceEngine::compute_in_own_order's early move), once the
+    // look-ahead build has read them.
+    const bool hands_over = d.forces_in_tree_order && d.updater.order_fresh() && !d.tree.order.empty();
+    d.evaluate(criterion, out, [&] {
+        d.updater.run_lookahead();
+        if (d.early && hands_over) (*d.early)(d.tree.order);
+    });
     d.updater.finish_lookahead();
     // This step's accelerations are the next one's estimate unless the caller sets another.
     if (criterion.kind == MacKind::relative) impl_->estimate.set(out.acc, impl_->gravity.G);
@@ -404,16 +412,19 @@ void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& o
 }
 
 bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                         std::vector<std::uint32_t>& order)
+                                         std::vector<std::uint32_t>& order, const EarlyMove& early)
 {
     impl_->forces_in_tree_order = true;
+    impl_->early = early ? &early : nullptr;
     try {
         compute(pos, mass, out);
     } catch (...) {
         impl_->forces_in_tree_order = false;
+        impl_->early = nullptr;
         throw;
     }
     impl_->forces_in_tree_order = false;
+    impl_->early = nullptr;
     return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
 }
 

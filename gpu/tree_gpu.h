@@ -40,8 +40,9 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole
     // groups); the other particles get zero. Statistics and download_lists then cover the share.
     bool set_share(int index, int count) override;
-    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                              std::vector<std::uint32_t>& order) override;
+    // Calls early (ForceEngine) while the GPU evaluates, after the look-ahead build.
+    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
+                              const EarlyMove& early = {}) override;
     void particles_reordered() override;
     void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
     std::vector<double> last_particle_costs() const override;

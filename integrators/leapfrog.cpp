@@ -18,10 +18,27 @@ bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
     const auto start = std::chrono::steady_clock::now();
     if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
     bool reordered = false;
-    if (may_reorder)
-        reordered = engine_.compute_in_own_order(p.pos, p.mass, forces_, engine_order_);
-    else
+    if (may_reorder) {
+        // Positions and masses follow the engine's order while its device works, if it says the
+        // order early (tree-gpu); the velocities need this call's forces for the closing kick.
+        bool moved_early = false;
+        const ForceEngine::EarlyMove early = [&](const std::vector<std::uint32_t>& order) {
+            order_.move_early(p, order);
+            moved_early = true;
+        };
+        try {
+            reordered = engine_.compute_in_own_order(p.pos, p.mass, forces_, engine_order_, early);
+        } catch (...) {
+            order_.undo_early(p);
+            throw;
+        }
+        if (moved_early && !reordered) {
+            order_.undo_early(p);
+            throw std::logic_error("leapfrog: the engine moved the particles early but handed no order over");
+        }
+    } else {
         engine_.compute(p.pos, p.mass, forces_);
+    }
     force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bool finite = true;
     if (reordered) { // the forces come in the engine's order: the particles follow them there

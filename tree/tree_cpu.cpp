@@ -119,7 +119,7 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
 }
 
 bool TreeCpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                         std::vector<std::uint32_t>& order)
+                                         std::vector<std::uint32_t>& order, const EarlyMove& /*early*/)
 {
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);

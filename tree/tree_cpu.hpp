@@ -28,8 +28,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     bool set_share(int index, int count) override;
     std::vector<double> last_particle_costs() const override { return last_costs_; }
     void set_share_costs(const std::vector<double>& costs) override { share_costs_ = costs; }
-    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                              std::vector<std::uint32_t>& order) override;
+    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
+                              const EarlyMove& early = {}) override;
     void particles_reordered() override;
     void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
 

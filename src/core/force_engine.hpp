@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -61,8 +62,14 @@ class ForceEngine {
     // and neither side scatters the forces; the engine takes the moved order as the caller's from
     // then on. Otherwise it returns false with the forces in the caller's order (engines without
     // an order of their own; a refit, which keeps the order handed over before).
+    //
+    // early: an engine that waits for a device may call early(order) once, before the forces are
+    // ready, with the order it is about to return (true) with; the caller can then move pos and
+    // mass into that order while the device works, and the engine no longer reads them. Engines
+    // without such a wait never call it, and the caller moves everything afterwards.
+    using EarlyMove = std::function<void(const std::vector<std::uint32_t>&)>;
     virtual bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                      std::vector<std::uint32_t>& /*order*/)
+                                      std::vector<std::uint32_t>& /*order*/, const EarlyMove& /*early*/ = {})
     {
         compute(pos, mass, out);
         return false;

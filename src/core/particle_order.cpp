@@ -52,10 +52,61 @@ void ParticleOrder::permute(ParticleSet& p, const std::vector<std::uint32_t>& in
     if (forces) permute_array(p.pot, scalars_, index, 1, scatter);
 }
 
+void ParticleOrder::move_early(ParticleSet& p, const std::vector<std::uint32_t>& order)
+{
+    if (early_) throw std::logic_error("particle order: move_early twice without adopt");
+    if (order.size() != p.size() || static_cast<std::size_t>(p.vel.cols()) != p.size())
+        throw std::invalid_argument("particle order: " + std::to_string(order.size()) + " indices for " +
+                                    std::to_string(p.size()) + " particles");
+    const auto n = static_cast<Eigen::Index>(order.size());
+    columns_.resize(3, n);
+    bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
+    for (Eigen::Index k = 0; k < n; ++k) {
+        const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
+        for (int d = 0; d < 3; ++d) {
+            columns_(d, k) = p.pos(d, i);
+            finite = finite && std::isfinite(columns_(d, k));
+        }
+    }
+    // The old positions and masses stay in the scratch arrays until adopt(): undo_early() swaps
+    // them back, and an engine still holding a view of them reads what it was given.
+    p.pos.swap(columns_);
+    permute_array(p.mass, scalars_, order, 1, false);
+    early_ = true;
+    early_finite_ = finite;
+}
+
+void ParticleOrder::undo_early(ParticleSet& p)
+{
+    if (!early_) return;
+    p.pos.swap(columns_);
+    p.mass.swap(scalars_);
+    early_ = false;
+}
+
 bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces, VelocityKick kick)
 {
     bool finite = true;
-    if (kick.acc) {
+    if (early_) { // positions and masses moved already: the velocities, with the kick
+        const Eigen::Index n = p.vel.cols();
+        if (forces == Forces::moved || static_cast<std::size_t>(n) != order.size() ||
+            (kick.acc && kick.acc->cols() != n))
+            throw std::logic_error("particle order: adopt after move_early needs the same order and new forces");
+        velocities_.resize(3, n);
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
+        for (Eigen::Index k = 0; k < n; ++k) {
+            const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
+            for (int d = 0; d < 3; ++d) {
+                const double v = p.vel(d, i) + (kick.acc ? kick.dt * (*kick.acc)(d, k) : 0.0);
+                velocities_(d, k) = v;
+                finite = finite && std::isfinite(v);
+            }
+        }
+        p.vel.swap(velocities_);
+        finite = finite && early_finite_;
+        early_ = false;
+    } else if (kick.acc) {
         const Eigen::Index n = p.pos.cols();
         if (static_cast<std::size_t>(n) != order.size() || kick.acc->cols() != n || p.vel.cols() != n)
             throw std::invalid_argument("particle order: the kick's accelerations or the particles differ in length");

@@ -35,6 +35,12 @@ class ParticleOrder {
     // have the particles' length; the caller (the engine) guarantees order is a permutation.
     bool adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved,
                VelocityKick kick = {});
+    // adopt() in two parts, for an engine that tells the order before its forces are ready
+    // (ForceEngine::compute_in_own_order's early move): move_early() moves the positions and
+    // masses; the next adopt(), with the same order and Forces::replaced, moves the rest.
+    // undo_early() puts them back when the forces never come (the engine failed).
+    void move_early(ParticleSet& p, const std::vector<std::uint32_t>& order);
+    void undo_early(ParticleSet& p);
     // Puts p's moved arrays back into their order before the first adopt() since the last
     // restore; returns false when nothing was moved.
     bool restore(ParticleSet& p);
@@ -47,6 +53,8 @@ class ParticleOrder {
     void permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter, bool forces);
 
     std::vector<std::uint32_t> caller_index_, index_scratch_;
+    bool early_ = false;       // move_early() ran; adopt() has not yet
+    bool early_finite_ = true; // every position it moved was finite
     // Scratch of each element type, swapped with the arrays it permutes: after the first step
     // nothing is allocated (fresh pages at 10^6 particles cost as much as the permutation).
     Eigen::Matrix3Xd columns_, velocities_;

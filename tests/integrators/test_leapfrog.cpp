@@ -84,6 +84,33 @@ class WithoutOrder final : public ForceEngine {
     ForceEngine& engine_;
 };
 
+// An engine that says its order early (as tree-gpu does while its kernels run): it lets the
+// wrapped engine compute, then calls early with the order before returning it. fail_after_early:
+// it throws after the early move instead, as an engine whose device failed would.
+class EarlyOrder final : public ForceEngine {
+  public:
+    explicit EarlyOrder(ForceEngine& engine) : engine_(engine) {}
+    std::string name() const override { return engine_.name(); }
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) override { engine_.compute(pos, mass, out); }
+    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
+                              const EarlyMove& early) override
+    {
+        const bool handed = engine_.compute_in_own_order(pos, mass, out, order);
+        if (handed && early) {
+            early(order);
+            ++early_moves;
+            if (fail_after_early) throw std::runtime_error("device failed");
+        }
+        return handed;
+    }
+    void particles_reordered() override { engine_.particles_reordered(); }
+    int early_moves = 0;
+    bool fail_after_early = false;
+
+  private:
+    ForceEngine& engine_;
+};
+
 } // namespace
 
 TEST_CASE("particles moved between steps", "[integrator][order]")
@@ -142,6 +169,73 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
         const Eigen::Matrix3Xd too_few = a.leftCols(5);
         CHECK_THROWS_WITH(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&too_few, 0.25}),
                           Catch::Contains("differ in length"));
+    }
+
+    SECTION("in two parts, positions and masses first, as in one move")
+    {
+        ParticleOrder one, two;
+        ParticleSet a = start, b = start;
+        std::vector<std::uint32_t> shuffle(300);
+        for (std::uint32_t k = 0; k < 300; ++k) shuffle[k] = (k * 11 + 5) % 300;
+        const Eigen::Matrix3Xd kick = Eigen::Matrix3Xd::Constant(3, 300, 0.5);
+        for (int round = 0; round < 2; ++round) { // the second round composes with the first
+            CHECK(one.adopt(a, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
+            two.move_early(b, shuffle);
+            CHECK(b.pos == a.pos);
+            CHECK(b.mass == a.mass);
+            CHECK(b.vel == start.vel); // not yet: the kick needs the forces
+            CHECK(two.adopt(b, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
+            CHECK(b.pos == a.pos);
+            CHECK(b.vel == a.vel);
+            CHECK(two.caller_index() == one.caller_index());
+            b.vel = start.vel; // keep both velocity arrays equal for the next round
+            a.vel = start.vel;
+        }
+        // Undone when the forces never come; an adopt that moves the forces too is refused.
+        ParticleSet c = start;
+        ParticleOrder three;
+        three.move_early(c, shuffle);
+        three.undo_early(c);
+        test::check_same_columns(c, start);
+        three.move_early(c, shuffle);
+        CHECK_THROWS_AS(three.adopt(c, shuffle), std::logic_error);
+        CHECK_THROWS_AS(three.move_early(c, shuffle), std::logic_error);
+        CHECK_THROWS_WITH(ParticleOrder().move_early(c, std::vector<std::uint32_t>(5)),
+                          Catch::Contains("5 indices for 300"));
+    }
+
+    SECTION("early, while the engine works, give the leapfrog the same orbits; a failure leaves them as they were")
+    {
+        TreeParams params;
+        params.theta = 0.6;
+        params.build.nleaf = 8;
+        params.build.ncrit = 16;
+        TreeCpuEngine plain(params, GravityParams{1.0, 0.05}), inner(params, GravityParams{1.0, 0.05});
+        EarlyOrder early(inner);
+        ParticleSet a = start, b = start;
+        Leapfrog la(plain, 1.0 / 64), lb(early, 1.0 / 64);
+        la.start(a);
+        lb.start(b);
+        for (int s = 0; s < 5; ++s) {
+            la.step(a);
+            lb.step(b);
+        }
+        CHECK(early.early_moves == 5);
+        CHECK(a.pos == b.pos);
+        CHECK(a.vel == b.vel);
+        CHECK(a.mass == b.mass);
+        early.fail_after_early = true;
+        const ParticleSet before = b;
+        CHECK_THROWS_WITH(lb.step(b), Catch::Contains("device failed"));
+        // The early move is undone; the opening half-kick and drift of the failed step remain, as
+        // they would with any engine that fails.
+        CHECK(b.mass == before.mass);
+        const double dt = 1.0 / 64;
+        const Eigen::Matrix3Xd v_half = before.vel + 0.5 * dt * before.acc, x = before.pos + dt * v_half;
+        CHECK((b.vel - v_half).cwiseAbs().maxCoeff() <= 1e-15);
+        CHECK((b.pos - x).cwiseAbs().maxCoeff() <= 1e-15); // in the order they had, not the engine's
+        lb.restore_order(b);
+        CHECK(b.id == start.id);
     }
 
     SECTION("into a tree's Morton order give the leapfrog the same orbits as the caller's order")
