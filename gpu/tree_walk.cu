@@ -37,6 +37,26 @@ __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count,
     atomicMax(&longest[1], n.leaves);
 }
 
+// Entry k (0..3) of a four-entry store.
+__device__ inline void set_entry(int4& buffer, int k, std::int32_t v)
+{
+    if (k == 0)
+        buffer.x = v;
+    else if (k == 1)
+        buffer.y = v;
+    else if (k == 2)
+        buffer.z = v;
+    else
+        buffer.w = v;
+}
+
+// A walk's sink that hands node and leaf entries to two lists of type List.
+template <class List> struct ListPass {
+    List nodes, leaves;
+    __device__ void node(std::int32_t i) { nodes.push(i); }
+    __device__ void leaf(std::int32_t i) { leaves.push(i); }
+};
+
 // One thread's list written through four registers: once the write position is 16-byte aligned,
 // entries leave four at a time in one 16-byte store. Threads of a warp write to unrelated lists,
 // so one-entry stores cost a memory transaction each; four to a store cut the write pass's
@@ -53,14 +73,7 @@ struct StagedList {
             out[written++] = v; // until the position is aligned
             return;
         }
-        if (staged == 0)
-            buffer.x = v;
-        else if (staged == 1)
-            buffer.y = v;
-        else if (staged == 2)
-            buffer.z = v;
-        else
-            buffer.w = v;
+        set_entry(buffer, staged, v);
         if (++staged == 4) {
             *reinterpret_cast<int4*>(out + written) = buffer;
             written += 4;
@@ -76,12 +89,6 @@ struct StagedList {
     }
 };
 
-struct StagedWritePass {
-    StagedList nodes, leaves;
-    __device__ void node(std::int32_t i) { nodes.push(i); }
-    __device__ void leaf(std::int32_t i) { leaves.push(i); }
-};
-
 // A list in a region of `capacity` entries (a multiple of 4, 16-byte aligned): entries leave four
 // at a time in one 16-byte store; past the capacity they are only counted.
 struct BoundedList {
@@ -92,15 +99,7 @@ struct BoundedList {
 
     __device__ void push(std::int32_t v)
     {
-        const int k = length & 3;
-        if (k == 0)
-            buffer.x = v;
-        else if (k == 1)
-            buffer.y = v;
-        else if (k == 2)
-            buffer.z = v;
-        else
-            buffer.w = v;
+        set_entry(buffer, length & 3, v);
         if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer;
     }
     __device__ void flush()
@@ -113,20 +112,14 @@ struct BoundedList {
     }
 };
 
-struct BoundedWritePass {
-    BoundedList nodes, leaves;
-    __device__ void node(std::int32_t i) { nodes.push(i); }
-    __device__ void leaf(std::int32_t i) { leaves.push(i); }
-};
-
 __global__ void walk_bounded_kernel(OctreeView<float> tree, int node_capacity, int leaf_capacity,
                                     std::int32_t* node_list, std::int32_t* leaf_list, long long* node_count,
                                     long long* leaf_count, int* longest)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
-    BoundedWritePass pass{{node_list + static_cast<std::size_t>(g) * node_capacity, node_capacity},
-                          {leaf_list + static_cast<std::size_t>(g) * leaf_capacity, leaf_capacity}};
+    ListPass<BoundedList> pass{{node_list + static_cast<std::size_t>(g) * node_capacity, node_capacity},
+                               {leaf_list + static_cast<std::size_t>(g) * leaf_capacity, leaf_capacity}};
     walk_group_into(tree, g, pass);
     pass.nodes.flush();
     pass.leaves.flush();
@@ -141,7 +134,7 @@ __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
-    StagedWritePass pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
+    ListPass<StagedList> pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
     walk_group_into(tree, g, pass);
     pass.nodes.flush();
     pass.leaves.flush();

@@ -84,6 +84,17 @@ class WithoutOrder final : public ForceEngine {
     ForceEngine& engine_;
 };
 
+// Two leapfrogs started and stepped side by side.
+void start_and_step_both(Leapfrog& la, ParticleSet& a, Leapfrog& lb, ParticleSet& b, int steps)
+{
+    la.start(a);
+    lb.start(b);
+    for (int s = 0; s < steps; ++s) {
+        la.step(a);
+        lb.step(b);
+    }
+}
+
 // An engine that says its order early (as tree-gpu does while its kernels run): it lets the
 // wrapped engine compute, then calls early with the order before returning it. fail_after_early:
 // it throws after the early move instead, as an engine whose device failed would.
@@ -214,12 +225,7 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
         EarlyOrder early(inner);
         ParticleSet a = start, b = start;
         Leapfrog la(plain, 1.0 / 64), lb(early, 1.0 / 64);
-        la.start(a);
-        lb.start(b);
-        for (int s = 0; s < 5; ++s) {
-            la.step(a);
-            lb.step(b);
-        }
+        start_and_step_both(la, a, lb, b, 5);
         CHECK(early.early_moves == 5);
         CHECK(a.pos == b.pos);
         CHECK(a.vel == b.vel);
@@ -254,12 +260,7 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
             ParticleSet a = start, b = start;
             if (config == 2) a.acc.resize(3, 0), b.acc.resize(3, 0); // no estimate: a first pass
             Leapfrog la(moving, 1.0 / 64), lb(fixed_order, 1.0 / 64);
-            la.start(a);
-            lb.start(b);
-            for (int s = 0; s < 7; ++s) {
-                la.step(a);
-                lb.step(b);
-            }
+            start_and_step_both(la, a, lb, b, 7);
             INFO("configuration " << config);
             CHECK(a.pos != b.pos); // the tree's order, not the caller's
             la.restore_order(a);
