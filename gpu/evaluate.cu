@@ -24,6 +24,10 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
+// The leaf kernel asks the compiler for 8 resident blocks per SM (64 registers, a few bytes of
+// spills): with the 7 that its 71 registers allowed it took 8-10 % longer on the H100
+// (bench/results/group-scheduling-h100.md). The node kernel keeps its 72 registers (0: no bound).
+constexpr int kLeafBlocksPerSm = 8;
 
 struct NodeTile {
     Vec4<float> com[kWarpLanes];
@@ -281,7 +285,7 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 // stayed resident until its longest list was done, and the SMs ran at 32 % occupancy where their
 // registers allow 44 % (ncu, galaxy 2^20). A group's sums do not depend on which warp takes it.
 template <bool kNodes>
-__global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes)
+__global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
     evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,
                     int* next_group)
 {
