@@ -44,24 +44,25 @@ struct Box {
 // cube of that size about that centre, which the opening criterion needs; at unchanged positions
 // the box lies inside the cell and the size is the cell's, and a cell grows only as far as its
 // particles moved beyond it.
-void refit_cell(Octree& tree, std::int32_t i, std::vector<Box>& boxes)
+void cover(Box& b, const double lo[3], const double hi[3])
+{
+    for (int d = 0; d < 3; ++d) {
+        b.lo[d] = std::min(b.lo[d], lo[d]);
+        b.hi[d] = std::max(b.hi[d], hi[d]);
+    }
+}
+
+// The cell of node i from its box b (for a leaf, b covers its particles; for an internal node
+// the caller passes nothing and the children's boxes are joined here).
+void refit_cell(Octree& tree, std::int32_t i, std::vector<Box>& boxes, const Box* leaf_box)
 {
     Box& b = boxes[static_cast<std::size_t>(i)];
-    b = Box{};
-    auto cover = [&](const double lo[3], const double hi[3]) {
-        for (int d = 0; d < 3; ++d) {
-            b.lo[d] = std::min(b.lo[d], lo[d]);
-            b.hi[d] = std::max(b.hi[d], hi[d]);
-        }
-    };
-    if (tree.is_leaf[i]) {
-        for (std::int32_t p = tree.range[i].begin; p < tree.range[i].end; ++p) {
-            const double x[3] = {tree.particles[p].x, tree.particles[p].y, tree.particles[p].z};
-            cover(x, x);
-        }
+    if (leaf_box) {
+        b = *leaf_box;
     } else {
+        b = Box{};
         for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c])
-            cover(boxes[static_cast<std::size_t>(c)].lo, boxes[static_cast<std::size_t>(c)].hi);
+            cover(b, boxes[static_cast<std::size_t>(c)].lo, boxes[static_cast<std::size_t>(c)].hi);
     }
     Vec4<double>& centre = tree.cell_centre[i];
     centre.x = (b.lo[0] + b.hi[0]) / 2;
@@ -75,7 +76,23 @@ void refit_cell(Octree& tree, std::int32_t i, std::vector<Box>& boxes)
 // which must be done already.
 void finish_node(Octree& tree, std::int32_t i, std::vector<Box>* boxes)
 {
-    if (boxes) refit_cell(tree, i, *boxes);
+    const bool leaf = tree.is_leaf[i];
+    // A leaf's particles: their box (a refit) and mass sums in one pass.
+    Box leaf_box;
+    double m = 0, mx = 0, my = 0, mz = 0;
+    if (leaf)
+        for (std::int32_t p = tree.range[i].begin; p < tree.range[i].end; ++p) {
+            const auto& s = tree.particles[p];
+            if (boxes) {
+                const double x[3] = {s.x, s.y, s.z};
+                cover(leaf_box, x, x);
+            }
+            m += s.w;
+            mx += s.w * s.x;
+            my += s.w * s.y;
+            mz += s.w * s.z;
+        }
+    if (boxes) refit_cell(tree, i, *boxes, leaf ? &leaf_box : nullptr);
     const auto& centre = tree.cell_centre[i];
     Quadrupole<double> q{};
     auto add_about = [&q](const Vec4<double>& cm) {
@@ -84,16 +101,13 @@ void finish_node(Octree& tree, std::int32_t i, std::vector<Box>* boxes)
         };
     };
     Vec4<double> cm;
-    if (tree.is_leaf[i]) {
-        const auto r = tree.range[i];
-        auto particles = [&](auto&& f) {
-            for (std::int32_t p = r.begin; p < r.end; ++p) {
-                const auto& s = tree.particles[p];
-                f(s.x, s.y, s.z, s.w);
-            }
-        };
-        cm = centre_of_mass(particles, centre);
-        particles(add_about(cm));
+    if (leaf) {
+        cm = m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
+        const auto add = add_about(cm);
+        for (std::int32_t p = tree.range[i].begin; p < tree.range[i].end; ++p) {
+            const auto& s = tree.particles[p];
+            add(s.x, s.y, s.z, s.w);
+        }
     } else {
         auto children = [&](auto&& f) {
             for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
@@ -127,7 +141,10 @@ void finish_node(Octree& tree, std::int32_t i, std::vector<Box>* boxes)
 // reverse segment order.
 void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool grow_cells)
 {
-    std::vector<Box> refit_boxes(grow_cells ? tree.next.size() : 0);
+    // Scratch kept between calls: every entry is written before it is read, and filling a new
+    // vector took a serial pass over nodes x 48 bytes.
+    static thread_local std::vector<Box> refit_boxes;
+    if (grow_cells) refit_boxes.resize(tree.next.size());
     std::vector<Box>* boxes = grow_cells ? &refit_boxes : nullptr;
     const auto nodes = static_cast<std::size_t>(tree.num_nodes());
     tree.com_mass.resize(nodes);
