@@ -121,15 +121,22 @@ struct TreeGpuEngine::Impl {
         // (the relative criterion's first pass permutes its estimate: it keeps the order).
         const bool with_order =
             !(forces_in_tree_order && &t == &tree && updater.order_fresh() && params.mac == MacKind::geometric);
-        pack_float_tree(t, pointers_of(host), with_order);
+        for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) { a.reserve(count(info), info.name); });
+        // The particles, the bulk of the upload, travel while the host packs the rest.
+        pack_float_particles(t, pointers_of(host));
+        CUDA_CHECK(cudaEventRecord(events[0], stream));
+        if (num_particles > 0)
+            CUDA_CHECK(cudaMemcpyAsync(dev.particles.data(), host.particles.data(),
+                                       static_cast<std::size_t>(num_particles) * sizeof(*host.particles.data()),
+                                       cudaMemcpyHostToDevice, stream));
+        pack_float_nodes(t, pointers_of(host), with_order);
         order_uploaded = with_order;
         const double pack_seconds = seconds_since(start);
-
-        for_each_array(dev, [&](auto& a, const TreeArrayInfo& info) { a.reserve(count(info), info.name); });
-        CUDA_CHECK(cudaEventRecord(events[0], stream));
         for_each_array_pair(host, dev, [&](auto& h, auto& d, const TreeArrayInfo& info) {
             const std::size_t n = count(info);
-            const bool needed = with_order || static_cast<const void*>(&h) != static_cast<const void*>(&host.order);
+            const void* array = &h;
+            const bool needed = array != static_cast<const void*>(&host.particles) &&
+                                (with_order || array != static_cast<const void*>(&host.order));
             if (!info.per_theta && n && needed) // the device computes the per-theta arrays
                 CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(*h.data()), cudaMemcpyHostToDevice, stream));
         });

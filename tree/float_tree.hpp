@@ -20,6 +20,11 @@ namespace grove {
 // with_order = false leaves out.order unwritten (4 bytes a particle): a caller that takes the
 // forces in the tree's order (ForceEngine::compute_in_own_order) never reads it.
 void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order = true);
+// The same in two parts, so that a caller can send the particles (the bulk of the tree) while the
+// rest is packed: pack_float_particles first, then pack_float_nodes (nodes, groups and the order,
+// the group boxes from the float particles).
+void pack_float_particles(const Octree& tree, const TreeArrays<float, Pointer>& out);
+void pack_float_nodes(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order = true);
 
 struct FloatTree : TreeArrays<float, HostVector> {
     explicit FloatTree(const Octree& tree);
