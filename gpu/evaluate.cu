@@ -304,16 +304,23 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
     }
 }
 
-// Blocks that fill the device once: the warps then take groups until none is left.
+// Blocks that fill the device once: the warps then take groups until none is left. The device's
+// capacity is asked once per device and thread, not at every launch.
 template <bool kNodes> unsigned resident_blocks(std::int32_t num_groups)
 {
-    int device = 0, sms = 0, per_sm = 0;
+    thread_local int cached_device = -1, capacity = 1;
+    int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes>,
-                                                             kWarpsPerBlock * kWarpLanes, 0));
+    if (device != cached_device) {
+        int sms = 0, per_sm = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes>,
+                                                                 kWarpsPerBlock * kWarpLanes, 0));
+        capacity = std::max(sms * per_sm, 1);
+        cached_device = device;
+    }
     const std::size_t wanted = ceil_div(static_cast<std::size_t>(num_groups), kWarpsPerBlock);
-    return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(std::max(sms * per_sm, 1))));
+    return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(capacity)));
 }
 
 } // namespace

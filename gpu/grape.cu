@@ -330,6 +330,7 @@ struct GrapeGpuEngine::Impl {
     std::size_t staged = 0;
     std::vector<std::int32_t> staged_at; // per slot: its place in h_packed, -1 if not staged
     std::int64_t max_j_name = -1;        // the largest name ever stored (the fast kernel takes 31 bits)
+    bool upload_in_flight = false;       // h_packed may still be read by the device
     double predicted_t = 0;
     std::size_t predicted_n = 0;
     bool predicted = false;
@@ -376,7 +377,7 @@ struct GrapeGpuEngine::Impl {
     void resize_memory(std::size_t n)
     {
         upload_staged();
-        CUDA_CHECK(cudaStreamSynchronize(stream));
+        synchronize();
         const std::size_t room = std::max<std::size_t>(n, 1), keep = std::min(n, slots);
         for (auto* b : {&d_xm, &d_vt, &d_a2, &d_j6, &d_k18}) b->reserve_keeping(room, keep, "GRAPE j-memory");
         d_name.reserve_keeping(room, keep, "GRAPE j-memory");
@@ -394,8 +395,18 @@ struct GrapeGpuEngine::Impl {
         predicted = false;
     }
 
+    // The stream is idle again: h_packed may be written.
+    void synchronize()
+    {
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        upload_in_flight = false;
+    }
+
     void stage(std::size_t slot, const GrapeJParticle& p)
     {
+        // Normally evaluate() has waited for its upload; after an evaluation that failed midway it
+        // may still be in flight.
+        if (upload_in_flight) synchronize();
         std::int32_t& at = staged_at[slot];
         if (at < 0) at = static_cast<std::int32_t>(staged++);
         D4* q = h_packed.data() + 5 * static_cast<std::size_t>(at);
@@ -418,8 +429,7 @@ struct GrapeGpuEngine::Impl {
         scatter_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(static_cast<int>(k),
                                                                                     d_packed.data(), device_memory());
         gpu::check_launch("GRAPE scatter_kernel", stream);
-        // h_packed is written again only after the stream's next synchronisation (evaluate ends
-        // with one, resize_memory starts with one).
+        upload_in_flight = true; // until synchronize(): stage() waits for it
         for (std::size_t u = 0; u < k; ++u)
             staged_at[static_cast<std::size_t>(double_bits(h_packed[5 * u + 2].w))] = -1;
         staged = 0;
@@ -552,7 +562,7 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
         CUDA_CHECK(cudaMemcpyAsync(d.h_entries.data(), d.d_entries.data(), ni * neighbour_capacity * sizeof(long long),
                                    cudaMemcpyDeviceToHost, d.stream));
     }
-    CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    d.synchronize();
     // The general kernel flags a pair at zero distance; the fast one leaves it as a nearest r^2 of
     // 0, which also names the pair (a softening below float's normal range counts as 0 there).
     if (fast && eps2f < FLT_MIN)

@@ -79,7 +79,6 @@ struct TreeGpuEngine::Impl {
         long long total = 0;
     };
     std::map<std::pair<int, double>, ListRoom> list_room;
-    bool two_passes_only = false;         // set while an overflowed one-pass walk is redone
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
     int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
     gpu::DeviceBuffer<int> d_next_group;  // the evaluation kernels' group counters (nodes, leaves)
@@ -152,7 +151,9 @@ struct TreeGpuEngine::Impl {
 
     // while_gpu_runs: host work done after the last kernel is queued and before the wait for it
     // (the look-ahead build).
-    void evaluate(const OpeningCriterion& criterion, Forces& out, const std::function<void()>& while_gpu_runs = {})
+    // may_walk_once = false: both walk passes whatever the room (the repeat of a cut one-pass walk).
+    void evaluate(const OpeningCriterion& criterion, Forces& out, const std::function<void()>& while_gpu_runs = {},
+                  bool may_walk_once = true)
     {
         if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
         const bool relative = criterion.kind == MacKind::relative;
@@ -230,7 +231,7 @@ struct TreeGpuEngine::Impl {
         const auto found = list_room.find(key);
         const ListRoom room = found != list_room.end() ? found->second : ListRoom{};
         const long long room_entries = static_cast<long long>(g) * (room.nodes + room.leaves);
-        const bool one_pass = !two_passes_only && share_count == 1 && room.nodes > 0 && room.leaves > 0 &&
+        const bool one_pass = may_walk_once && share_count == 1 && room.nodes > 0 && room.leaves > 0 &&
                               room_entries <= 4 * room.total + (1LL << 20);
         CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 2 * sizeof(int), stream));
         CUDA_CHECK(cudaEventRecord(events[1], stream));
@@ -317,14 +318,7 @@ struct TreeGpuEngine::Impl {
         walks = one_pass ? 1 : 2;
         if (one_pass && (h_longest[0] > room.nodes || h_longest[1] > room.leaves)) {
             // Some list did not fit and was cut: this evaluation again, with both passes.
-            two_passes_only = true;
-            try {
-                evaluate(criterion, out);
-            } catch (...) {
-                two_passes_only = false;
-                throw;
-            }
-            two_passes_only = false;
+            evaluate(criterion, out, {}, false);
             walks = 3;
             return;
         }
