@@ -57,9 +57,9 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
     // In d = -r: Q r = -Q d and r^T Q r = d^T Q d, so
     //   a = (M/R_e^3 + 5/2 (d^T Q d - eps^2 s)/R_e^7) d - Q d/R_e^5.
     // Each sum is written as a chain of multiply-adds into one accumulator (two per component of
-    // a, three for d^T Q d - eps^2 s) and eps^2 s and Q_zz depend on the cell only, so a caller
-    // that evaluates one cell against several targets computes them once: 33 FP32 instructions
-    // and one reciprocal root per target, where the form in r took about 50 (PTX count).
+    // a, three for d^T Q d - eps^2 s), and eps^2 s and Q_zz depend on the cell only, so a caller
+    // that evaluates one cell against several targets computes them once per cell: the GPU loop
+    // then issues 33 FP32 instructions and one reciprocal root per target (sm_90 SASS).
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz;
     const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
