@@ -3,8 +3,8 @@
 // by the warp into its shared-memory slice, each replica of lanes taking every replicas-th source,
 // partial sums added with shuffles at the end. Node lists use the quadrupole formula, leaf lists
 // the particle-pair formula, both from tree/gravity.hpp. Leaf lists are streamed 32 leaves at a
-// time: a warp scan of their sizes maps each lane of a tile to one source particle, so small
-// leaves still fill whole tiles.
+// time: a warp scan of their sizes and a population count of the leaves starting in each tile
+// map each lane of a tile to one source particle, so small leaves still fill whole tiles.
 //
 // A lane sums a few tiles (nodes) or one batch of leaves in float and then adds those sums into
 // double accumulators in shared memory (WideSums), so a list of thousands of entries costs the
@@ -36,10 +36,20 @@ struct NodeTile {
 
 struct LeafTile {
     Vec4<float> source[kWarpLanes];
-    int index[kWarpLanes]; // the sources' particle indices
-    int begin[kWarpLanes]; // first particle of each of the batch's leaves
-    int first[kWarpLanes]; // exclusive scan of the leaves' sizes
+    int index[kWarpLanes];  // the sources' particle indices
+    int offset[kWarpLanes]; // leaf l's source u is particle offset[l] + u
 };
+
+// The bitwise or of v over the warp.
+__device__ inline unsigned warp_or(unsigned v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(kFullMask, v);
+#else
+    for (int d = 1; d < kWarpLanes; d <<= 1) v |= __shfl_xor_sync(kFullMask, v, d);
+    return v;
+#endif
+}
 
 constexpr int kMaxPerLane = kMaxTargetsPerWarp / kWarpLanes;
 // Node tiles summed in float between two flushes into double: at most 128 terms per lane in
@@ -203,22 +213,19 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             if (lane >= d) inclusive += v;
         }
         const int total = __shfl_sync(kFullMask, inclusive, kWarpLanes - 1);
-        tile.begin[lane] = begin;
-        tile.first[lane] = inclusive - size;
+        const int first_source = inclusive - size; // of leaf `lane` in the batch
+        tile.offset[lane] = begin - first_source;
         __syncwarp();
         for (int base = 0; base < total; base += kWarpLanes) {
             const int u = base + lane;
+            // Source u belongs to the last leaf that starts at or before it (leaves are never
+            // empty): the leaves started before the tile plus those starting in it up to u.
+            const int start = first_source - base;
+            const unsigned starts = warp_or(lane < leaves && start >= 0 && start < kWarpLanes ? 1u << start : 0u);
+            const int before = __popc(__ballot_sync(kFullMask, lane < leaves && start < 0));
+            const int leaf = before + __popc(starts & ((2u << lane) - 1u)) - 1;
             if (u < total) {
-                // The last leaf whose first source is <= u (leaves are never empty).
-                int lo = 0, hi = leaves - 1;
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) >> 1;
-                    if (tile.first[mid] <= u)
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                const int j = tile.begin[lo] + (u - tile.first[lo]);
+                const int j = tile.offset[leaf] + u;
                 tile.index[lane] = j;
                 tile.source[lane] = tree.particles[j];
             }
