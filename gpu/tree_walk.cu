@@ -37,18 +37,19 @@ __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count,
     atomicMax(&longest[1], n.leaves);
 }
 
-// Entry k (0..3) of a four-entry store.
-__device__ inline void set_entry(int4& buffer, int k, std::int32_t v)
-{
-    if (k == 0)
-        buffer.x = v;
-    else if (k == 1)
-        buffer.y = v;
-    else if (k == 2)
-        buffer.z = v;
-    else
-        buffer.w = v;
-}
+// Four entries in registers, oldest in x: a push shifts them along (three moves, no branch on
+// the position), so after four pushes they leave in order in one 16-byte store.
+struct Quad {
+    int4 v;
+    __device__ void push(std::int32_t e) { v = make_int4(v.y, v.z, v.w, e); }
+    // The newest k (0..3) entries, oldest first, to out[0..k).
+    __device__ void store_last(std::int32_t* out, int k) const
+    {
+        if (k > 2) out[k - 3] = v.y;
+        if (k > 1) out[k - 2] = v.z;
+        if (k > 0) out[k - 1] = v.w;
+    }
+};
 
 // A walk's sink that hands node and leaf entries to two lists of type List.
 template <class List> struct ListPass {
@@ -65,7 +66,7 @@ struct StagedList {
     std::int32_t* out;
     int written = 0; // entries stored
     int staged = 0;  // entries held in `buffer`
-    int4 buffer;
+    Quad buffer;
 
     __device__ void push(std::int32_t v)
     {
@@ -73,18 +74,17 @@ struct StagedList {
             out[written++] = v; // until the position is aligned
             return;
         }
-        set_entry(buffer, staged, v);
+        buffer.push(v);
         if (++staged == 4) {
-            *reinterpret_cast<int4*>(out + written) = buffer;
+            *reinterpret_cast<int4*>(out + written) = buffer.v;
             written += 4;
             staged = 0;
         }
     }
     __device__ void flush()
     {
-        if (staged > 0) out[written++] = buffer.x;
-        if (staged > 1) out[written++] = buffer.y;
-        if (staged > 2) out[written++] = buffer.z;
+        buffer.store_last(out + written, staged);
+        written += staged;
         staged = 0;
     }
 };
@@ -95,20 +95,17 @@ struct BoundedList {
     std::int32_t* out;
     int capacity;
     int length = 0; // entries seen
-    int4 buffer;
+    Quad buffer;
 
     __device__ void push(std::int32_t v)
     {
-        set_entry(buffer, length & 3, v);
-        if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer;
+        buffer.push(v);
+        if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer.v;
     }
     __device__ void flush()
     {
         const int k = length & 3, at = length - k;
-        if (at + k > capacity) return;
-        if (k > 0) out[at] = buffer.x;
-        if (k > 1) out[at + 1] = buffer.y;
-        if (k > 2) out[at + 2] = buffer.z;
+        if (at + k <= capacity) buffer.store_last(out + at, k);
     }
 };
 

@@ -90,9 +90,12 @@ template <class T> HOST_DEVICE inline T relative_radius2(T l, T mass, T alpha)
 // Squared distance from point p to the axis-aligned box of `box` (0 inside the box).
 template <class T> HOST_DEVICE inline T box_distance2(const Group<T>& box, T px, T py, T pz)
 {
-    T dx = (px > box.centre.x ? px - box.centre.x : box.centre.x - px) - box.half_extent.x;
-    T dy = (py > box.centre.y ? py - box.centre.y : box.centre.y - py) - box.half_extent.y;
-    T dz = (pz > box.centre.z ? pz - box.centre.z : box.centre.z - pz) - box.half_extent.z;
+    // |p - c| - h: p - c and c - p are exact negatives, so this equals max(p - c, c - p) - h with
+    // one subtraction (the absolute value is free as an operand on the GPU).
+    const T ox = px - box.centre.x, oy = py - box.centre.y, oz = pz - box.centre.z;
+    T dx = (ox < T(0) ? -ox : ox) - box.half_extent.x;
+    T dy = (oy < T(0) ? -oy : oy) - box.half_extent.y;
+    T dz = (oz < T(0) ? -oz : oz) - box.half_extent.z;
     dx = dx > T(0) ? dx : T(0);
     dy = dy > T(0) ? dy : T(0);
     dz = dz > T(0) ? dz : T(0);
