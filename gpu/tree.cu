@@ -86,6 +86,7 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
     gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
+    gpu::DeviceBuffer<WalkNode<float>> d_walk_nodes; // what the walk reads, packed per criterion
     gpu::DeviceBuffer<float4> d_sorted, d_out;
 
     Impl(TreeParams p, GravityParams g) : params(p), gravity(g), updater(p.rebuild_every)
@@ -221,6 +222,9 @@ struct TreeGpuEngine::Impl {
             view.r_rel2 = dev.r_rel2.data();
             view.mac_scale = dev.mac_scale.data() + g_first;
         }
+        d_walk_nodes.reserve(static_cast<std::size_t>(num_nodes), "walk nodes");
+        gpu::launch_pack_walk_nodes(view, d_walk_nodes.data(), stream);
+        view.walk_nodes = d_walk_nodes.data();
         view.groups += g_first;
         view.num_groups = static_cast<std::int32_t>(g);
         if (share_count > 1) // the particles of other shares get zero

@@ -26,6 +26,14 @@ __global__ void relative_radii_kernel(int num_nodes, const float* size, const Ve
     if (i < num_nodes) r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha);
 }
 
+__global__ void pack_walk_nodes_kernel(int num_nodes, const Vec4<float>* com_mass, const float* r_open2,
+                                       const float* r_rel2, const std::int32_t* next, const std::uint8_t* is_leaf,
+                                       WalkNode<float>* out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < num_nodes) out[i] = make_walk_node(com_mass[i], r_open2[i], r_rel2 ? r_rel2[i] : 0.f, next[i], is_leaf[i]);
+}
+
 __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count, long long* leaf_count, int* longest)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,6 +167,14 @@ void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* 
     relative_radii_kernel<<<static_cast<unsigned>(ceil_div(num_nodes, 256)), 256, 0, stream>>>(num_nodes, size,
                                                                                                com_mass, alpha, r_rel2);
     check_launch("relative_radii_kernel", stream);
+}
+
+void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out, cudaStream_t stream)
+{
+    if (tree.num_nodes == 0) return;
+    pack_walk_nodes_kernel<<<static_cast<unsigned>(ceil_div(tree.num_nodes, 256)), 256, 0, stream>>>(
+        tree.num_nodes, tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, out);
+    check_launch("pack_walk_nodes_kernel", stream);
 }
 
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,

@@ -19,6 +19,11 @@ void launch_opening_radii(int num_nodes, const float* size, const float* com_off
 void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha, float* r_rel2,
                            cudaStream_t stream);
 
+// out[i] = the packed node i (tree/tree_arrays.hpp's WalkNode) from the view's arrays, after its
+// radii are computed (r_rel2 only when the view has it). A view whose walk_nodes points at out
+// then walks on them.
+void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out, cudaStream_t stream);
+
 // Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups), and the
 // longest of each kind into longest[0] (nodes) and longest[1] (leaves) by atomicMax (the caller
 // zeroes them first).

@@ -127,6 +127,29 @@ template <class T, template <class> class Store> TreeArrays<T, Pointer> pointers
     return p;
 }
 
+// All that one step of the walk reads of node i, in one 32-byte sector: a GPU thread's step then
+// touches one sector, not four (com_mass, r_open2, next and is_leaf live in separate arrays, and
+// the threads of a warp walk different nodes). The GPU engine packs it per opening criterion.
+template <class T> struct alignas(8 * sizeof(T)) WalkNode {
+    Vec4<T> com_r_open2; // centre of mass (x,y,z), squared opening radius (w)
+    std::int32_t next;
+    std::int32_t is_leaf;
+    T r_rel2; // the relative criterion's radius (0 for the geometric one)
+};
+static_assert(sizeof(WalkNode<float>) == 32, "WalkNode<float> fills one 32-byte sector");
+
+template <class T>
+HOST_DEVICE inline WalkNode<T> make_walk_node(const Vec4<T>& com, T r_open2, T r_rel2, std::int32_t next,
+                                              std::uint8_t is_leaf)
+{
+    WalkNode<T> n{};
+    n.com_r_open2 = {com.x, com.y, com.z, r_open2};
+    n.next = next;
+    n.is_leaf = is_leaf;
+    n.r_rel2 = r_rel2;
+    return n;
+}
+
 // Everything a walk or an evaluation reads; raw pointers and counts, no ownership.
 template <class T> struct OctreeView {
     std::int32_t num_nodes = 0;
@@ -144,6 +167,9 @@ template <class T> struct OctreeView {
     // group g when d^2 < r_rel2[i] * mac_scale[g]. Null for the geometric one.
     const T* r_rel2 = nullptr;
     const T* mac_scale = nullptr;
+    // Set when the walk should read the packed nodes (the same values as the arrays above, and
+    // r_rel2 in them when r_rel2 is set); null on the host.
+    const WalkNode<T>* walk_nodes = nullptr;
 };
 
 // The view of arrays of any storage with data(), given the counts.

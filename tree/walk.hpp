@@ -26,15 +26,29 @@ struct ListLengths {
     std::int32_t leaves = 0;
 };
 
-// The two opening tests the walk takes (tree/mac.hpp): node i is opened when open(group, i) holds.
+// What the walk needs to know of node i for one group: whether the group opens it, whether it is
+// a leaf, and where its subtree ends.
+struct NodeStep {
+    bool opened;
+    bool leaf;
+    std::int32_t skip;
+};
+
+// The two opening tests the walk takes (tree/mac.hpp): node i is opened when the test holds.
 // They hold the arrays by value: a reference to the kernel's tree parameter would make the device
-// copy the whole view to local memory and read every pointer from there.
+// copy the whole view to local memory and read every pointer from there. Every value a step needs
+// is read before the test, so that on the GPU the loads of a step overlap (one memory round trip
+// per step, not two for an accepted node).
 template <class T> struct GeometricOpening {
     const Vec4<T>* com_mass;
     const T* r_open2;
-    HOST_DEVICE bool operator()(const Group<T>& group, std::int32_t i) const
+    const std::int32_t* next;
+    const std::uint8_t* is_leaf;
+    HOST_DEVICE NodeStep operator()(const Group<T>& group, std::int32_t i) const
     {
-        return must_open(group, com_mass[i], r_open2[i]);
+        const std::int32_t skip = next[i];
+        const bool leaf = is_leaf[i] != 0;
+        return {must_open(group, com_mass[i], r_open2[i]), leaf, skip};
     }
 };
 
@@ -42,10 +56,28 @@ template <class T> struct RelativeOpening {
     const Vec4<T>* com_mass;
     const T* r_open2;
     const T* r_rel2;
+    const std::int32_t* next;
+    const std::uint8_t* is_leaf;
     T mac_scale; // the group's
-    HOST_DEVICE bool operator()(const Group<T>& group, std::int32_t i) const
+    HOST_DEVICE NodeStep operator()(const Group<T>& group, std::int32_t i) const
     {
-        return must_open_relative(group, com_mass[i], r_open2[i], r_rel2[i], mac_scale);
+        const std::int32_t skip = next[i];
+        const bool leaf = is_leaf[i] != 0;
+        return {must_open_relative(group, com_mass[i], r_open2[i], r_rel2[i], mac_scale), leaf, skip};
+    }
+};
+
+// Either test on the packed nodes (tree_arrays.hpp): the same values, so the same decisions.
+template <class T, bool kRelative> struct PackedOpening {
+    const WalkNode<T>* nodes;
+    T mac_scale; // the group's (relative criterion)
+    HOST_DEVICE NodeStep operator()(const Group<T>& group, std::int32_t i) const
+    {
+        const WalkNode<T> n = nodes[i];
+        const Vec4<T>& c = n.com_r_open2;
+        const bool opened =
+            kRelative ? must_open_relative(group, c, c.w, n.r_rel2, mac_scale) : must_open(group, c, c.w);
+        return {opened, n.is_leaf != 0, n.next};
     }
 };
 
@@ -56,27 +88,32 @@ HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T
 {
     std::int32_t i = 0;
     while (i < tree.num_nodes) {
-        // Both ways on are read before the test, so that on the GPU their loads overlap the node's
-        // own (one memory round trip per step, not two for an accepted node).
-        const std::int32_t skip = tree.next[i];
-        const bool leaf = tree.is_leaf[i] != 0;
-        const bool opened = open(group, i);
-        if (opened && leaf) sink.leaf(i);
-        if (!opened) sink.node(i);
-        i = opened ? i + 1 : skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
+        const NodeStep step = open(group, i);
+        if (step.opened && step.leaf) sink.leaf(i);
+        if (!step.opened) sink.node(i);
+        i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
     }
 }
 
-// Group g's walk under the view's criterion: the relative one when the view carries its arrays.
+// Group g's walk under the view's criterion: the relative one when the view carries its arrays;
+// on the packed nodes when the view has them.
 template <class Sink, class T>
 HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
 {
     const Group<T> group = tree.groups[g];
-    if (tree.r_rel2 != nullptr)
-        walk_group_with(tree, group, RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.mac_scale[g]},
-                        sink);
-    else
-        walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2}, sink);
+    if (tree.walk_nodes != nullptr) {
+        if (tree.r_rel2 != nullptr)
+            walk_group_with(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink);
+        else
+            walk_group_with(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink);
+    } else if (tree.r_rel2 != nullptr) {
+        walk_group_with(
+            tree, group,
+            RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
+            sink);
+    } else {
+        walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf}, sink);
+    }
 }
 
 struct CountPass {

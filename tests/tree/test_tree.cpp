@@ -326,6 +326,34 @@ TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grow
     CHECK_THROWS_WITH(parse_mac("barnes"), Catch::Contains("geometric") && Catch::Contains("relative"));
 }
 
+TEST_CASE("the walk on packed nodes gives the lists of the walk on the arrays", "[tree][walk]")
+{
+    const ParticleSet p = test::clustered_particles(3000, 9);
+    Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
+    Forces exact;
+    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
+    AccelerationEstimate estimate;
+    estimate.set(exact.acc, 1.0);
+    for (const OpeningCriterion& criterion :
+         {OpeningCriterion::geometric(0.5), OpeningCriterion::geometric(1.0), OpeningCriterion::relative(1e-3)}) {
+        INFO("criterion " << static_cast<int>(criterion.kind) << ", " << criterion.parameter());
+        const OctreeView<double> view =
+            set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate.magnitudes());
+        std::vector<WalkNode<double>> packed(static_cast<std::size_t>(view.num_nodes));
+        for (std::int32_t i = 0; i < view.num_nodes; ++i)
+            packed[static_cast<std::size_t>(i)] = make_walk_node(
+                view.com_mass[i], view.r_open2[i], view.r_rel2 ? view.r_rel2[i] : 0.0, view.next[i], view.is_leaf[i]);
+        OctreeView<double> packed_view = view;
+        packed_view.walk_nodes = packed.data();
+        const InteractionLists a = build_interaction_lists(view), b = build_interaction_lists(packed_view);
+        CHECK(a.node_list.size() > 0);
+        CHECK(a.node_offset == b.node_offset);
+        CHECK(a.leaf_offset == b.leaf_offset);
+        CHECK(a.node_list == b.node_list);
+        CHECK(a.leaf_list == b.leaf_list);
+    }
+}
+
 TEST_CASE("the relative criterion without an estimate runs a first pass and then uses its own result", "[tree][walk]")
 {
     const ParticleSet p = test::clustered_particles(4000, 5);
