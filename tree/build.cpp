@@ -191,7 +191,8 @@ Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params,
     return tree;
 }
 
-void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times)
+void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times,
+                       BuildContent content)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
@@ -226,10 +227,11 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     start = WallClock::now();
     radix_sort_with_order(keys, tree.order);
     tree.particles.resize(static_cast<std::size_t>(n));
+    const bool full = content == BuildContent::full;
     // A gather from random places: prefetching a few particles ahead keeps more misses in flight.
     constexpr std::int32_t kAhead = 16;
-#pragma omp parallel for schedule(static)
-    for (std::int32_t k = 0; k < n; ++k) {
+#pragma omp parallel for schedule(static) if (full)
+    for (std::int32_t k = 0; k < (full ? n : 0); ++k) {
         if (k + kAhead < n) {
             const auto ahead = static_cast<Eigen::Index>(tree.order[k + kAhead]);
             __builtin_prefetch(pos.data() + 3 * ahead);
@@ -247,11 +249,11 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     t.build = seconds_since(start);
 
     start = WallClock::now();
-    compute_moments(tree, segments);
+    if (full) compute_moments(tree, segments);
     t.moments = seconds_since(start);
 
     start = WallClock::now();
-    make_groups(tree, params.ncrit, segments);
+    make_groups(tree, params.ncrit, segments, full);
     t.groups = seconds_since(start);
 }
 

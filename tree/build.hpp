@@ -41,10 +41,16 @@ struct BuildTimes {
 // std::invalid_argument for non-finite input, N >= 2^31 or nleaf, ncrit < 1.
 Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times = nullptr);
 
+// What a build fills. structure: the order, the nodes, their cells and the groups' ranges, for a
+// tree that a refit (tree/refit.hpp) completes before anything reads it (the look-ahead build):
+// the refit gathers the particles and computes the moments and group boxes from them anyway, so
+// the build leaves them unset (the particles sized) and skips its gather, moments and boxes.
+enum class BuildContent { full, structure };
+
 // The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
 // benchmark) then allocate nothing, which matters because first-touch page faults on fresh
 // buffers cost as much as the sort itself.
 void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params,
-                       BuildTimes* times = nullptr);
+                       BuildTimes* times = nullptr, BuildContent content = BuildContent::full);
 
 } // namespace grove

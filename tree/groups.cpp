@@ -54,8 +54,8 @@ Group<double> make_group(const Octree& tree, ParticleRange range)
 
 } // namespace
 
-// Groups segment by segment: counted, scanned, then written with their bounding boxes.
-void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments)
+// Groups segment by segment: counted, scanned, then written (with their bounding boxes).
+void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments, bool with_boxes)
 {
     const auto num_segments = static_cast<std::int64_t>(segments.size());
 #pragma omp parallel for schedule(dynamic, 1)
@@ -76,7 +76,14 @@ void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments)
         const Segment& seg = segments[static_cast<std::size_t>(s)];
         if (seg.top) continue;
         std::int32_t g = seg.first_group;
-        for_each_group(tree, seg, ncrit, [&](ParticleRange r) { tree.groups[g++] = make_group(tree, r); });
+        for_each_group(tree, seg, ncrit, [&](ParticleRange r) {
+            if (with_boxes) {
+                tree.groups[g++] = make_group(tree, r);
+            } else {
+                tree.groups[g] = Group<double>{};
+                tree.groups[g++].range = r;
+            }
+        });
     }
 }
 

@@ -9,9 +9,10 @@
 
 namespace grove {
 
-// Counted per segment, scanned, then written with their boxes; a leaf holding more than ncrit
-// particles is cut into consecutive chunks.
-void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments);
+// Counted per segment, scanned, then written with their boxes (with_boxes = false: ranges only,
+// for a tree that a refit completes); a leaf holding more than ncrit particles is cut into
+// consecutive chunks.
+void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments, bool with_boxes = true);
 
 // New boxes for the existing groups after the particles moved (a refit).
 void refit_group_boxes(Octree& tree);

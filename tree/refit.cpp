@@ -82,7 +82,8 @@ void TreeUpdater::start_lookahead(const Octree& current, PositionsRef pos, Masse
             double* p = predicted_.data();
 #pragma omp parallel for schedule(static) if (count > 16384)
             for (std::int64_t i = 0; i < count; ++i) p[i] = x[i] + dt * (v[i] + dt * a[i]);
-            build_octree_into(next_, predicted_, mass, params);
+            // Only the structure: the refit to the exact positions computes everything else.
+            build_octree_into(next_, predicted_, mass, params, nullptr, BuildContent::structure);
             if (order) { // particle order[k] will be particle k: index the next tree that way
                 inverse_.resize(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static) if (n > 16384)

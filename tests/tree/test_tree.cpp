@@ -641,6 +641,44 @@ TEST_CASE("a refit at unchanged positions keeps the moments; after a drift it ma
     CHECK_THROWS_WITH(refit_octree(tree, moved, p.mass.head(100)), Catch::Contains("particle count"));
 }
 
+TEST_CASE("a build of the structure only, completed by a refit, equals a full build refitted",
+          "[tree][refit][lookahead]")
+{
+    ParticleSet p = test::clustered_particles(20000, 21);
+    const BuildParams params{16, 32};
+    Octree full, structure;
+    build_octree_into(full, p.pos, p.mass, params);
+    BuildTimes times;
+    build_octree_into(structure, p.pos, p.mass, params, &times, BuildContent::structure);
+    CHECK(times.moments < 1e-3); // skipped
+    auto same_bytes = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    CHECK(same_bytes(structure.order, full.order));
+    CHECK(same_bytes(structure.next, full.next));
+    CHECK(same_bytes(structure.range, full.range));
+    CHECK(structure.particles.size() == full.particles.size());
+    REQUIRE(structure.groups.size() == full.groups.size());
+    // The positions the look-ahead predicted are not the exact ones: drift, then refit both.
+    std::mt19937_64 rng(8);
+    std::normal_distribution<double> g(0.0, 2e-3);
+    for (Eigen::Index i = 0; i < p.pos.cols(); ++i) p.pos.col(i) += Eigen::Vector3d(g(rng), g(rng), g(rng));
+    refit_octree(full, p.pos, p.mass);
+    refit_octree(structure, p.pos, p.mass);
+    CHECK(same_bytes(structure.particles, full.particles));
+    CHECK(same_bytes(structure.com_mass, full.com_mass));
+    CHECK(same_bytes(structure.quad, full.quad));
+    CHECK(same_bytes(structure.size, full.size));
+    CHECK(same_bytes(structure.com_offset, full.com_offset));
+    for (std::size_t k = 0; k < full.groups.size(); ++k) {
+        const Group<double>&a = structure.groups[k], &b = full.groups[k];
+        REQUIRE((a.range.begin == b.range.begin && a.range.end == b.range.end));
+        REQUIRE((a.centre.x == b.centre.x && a.centre.y == b.centre.y && a.centre.z == b.centre.z));
+        REQUIRE((a.half_extent.x == b.half_extent.x && a.half_extent.y == b.half_extent.y &&
+                 a.half_extent.z == b.half_extent.z));
+    }
+}
+
 TEST_CASE("a look-ahead tree is refitted only when the particles are in the order it was built for",
           "[tree][refit][lookahead]")
 {
