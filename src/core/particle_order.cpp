@@ -69,10 +69,19 @@ void ParticleOrder::move_early(ParticleSet& p, const std::vector<std::uint32_t>&
             finite = finite && std::isfinite(columns_(d, k));
         }
     }
-    // The old positions and masses stay in the scratch arrays until adopt(): undo_early() swaps
-    // them back, and an engine still holding a view of them reads what it was given.
+    // The old positions, velocities and masses stay in the scratch arrays until adopt():
+    // undo_early() swaps them back, and an engine still holding a view of them reads what it was
+    // given. The velocities move now too (the step's forces are not needed to move them), so that
+    // adopt() is left with the kick, a pass in order.
     p.pos.swap(columns_);
+    permute_array(p.vel, velocities_, order, 3, false);
     permute_array(p.mass, scalars_, order, 1, false);
+    // The caller index the adopt() will install, kept aside until then.
+    index_scratch_.resize(order.size());
+    if (caller_index_.empty())
+        index_scratch_ = order;
+    else
+        permute_blocks(caller_index_.data(), index_scratch_.data(), order, 1, false);
     early_ = true;
     early_finite_ = finite;
 }
@@ -81,6 +90,7 @@ void ParticleOrder::undo_early(ParticleSet& p)
 {
     if (!early_) return;
     p.pos.swap(columns_);
+    p.vel.swap(velocities_);
     p.mass.swap(scalars_);
     early_ = false;
 }
@@ -88,24 +98,22 @@ void ParticleOrder::undo_early(ParticleSet& p)
 bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces, VelocityKick kick)
 {
     bool finite = true;
-    if (early_) { // positions and masses moved already: the velocities, with the kick
+    if (early_) { // everything moved already: the kick, and the caller index set aside
         const Eigen::Index n = p.vel.cols();
         if (forces == Forces::moved || static_cast<std::size_t>(n) != order.size() ||
             (kick.acc && kick.acc->cols() != n))
             throw std::logic_error("particle order: adopt after move_early needs the same order and new forces");
-        velocities_.resize(3, n);
-#pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
-        for (Eigen::Index k = 0; k < n; ++k) {
-            const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
-            for (int d = 0; d < 3; ++d) {
-                const double v = p.vel(d, i) + (kick.acc ? kick.dt * (*kick.acc)(d, k) : 0.0);
-                velocities_(d, k) = v;
-                finite = finite && std::isfinite(v);
-            }
+        double* v = p.vel.data();
+        const double* a = kick.acc ? kick.acc->data() : nullptr;
+        const auto count = static_cast<std::int64_t>(3 * n);
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (count > 16384)
+        for (std::int64_t i = 0; i < count; ++i) {
+            v[i] = v[i] + (a ? kick.dt * a[i] : 0.0); // as the one-part move computes it
+            finite = finite && std::isfinite(v[i]);
         }
-        p.vel.swap(velocities_);
-        finite = finite && early_finite_;
+        caller_index_.swap(index_scratch_);
         early_ = false;
+        return finite && early_finite_;
     } else if (kick.acc) {
         const Eigen::Index n = p.pos.cols();
         if (static_cast<std::size_t>(n) != order.size() || kick.acc->cols() != n || p.vel.cols() != n)

@@ -36,8 +36,9 @@ class ParticleOrder {
     bool adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved,
                VelocityKick kick = {});
     // adopt() in two parts, for an engine that tells the order before its forces are ready
-    // (ForceEngine::compute_in_own_order's early move): move_early() moves the positions and
-    // masses; the next adopt(), with the same order and Forces::replaced, moves the rest.
+    // (ForceEngine::compute_in_own_order's early move): move_early() moves the positions,
+    // velocities and masses; the next adopt(), with the same order and Forces::replaced, applies
+    // the kick in the new order and installs the new caller index.
     // undo_early() puts them back when the forces never come (the engine failed).
     void move_early(ParticleSet& p, const std::vector<std::uint32_t>& order);
     void undo_early(ParticleSet& p);
