@@ -290,14 +290,26 @@ TEST_CASE("every particle sees N-1 sources for any theta", "[tree][walk]")
     check_coverage(tree, build_interaction_lists(tree));
 }
 
-TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grows, exact for |a| = 0", "[tree][walk]")
-{
-    const ParticleSet p = test::clustered_particles(3000, 9);
+// A clustered set, its tree, its exact forces and the relative criterion's estimate from them.
+struct ClusteredCase {
+    ParticleSet p = test::clustered_particles(3000, 9);
     Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
     Forces exact;
-    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
     AccelerationEstimate estimate;
-    estimate.set(exact.acc, 1.0);
+    ClusteredCase()
+    {
+        DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
+        estimate.set(exact.acc, 1.0);
+    }
+};
+
+TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grows, exact for |a| = 0", "[tree][walk]")
+{
+    ClusteredCase c;
+    const ParticleSet& p = c.p;
+    Octree& tree = c.tree;
+    const Forces& exact = c.exact;
+    const AccelerationEstimate& estimate = c.estimate;
     double last_interactions = INFINITY, most = 0;
     for (const double alpha : {1e-6, 1e-4, 1e-3, 1e-2, 1.0}) {
         INFO("alpha " << alpha);
@@ -328,17 +340,13 @@ TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grow
 
 TEST_CASE("the walk on packed nodes gives the lists of the walk on the arrays", "[tree][walk]")
 {
-    const ParticleSet p = test::clustered_particles(3000, 9);
-    Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
-    Forces exact;
-    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
-    AccelerationEstimate estimate;
-    estimate.set(exact.acc, 1.0);
+    ClusteredCase c;
+    Octree& tree = c.tree;
     for (const OpeningCriterion& criterion :
          {OpeningCriterion::geometric(0.5), OpeningCriterion::geometric(1.0), OpeningCriterion::relative(1e-3)}) {
         INFO("criterion " << static_cast<int>(criterion.kind) << ", " << criterion.parameter());
         const OctreeView<double> view =
-            set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate.magnitudes());
+            set_opening_criterion(tree, tree.view(), criterion, tree.groups, c.estimate.magnitudes());
         std::vector<WalkNode<double>> packed(static_cast<std::size_t>(view.num_nodes));
         for (std::int32_t i = 0; i < view.num_nodes; ++i)
             packed[static_cast<std::size_t>(i)] = make_walk_node(
