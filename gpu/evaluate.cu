@@ -29,9 +29,10 @@ constexpr int kWarpsPerBlock = 4;
 // (bench/results/group-scheduling-h100.md). The node kernel keeps its 72 registers (0: no bound).
 constexpr int kLeafBlocksPerSm = 8;
 
+// A tile of cells, each with its terms made once for all targets (tree/gravity.hpp).
 struct NodeTile {
     Vec4<float> com[kWarpLanes];
-    Quadrupole<float> quad[kWarpLanes];
+    CellTerms<float> terms[kWarpLanes];
 };
 
 struct LeafTile {
@@ -157,16 +158,16 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
         if (lane < count) {
             const std::int32_t node = list[base + lane];
             tile.com[lane] = tree.com_mass[node];
-            tile.quad[lane] = tree.quad[node];
+            tile.terms[lane] = cell_terms(tree.quad[node], eps2);
         }
         __syncwarp();
         if (active)
             for (int s = replica; s < count; s += layout.replicas) {
                 const Vec4<float> c = tile.com[s];
-                const Quadrupole<float> q = tile.quad[s];
+                const CellTerms<float> q = tile.terms[s];
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    t.a[k] = m2p<false>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
+                    t.a[k] = m2p_terms<false>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
             }
         if (++tiles % kTilesPerFlush == 0) t.flush(wide, lane);
         __syncwarp();

@@ -51,15 +51,27 @@ template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum
 // (dx,dy,dz) from the target. Monopole plus quadrupole; the dipole vanishes about the centre of mass.
 // kZeroGuard = false drops the r^2 > 0 test: a cell the opening criterion accepted lies outside
 // its opening sphere, never at zero distance, so the tree evaluation needs no guard.
+// What m2p needs of a cell besides its mass, for one softening: the quadrupole with Q_zz spelled
+// out and eps^2 s. They depend on the cell only, so a caller that evaluates one cell against
+// several targets makes them once (the GPU node kernel, when it stages a tile of cells).
+template <class T> struct alignas(8 * sizeof(T)) CellTerms {
+    T xx, xy, xz, yy, yz, zz, eps2_trace, unused;
+};
+
+template <class T> HOST_DEVICE inline CellTerms<T> cell_terms(const Quadrupole<T>& q, T eps2)
+{
+    return {q.xx, q.xy, q.xz, q.yy, q.yz, q.zz(), eps2 * q.trace, T(0)};
+}
+
+// m2p with the cell's terms made already.
 template <bool kZeroGuard = true, class T>
-HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
+HOST_DEVICE inline Accum<T> m2p_terms(Accum<T> acc, T dx, T dy, T dz, T m, const CellTerms<T>& q, T eps2)
 {
     // In d = -r: Q r = -Q d and r^T Q r = d^T Q d, so
     //   a = (M/R_e^3 + 5/2 (d^T Q d - eps^2 s)/R_e^7) d - Q d/R_e^5.
     // Each sum is written as a chain of multiply-adds into one accumulator (two per component of
-    // a, three for d^T Q d - eps^2 s), and eps^2 s and Q_zz depend on the cell only, so a caller
-    // that evaluates one cell against several targets computes them once per cell: the GPU loop
-    // then issues 33 FP32 instructions and one reciprocal root per target (sm_90 SASS).
+    // a, three for d^T Q d - eps^2 s): the GPU loop issues 33 FP32 instructions and one
+    // reciprocal root per target (sm_90 SASS).
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz;
     const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
     const T inv_r2 = inv_r * inv_r;
@@ -67,8 +79,8 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
     const T inv_r5 = inv_r3 * inv_r2;
     const T qdx = q.xx * dx + q.xy * dy + q.xz * dz;
     const T qdy = q.xy * dx + q.yy * dy + q.yz * dz;
-    const T qdz = q.xz * dx + q.yz * dy + q.zz() * dz;
-    const T dqd = dx * qdx + (dy * qdy + (dz * qdz - eps2 * q.trace)); // d^T Q d - eps^2 s
+    const T qdz = q.xz * dx + q.yz * dy + q.zz * dz;
+    const T dqd = dx * qdx + (dy * qdy + (dz * qdz - q.eps2_trace)); // d^T Q d - eps^2 s
     const T quad_pot = dqd * inv_r5;
     const T radial = m * inv_r3 + T(2.5) * (quad_pot * inv_r2);
     acc.ax += radial * dx;
@@ -80,6 +92,12 @@ HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadr
     acc.pot -= m * inv_r;
     acc.pot -= T(0.5) * quad_pot;
     return acc;
+}
+
+template <bool kZeroGuard = true, class T>
+HOST_DEVICE inline Accum<T> m2p(Accum<T> acc, T dx, T dy, T dz, T m, const Quadrupole<T>& q, T eps2)
+{
+    return m2p_terms<kZeroGuard>(acc, dx, dy, dz, m, cell_terms(q, eps2), eps2);
 }
 
 // Acceleration, jerk and potential of a softened pair for the Hermite scheme (kirin, Sapporo).
