@@ -19,8 +19,8 @@ bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
     if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
     bool reordered = false;
     if (may_reorder) {
-        // Positions and masses follow the engine's order while its device works, if it says the
-        // order early (tree-gpu); the velocities need this call's forces for the closing kick.
+        // The particles follow the engine's order while its device works, if it says the order
+        // early (tree-gpu); only the closing kick waits for this call's forces.
         bool moved_early = false;
         const ForceEngine::EarlyMove early = [&](const std::vector<std::uint32_t>& order) {
             order_.move_early(p, order);

@@ -230,16 +230,18 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     const bool full = content == BuildContent::full;
     // A gather from random places: prefetching a few particles ahead keeps more misses in flight.
     constexpr std::int32_t kAhead = 16;
-#pragma omp parallel for schedule(static) if (full)
-    for (std::int32_t k = 0; k < (full ? n : 0); ++k) {
-        if (k + kAhead < n) {
-            const auto ahead = static_cast<Eigen::Index>(tree.order[k + kAhead]);
-            __builtin_prefetch(pos.data() + 3 * ahead);
-            __builtin_prefetch(pos.data() + 3 * ahead + 2); // 24 bytes may straddle two lines
-            __builtin_prefetch(mass.data() + ahead);
+    if (full) {
+#pragma omp parallel for schedule(static)
+        for (std::int32_t k = 0; k < n; ++k) {
+            if (k + kAhead < n) {
+                const auto ahead = static_cast<Eigen::Index>(tree.order[k + kAhead]);
+                __builtin_prefetch(pos.data() + 3 * ahead);
+                __builtin_prefetch(pos.data() + 3 * ahead + 2); // 24 bytes may straddle two lines
+                __builtin_prefetch(mass.data() + ahead);
+            }
+            const auto i = static_cast<Eigen::Index>(tree.order[k]);
+            tree.particles[k] = {pos(0, i), pos(1, i), pos(2, i), mass[i]};
         }
-        const auto i = static_cast<Eigen::Index>(tree.order[k]);
-        tree.particles[k] = {pos(0, i), pos(1, i), pos(2, i), mass[i]};
     }
     t.sort = seconds_since(start);
 

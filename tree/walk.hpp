@@ -36,9 +36,8 @@ struct NodeStep {
 
 // The two opening tests the walk takes (tree/mac.hpp): node i is opened when the test holds.
 // They hold the arrays by value: a reference to the kernel's tree parameter would make the device
-// copy the whole view to local memory and read every pointer from there. Every value a step needs
-// is read before the test, so that on the GPU the loads of a step overlap (one memory round trip
-// per step, not two for an accepted node).
+// copy the whole view to local memory and read every pointer from there. The GPU engine walks on
+// packed nodes instead (PackedOpening below), whose step is one load.
 template <class T> struct GeometricOpening {
     const Vec4<T>* com_mass;
     const T* r_open2;

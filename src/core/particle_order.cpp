@@ -52,6 +52,16 @@ void ParticleOrder::permute(ParticleSet& p, const std::vector<std::uint32_t>& in
     if (forces) permute_array(p.pot, scalars_, index, 1, scatter);
 }
 
+void ParticleOrder::compose_caller_index(const std::vector<std::uint32_t>& order)
+{
+    if (caller_index_.empty()) {
+        index_scratch_ = order;
+        return;
+    }
+    index_scratch_.resize(order.size());
+    permute_blocks(caller_index_.data(), index_scratch_.data(), order, 1, false);
+}
+
 void ParticleOrder::move_early(ParticleSet& p, const std::vector<std::uint32_t>& order)
 {
     if (early_) throw std::logic_error("particle order: move_early twice without adopt");
@@ -76,12 +86,7 @@ void ParticleOrder::move_early(ParticleSet& p, const std::vector<std::uint32_t>&
     p.pos.swap(columns_);
     permute_array(p.vel, velocities_, order, 3, false);
     permute_array(p.mass, scalars_, order, 1, false);
-    // The caller index the adopt() will install, kept aside until then.
-    index_scratch_.resize(order.size());
-    if (caller_index_.empty())
-        index_scratch_ = order;
-    else
-        permute_blocks(caller_index_.data(), index_scratch_.data(), order, 1, false);
+    compose_caller_index(order); // installed by the adopt(), kept aside until then
     early_ = true;
     early_finite_ = finite;
 }
@@ -141,12 +146,7 @@ bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& orde
     } else {
         permute(p, order, false, forces == Forces::moved);
     }
-    if (caller_index_.empty()) {
-        caller_index_ = order;
-        return finite;
-    }
-    index_scratch_.resize(order.size());
-    permute_blocks(caller_index_.data(), index_scratch_.data(), order, 1, false);
+    compose_caller_index(order);
     caller_index_.swap(index_scratch_);
     return finite;
 }

@@ -53,6 +53,9 @@ class ParticleOrder {
     // out[k] = in[index[k]] (gather) or out[index[k]] = in[k] (scatter), for every array of p.
     void permute(ParticleSet& p, const std::vector<std::uint32_t>& index, bool scatter, bool forces);
 
+    // index_scratch_ = the caller index after a move by `order` (the caller index composed with it).
+    void compose_caller_index(const std::vector<std::uint32_t>& order);
+
     std::vector<std::uint32_t> caller_index_, index_scratch_;
     bool early_ = false;       // move_early() ran; adopt() has not yet
     bool early_finite_ = true; // every position it moved was finite
