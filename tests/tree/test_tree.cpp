@@ -656,9 +656,8 @@ TEST_CASE("a build of the structure only, completed by a refit, equals a full bu
     const BuildParams params{16, 32};
     Octree full, structure;
     build_octree_into(full, p.pos, p.mass, params);
-    BuildTimes times;
-    build_octree_into(structure, p.pos, p.mass, params, &times, BuildContent::structure);
-    CHECK(times.moments < 1e-3); // skipped
+    build_octree_into(structure, p.pos, p.mass, params, nullptr, BuildContent::structure);
+    CHECK(structure.com_mass.empty()); // no moments: a fresh tree holds none until its refit
     auto same_bytes = [](const auto& a, const auto& b) {
         return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
     };
