@@ -4,9 +4,9 @@
 // converted particles and padded, so that every float particle lies inside its float box and the
 // walk never accepts a cell that holds one of the group's own particles.
 //
-// pack_float_tree writes straight into caller memory (the GPU engine's pinned upload buffers);
-// FloatTree owns vectors of the same arrays so that the host can walk exactly what the device
-// walks (the list-identity test).
+// pack_float_tree (the GPU engine calls its two parts) writes straight into caller memory (the
+// pinned upload buffers); FloatTree owns vectors of the same arrays so that the host can walk
+// exactly what the device walks (the list-identity test).
 #pragma once
 
 #include <cstdint>
