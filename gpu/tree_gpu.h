@@ -65,8 +65,11 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     // Statistics of the last evaluation of `tree` (the tree last uploaded).
     TreeGpuStats statistics(const Octree& tree) const;
 
+    ResidentLeapfrog* resident_leapfrog() override;
+
+    struct Impl; // gpu/tree_engine_impl.cuh
+
   private:
-    struct Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -34,17 +34,18 @@ class LeapfrogIntegrator final : public Integrator {
         const double wall = std::chrono::duration<double>(Clock::now() - start).count();
         add_phases();
         p.time = t; // no accumulated rounding in the clock
-        last_ = engine_->last_phase_times();
+        last_ = leapfrog_.last_phase_times();
         const double reorder = leapfrog_.reorder_seconds() - reorder_before;
         last_.emplace_back("reorder", reorder);
         last_.emplace_back("integration", std::max(0.0, wall - (leapfrog_.force_seconds() - force_before) - reorder));
     }
     PhaseTimes last_phases() const override { return last_; }
-    void synchronize(ParticleSet&) override {} // every step computes them
+    void synchronize(ParticleSet& p) override { leapfrog_.synchronize(p); } // every step computes them
     void restore_order(ParticleSet& p) override { leapfrog_.restore_order(p); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }
+    bool resident() const override { return leapfrog_.is_resident(); }
     std::string summary() const override
     {
         std::string s = "force engine phases:";
@@ -55,7 +56,7 @@ class LeapfrogIntegrator final : public Integrator {
   private:
     void add_phases()
     {
-        for (const auto& [name, v] : engine_->last_phase_times()) phases_[name] += v;
+        for (const auto& [name, v] : leapfrog_.last_phase_times()) phases_[name] += v;
     }
     using Clock = std::chrono::steady_clock;
     std::unique_ptr<ForceEngine> engine_;

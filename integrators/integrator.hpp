@@ -24,8 +24,10 @@ class Integrator {
 
     // Forces (and whatever else it needs) of the initial particles.
     virtual void start(ParticleSet& particles) = 0;
-    // Advances to t, a multiple of interval() after the start; particles' positions, velocities
-    // and time are then those at t, in the order restore_order() describes.
+    // Advances to t, a multiple of interval() after the start; particles' time is then t, and
+    // their positions, velocities and forces those at t once synchronize() or restore_order() has
+    // run (a resident leapfrog keeps them on its device until then), in the order
+    // restore_order() describes.
     virtual void advance_to(double t, ParticleSet& particles) = 0;
     // Brings particles.acc and particles.pot to the particles' current time (for diagnostics and
     // snapshots); a no-op where every step computes them.
@@ -48,6 +50,8 @@ class Integrator {
     // integrator's own loops). Benchmarks read it.
     virtual PhaseTimes last_phases() const = 0;
     virtual std::string summary() const = 0; // one line for the end of a run
+    // Whether the particles live where the engine computes between outputs (a resident leapfrog).
+    virtual bool resident() const { return false; }
 };
 
 struct IntegratorConfig {

@@ -4,13 +4,39 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace grove {
 
-Leapfrog::Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order)
+namespace {
+
+std::runtime_error non_finite(double t)
+{
+    return std::runtime_error("leapfrog: positions or velocities became non-finite at t = " + std::to_string(t) +
+                              " (time step too large for the softening?)");
+}
+
+} // namespace
+
+Leapfrog::Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order, bool resident)
     : engine_(engine), dt_(dt), keep_engine_order_(keep_engine_order)
 {
     if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("leapfrog: --dt must be a finite number > 0");
+    if (resident && keep_engine_order) resident_ = engine.resident_leapfrog();
+}
+
+PhaseTimes Leapfrog::last_phase_times() const
+{
+    return resident_ && resident_->loaded() ? resident_->last_phase_times() : engine_.last_phase_times();
+}
+
+void Leapfrog::synchronize(ParticleSet& p)
+{
+    if (!resident_ || !resident_->loaded() || synchronized_) return;
+    const auto start = std::chrono::steady_clock::now();
+    resident_->store(p);
+    synchronized_ = true;
+    reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
@@ -66,6 +92,7 @@ bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
 
 void Leapfrog::restore_order(ParticleSet& p)
 {
+    if (resident_ && resident_->loaded()) return synchronize(p); // kept in the caller's order on the host
     const auto start = std::chrono::steady_clock::now();
     if (order_.restore(p)) engine_.particles_reordered();
     reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -73,6 +100,7 @@ void Leapfrog::restore_order(ParticleSet& p)
 
 void Leapfrog::start(ParticleSet& p)
 {
+    if (resident_) resident_->unload();
     compute_forces(p, 0, false); // the caller reads these forces: its order
     started_ = true;
 }
@@ -80,12 +108,24 @@ void Leapfrog::start(ParticleSet& p)
 void Leapfrog::resume(const ParticleSet& p)
 {
     if (!p.has_forces()) throw std::runtime_error("leapfrog: the checkpoint has no accelerations");
+    if (resident_) resident_->unload();
     started_ = true;
 }
 
 void Leapfrog::step(ParticleSet& p)
 {
     if (!started_) throw std::logic_error("leapfrog: step() before start()");
+    if (resident_) {
+        const auto start = std::chrono::steady_clock::now();
+        if (!resident_->loaded()) resident_->load(p, dt_);
+        synchronized_ = false;
+        const bool finite = resident_->step();
+        force_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        p.time += dt_;
+        ++steps_;
+        if (!finite) throw non_finite(p.time);
+        return;
+    }
     const double half = 0.5 * dt_, dt = dt_;
     // Fused OpenMP loops over the 3N coordinates: each is one pass over memory.
     const auto count = static_cast<std::int64_t>(3 * p.size());
@@ -102,9 +142,7 @@ void Leapfrog::step(ParticleSet& p)
     const bool finite = compute_forces(p, half, keep_engine_order_); // and the closing half-kick
     p.time += dt_;
     ++steps_;
-    if (!finite)
-        throw std::runtime_error("leapfrog: positions or velocities became non-finite at t = " +
-                                 std::to_string(p.time) + " (time step too large for the softening?)");
+    if (!finite) throw non_finite(p.time);
 }
 
 } // namespace grove

@@ -9,13 +9,15 @@
 #include "core/force_engine.hpp"
 #include "core/particle_order.hpp"
 #include "core/particles.hpp"
+#include "core/resident_leapfrog.hpp"
 
 namespace grove {
 
 class Leapfrog {
   public:
-    // keep_engine_order: see restore_order().
-    Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order = true);
+    // keep_engine_order: see restore_order(). resident: take the engine's resident stepper where it
+    // offers one (core/resident_leapfrog.hpp; only with keep_engine_order).
+    Leapfrog(ForceEngine& engine, double dt, bool keep_engine_order = true, bool resident = true);
 
     // Computes the forces of the initial state (into particles.acc / pot), in its order.
     void start(ParticleSet& particles);
@@ -29,6 +31,14 @@ class Leapfrog {
     // back into the order start() or resume() received them in; callers call it before they write
     // the particles out or read IDs or types. No force evaluation and no communication.
     void restore_order(ParticleSet& particles);
+    // With a resident stepper, the particles' positions, velocities and forces stay where the
+    // engine keeps them between outputs: this (and restore_order) brings them back, in the order
+    // start() or resume() received them in. Without one, a no-op.
+    void synchronize(ParticleSet& particles);
+
+    // The engine's phases of the last step (the resident stepper's where there is one).
+    PhaseTimes last_phase_times() const;
+    bool is_resident() const { return resident_ != nullptr; }
 
     double dt() const { return dt_; }
     double force_seconds() const { return force_seconds_; }     // wall time inside the engine
@@ -43,6 +53,8 @@ class Leapfrog {
     bool compute_forces(ParticleSet& particles, double kick, bool may_reorder);
 
     ForceEngine& engine_;
+    ResidentLeapfrog* resident_ = nullptr; // the engine's, or null
+    bool synchronized_ = false;            // the host's particles hold the resident state
     double dt_;
     bool started_ = false;
     bool keep_engine_order_;

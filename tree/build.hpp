@@ -26,6 +26,7 @@ struct TreeParams {
     MacKind mac = MacKind::geometric;
     double alpha = 1e-3;    // the relative criterion's (tree/mac.hpp)
     bool lookahead = false; // the next tree built from predicted positions meanwhile (tree/refit.hpp)
+    bool resident = true;   // tree-gpu: offer whole leapfrog steps on the device (with lookahead)
 
     OpeningCriterion opening() const { return {mac, theta, alpha}; }
 };

@@ -18,6 +18,7 @@ TreeParams tree_params(const EngineConfig& c)
     p.build = {c.nleaf, c.ncrit};
     p.rebuild_every = c.rebuild_every;
     p.lookahead = c.lookahead;
+    p.resident = c.resident;
     return p;
 }
 

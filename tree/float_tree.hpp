@@ -9,12 +9,80 @@
 // exactly what the device walks (the list-identity test).
 #pragma once
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "core/host_device.hpp"
 #include "tree/octree.hpp"
 
 namespace grove {
+
+// The float tree's origin and the pad of its comparisons. The origin is the centre of mass of
+// everything: where the particles are densest (a galaxy's centre), float then resolves the
+// smallest offsets. The root's cell holds every particle (after a refit too), which bounds the
+// largest coordinate. Float positions are off by up to half an ulp of the largest coordinate;
+// every distance the walk compares carries a few such errors. The pad (4 ulps of the largest
+// coordinate) goes into the opening radii and the group boxes so that a group still always opens
+// its own cells.
+struct FloatOrigin {
+    double cx = 0, cy = 0, cz = 0;
+    float pad = 0;
+    HOST_DEVICE Vec4<float> shifted(const Vec4<double>& v) const
+    {
+        return Vec4<float>{static_cast<float>(v.x - cx), static_cast<float>(v.y - cy), static_cast<float>(v.z - cz),
+                           static_cast<float>(v.w)};
+    }
+};
+
+// The origin of a tree whose root has centre of mass `com`, cell centre `cell` and size `size`.
+HOST_DEVICE inline FloatOrigin float_origin(const Vec4<double>& com, const Vec4<double>& cell, double size)
+{
+    FloatOrigin o;
+    o.cx = com.x;
+    o.cy = com.y;
+    o.cz = com.z;
+    const double extent = fmax(fmax(fabs(cell.x - o.cx), fabs(cell.y - o.cy)), fabs(cell.z - o.cz)) + 0.5 * size;
+    o.pad = 4 * static_cast<float>(extent) * FLT_EPSILON;
+    return o;
+}
+FloatOrigin float_origin(const Octree& tree);
+
+// One node's float values from its double ones.
+HOST_DEVICE inline void pack_float_node(const FloatOrigin& origin, const Vec4<double>& com, const Quadrupole<double>& q,
+                                        double size, double com_offset, Vec4<float>& com_out, Quadrupole<float>& q_out,
+                                        float& size_out, float& com_offset_out)
+{
+    com_out = origin.shifted(com);
+    q_out = Quadrupole<float>{static_cast<float>(q.xx), static_cast<float>(q.xy), static_cast<float>(q.xz),
+                              static_cast<float>(q.yy), static_cast<float>(q.yz), static_cast<float>(q.trace)};
+    size_out = static_cast<float>(size);
+    // Rounded up and padded so that the float radius is never smaller than the double one.
+    com_offset_out = nextafterf(static_cast<float>(com_offset), INFINITY) + origin.pad;
+}
+
+// A group's box from its float particles, padded by a few ulps so that every particle lies inside.
+HOST_DEVICE inline Group<float> float_group(ParticleRange r, const Vec4<float>* particles, float pad)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (std::int32_t i = r.begin; i < r.end; ++i) {
+        const Vec4<float> p = particles[i];
+        const float c[3] = {p.x, p.y, p.z};
+        for (int d = 0; d < 3; ++d) {
+            lo[d] = fminf(lo[d], c[d]);
+            hi[d] = fmaxf(hi[d], c[d]);
+        }
+    }
+    float centre[3], half_extent[3];
+    for (int d = 0; d < 3; ++d) {
+        centre[d] = 0.5f * (lo[d] + hi[d]);
+        const float h = fmaxf(hi[d] - centre[d], centre[d] - lo[d]);
+        half_extent[d] = h * (1 + 4e-7f) + pad; // covers the rounding of centre and h
+    }
+    return Group<float>{
+        {centre[0], centre[1], centre[2], 0.f}, {half_extent[0], half_extent[1], half_extent[2], 0.f}, r};
+}
 
 // Writes every array but r_open2 (set per theta) into `out`, which must have room for the tree.
 // with_order = false leaves out.order unwritten (4 bytes a particle): a caller that takes the

@@ -34,6 +34,7 @@ struct BenchConfig {
     std::string engine = "tree";           // step
     std::vector<int> gpus;                 // scaling: the GPUs of one process (empty: every visible one)
     bool keep_engine_order = true;         // step: particles in the tree's order between steps
+    bool resident = true;                  // step: whole steps on the GPU (tree-gpu, look-ahead)
     bool lookahead = true;                 // step: the next tree built while the GPU evaluates
 };
 

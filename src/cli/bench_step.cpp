@@ -30,7 +30,8 @@ std::string compact(double v)
 // Where a phase runs, by the names the tree engines give their phases.
 const char* phase_place(const std::string& name)
 {
-    for (const char* gpu : {"opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves"})
+    for (const char* gpu :
+         {"kick-drift", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
         if (name == gpu) return "GPU";
     for (const char* transfer : {"upload", "download"})
         if (name == transfer) return "transfer";
@@ -73,6 +74,7 @@ int bench_step(const BenchConfig& c)
     // it builds every step.
     const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
     ic.engine.lookahead = lookahead;
+    ic.engine.resident = c.resident;
     ic.dt = dt;
     ic.keep_engine_order = c.keep_engine_order;
     report_engine_choice(c.engine);
@@ -129,13 +131,14 @@ int bench_step(const BenchConfig& c)
 
     const double per = 1e3 / c.steps;
     const std::string criterion = c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
-    std::printf("grove bench step: %s, N = %lld, %s, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
-                "particles between steps in the %s order; look-ahead %s; engine %s; %d OpenMP threads; mean of %d "
-                "steps after %d "
-                "warm-up steps\n\n",
-                c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf, c.ncrit, c.rebuild_every,
-                c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", integrator->engine_name().c_str(),
-                omp_get_max_threads(), c.steps, c.warmup);
+    std::printf(
+        "grove bench step: %s, N = %lld, %s, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
+        "particles between steps in the %s order; look-ahead %s; resident %s; engine %s; %d OpenMP threads; mean of %d "
+        "steps after %d "
+        "warm-up steps\n\n",
+        c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf, c.ncrit, c.rebuild_every,
+        c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", integrator->resident() ? "on" : "off",
+        integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
     std::printf("| phase | where | ms per step |\n|---|---|---|\n");
     double host = 0, transfer = 0, gpu = 0;
     for (const auto& [name, seconds] : sums) {

@@ -71,6 +71,10 @@ void add_engine_options(cxxopts::Options& options)
         "lookahead",
         "tree-gpu, leapfrog: build the next tree from predicted positions while the GPU evaluates, and only "
         "refit it at the next step (--lookahead=false: build every step)",
+        cxxopts::value<bool>()->default_value("true"))(
+        "resident",
+        "tree-gpu, leapfrog with --lookahead and the geometric criterion: keep the particles on the GPU and run "
+        "whole steps there (--resident=false: positions and forces cross to the host every step)",
         cxxopts::value<bool>()->default_value("true"))("eps", "Plummer softening length (length units; 0 allowed)",
                                                        cxxopts::value<double>()->default_value("0"))(
         "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>())(
@@ -92,6 +96,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.ncrit = result["ncrit"].as<int>();
     o.rebuild_every = result["rebuild-every"].as<int>();
     o.lookahead = result["lookahead"].as<bool>();
+    o.resident = result["resident"].as<bool>();
     if (o.rebuild_every != 1) o.lookahead = false; // refits between builds: nothing to look ahead for
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;

@@ -113,6 +113,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
         throw std::runtime_error("--particle-order takes tree or caller (got '" + order + "')");
     c.keep_engine_order = order == "tree";
     c.lookahead = r["lookahead"].as<bool>();
+    c.resident = r["resident"].as<bool>();
     if (r.count("gpus")) c.gpus = parse_gpus(r["gpus"].as<std::string>());
     return c;
 }
@@ -159,6 +160,10 @@ int command_bench(int argc, char** argv)
         "lookahead",
         "step, tree-gpu: build the next tree from predicted positions while the GPU evaluates "
         "(--lookahead=false: build every step)",
+        cxxopts::value<bool>()->default_value("true"))(
+        "resident",
+        "step, tree-gpu with look-ahead: whole steps on the GPU, the particles kept there "
+        "(--resident=false: on the host)",
         cxxopts::value<bool>()->default_value("true"));
     options.add_options("scaling")("gpus",
                                    "scaling, direct-gpu in one process: the GPUs to spread over, e.g. 0,1 "

@@ -25,6 +25,7 @@ struct EngineConfig {
     int ncrit = 64;                   // tree: most particles in a group
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
     bool lookahead = true;            // tree-gpu: build the next tree from the integrator's prediction
+    bool resident = true;             // tree-gpu, leapfrog: whole steps on the device (needs lookahead)
                                       // while an evaluation runs (ForceEngine::hint_next_drift)
     int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
     std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation

@@ -28,6 +28,8 @@ struct Forces {
 // Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
 
+class ResidentLeapfrog; // core/resident_leapfrog.hpp
+
 class ForceEngine {
   public:
     virtual ~ForceEngine() = default;
@@ -83,6 +85,10 @@ class ForceEngine {
     // prediction while this call evaluates, and the next call only refits it. vel and acc must
     // stay unchanged until compute() returns.
     virtual void hint_next_drift(const Eigen::Matrix3Xd& /*vel*/, const Eigen::Matrix3Xd& /*acc*/, double /*dt*/) {}
+    // An engine that can run whole leapfrog steps with the particles kept where it computes
+    // (core/resident_leapfrog.hpp) returns its stepper, owned by the engine; null otherwise or
+    // where its settings rule it out.
+    virtual ResidentLeapfrog* resident_leapfrog() { return nullptr; }
 };
 
 inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
+#include "core/diagnostics.hpp"
 #include "core/force_errors.hpp"
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
@@ -351,4 +353,71 @@ TEST_CASE("tree-gpu with look-ahead: refitted trees built from the leapfrog's pr
             return std::make_unique<TreeGpuEngine>(params, GravityParams{1.0, 0.02});
         },
         [](ForceEngine& e) { return static_cast<TreeGpuEngine&>(e).loaded_statistics(); });
+}
+
+TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's order back, outputs change nothing",
+          "[gpu][tree][resident]")
+{
+    const ParticleSet start = make_plummer(20000, 4);
+    TreeParams params{0.5, {64, 64}};
+    params.lookahead = true;
+    const GravityParams gravity{1.0, 0.02};
+    const double dt = 1.0 / 128;
+    TreeGpuEngine on_host(params, gravity), resident(params, gravity), resident_synced(params, gravity);
+    Leapfrog a_lf(on_host, dt, true, false), b_lf(resident, dt), c_lf(resident_synced, dt);
+    REQUIRE(!a_lf.is_resident());
+    REQUIRE(b_lf.is_resident());
+    ParticleSet a = start, b = start, c = start;
+    a_lf.start(a);
+    b_lf.start(b);
+    c_lf.start(c);
+    for (int s = 0; s < 16; ++s) {
+        a_lf.step(a);
+        b_lf.step(b);
+        c_lf.step(c);
+        if (s == 5) c_lf.synchronize(c);   // a diagnostics line
+        if (s == 9) c_lf.restore_order(c); // a snapshot
+    }
+    a_lf.restore_order(a);
+    b_lf.restore_order(b);
+    c_lf.restore_order(c);
+    CHECK(b.time == a.time);
+    // Outputs read the device's state and leave it alone: bit for bit the same run.
+    CHECK(c.pos == b.pos);
+    CHECK(c.vel == b.vel);
+    CHECK(c.acc == b.acc);
+    // The host pipeline's first tree is a fresh build, the resident one's a refitted look-ahead
+    // structure: their forces differ by the tree's error from the first step on, and the orbits by
+    // that much times dt^2.
+    const double moved = (a.pos - start.pos).norm();
+    INFO("position difference " << (a.pos - b.pos).norm() << " of a displacement " << moved);
+    CHECK((a.pos - b.pos).norm() < 1e-4 * moved);
+    CHECK((a.vel - b.vel).norm() < 1e-5 * a.vel.norm());
+    CHECK((a.acc - b.acc).norm() < 1e-3 * a.acc.norm());
+    CHECK((a.pot - b.pot).norm() < 1e-4 * a.pot.norm());
+    // In the caller's order: the positions started there.
+    CHECK((b.pos - start.pos).norm() < 2 * moved);
+    const double ea = compute_diagnostics(a, a.pot).total, eb = compute_diagnostics(b, b.pot).total;
+    CHECK(std::abs(ea - eb) < 1e-6 * std::abs(ea));
+    // The resident forces are those of the positions: a fresh evaluation agrees to the tree's error.
+    Forces fresh;
+    TreeGpuEngine(TreeParams{0.5, {64, 64}}, gravity).compute(b.pos, b.mass, fresh);
+    CHECK((fresh.acc - b.acc).norm() < 1e-3 * b.acc.norm());
+
+    // A non-finite velocity stops the step with the leapfrog's error, not a crash or a NaN orbit.
+    ParticleSet d = start;
+    TreeGpuEngine broken(params, gravity);
+    Leapfrog d_lf(broken, dt);
+    d_lf.start(d);
+    d.vel(0, 7) = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(d_lf.step(d), Catch::Contains("non-finite"));
+
+    // Only where the whole step can run on the device.
+    TreeParams relative = params, reuse = params, no_lookahead = params;
+    relative.mac = MacKind::relative;
+    reuse.rebuild_every = 4;
+    no_lookahead.lookahead = false;
+    CHECK(TreeGpuEngine(relative, gravity).resident_leapfrog() == nullptr);
+    CHECK(TreeGpuEngine(reuse, gravity).resident_leapfrog() == nullptr);
+    CHECK(TreeGpuEngine(no_lookahead, gravity).resident_leapfrog() == nullptr);
 }

@@ -17,6 +17,8 @@
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
 #include "tree/morton.hpp"
+#include "tree/node_levels.hpp"
+#include "tree/node_moments.hpp"
 #include "tree/radix_sort.hpp"
 #include "tree/refit.hpp"
 #include "tree/tree_cpu.hpp"
@@ -684,6 +686,74 @@ TEST_CASE("a build of the structure only, completed by a refit, equals a full bu
         REQUIRE((a.half_extent.x == b.half_extent.x && a.half_extent.y == b.half_extent.y &&
                  a.half_extent.z == b.half_extent.z));
     }
+}
+
+TEST_CASE("a refit level by level, deepest first (the resident GPU order), equals the host refit bit for bit",
+          "[tree][refit][resident]")
+{
+    ParticleSet p = test::clustered_particles(30000, 5);
+    const BuildParams params{16, 32};
+    Octree host, levelled;
+    build_octree_into(host, p.pos, p.mass, params, nullptr, BuildContent::structure);
+    build_octree_into(levelled, p.pos, p.mass, params, nullptr, BuildContent::structure);
+    NodeLevels levels;
+    node_levels(levelled.next.data(), levelled.num_nodes(), levels);
+    // Every node once, every child on a level before its parent's.
+    const auto m = static_cast<std::size_t>(levelled.num_nodes());
+    REQUIRE(levels.nodes.size() == m);
+    REQUIRE(levels.begin.back() == static_cast<std::int32_t>(m));
+    std::vector<int> level_of(m, -1);
+    for (int k = 0; k < levels.count(); ++k)
+        for (std::int32_t j = levels.begin[k]; j < levels.begin[k + 1]; ++j) {
+            REQUIRE(level_of[static_cast<std::size_t>(levels.nodes[static_cast<std::size_t>(j)])] == -1);
+            level_of[static_cast<std::size_t>(levels.nodes[static_cast<std::size_t>(j)])] = k;
+        }
+    for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
+        for (std::int32_t c = i + 1; c < levelled.next[i]; c = levelled.next[c])
+            REQUIRE(level_of[static_cast<std::size_t>(c)] == level_of[static_cast<std::size_t>(i)] - 1);
+    CHECK(level_of[0] == levels.count() - 1); // the root last
+
+    // The drifted positions, refitted by the host and by finish_node in level order.
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> g(0.0, 2e-3);
+    for (Eigen::Index i = 0; i < p.pos.cols(); ++i) p.pos.col(i) += Eigen::Vector3d(g(rng), g(rng), g(rng));
+    refit_octree(host, p.pos, p.mass);
+    for (std::size_t k = 0; k < levelled.particles.size(); ++k) {
+        const auto i = static_cast<Eigen::Index>(levelled.order[k]);
+        levelled.particles[k] = {p.pos(0, i), p.pos(1, i), p.pos(2, i), p.mass[i]};
+    }
+    levelled.com_mass.resize(m);
+    levelled.quad.resize(m);
+    levelled.com_offset.resize(m);
+    std::vector<NodeBox> boxes(m);
+    MomentArrays t;
+    t.particles = levelled.particles.data();
+    t.next = levelled.next.data();
+    t.is_leaf = levelled.is_leaf.data();
+    t.range = levelled.range.data();
+    t.cell_centre = levelled.cell_centre.data();
+    t.size = levelled.size.data();
+    t.com_mass = levelled.com_mass.data();
+    t.quad = levelled.quad.data();
+    t.com_offset = levelled.com_offset.data();
+    t.boxes = boxes.data();
+    for (std::int32_t i : levels.nodes) finish_node(t, i);
+    auto same_bytes = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    CHECK(same_bytes(levelled.com_mass, host.com_mass));
+    CHECK(same_bytes(levelled.quad, host.quad));
+    CHECK(same_bytes(levelled.size, host.size));
+    CHECK(same_bytes(levelled.com_offset, host.com_offset));
+    CHECK(same_bytes(levelled.cell_centre, host.cell_centre));
+
+    // A chain (0 holds 1 holds 2) has three levels; skip indices that do not nest are refused.
+    NodeLevels chain;
+    const std::int32_t nested[] = {3, 3, 3};
+    node_levels(nested, 3, chain);
+    CHECK(chain.nodes == std::vector<std::int32_t>{2, 1, 0});
+    const std::int32_t crossing[] = {2, 3, 3}; // node 1's subtree [1, 3) runs past its parent's [0, 2)
+    CHECK_THROWS_AS(node_levels(crossing, 3, chain), std::invalid_argument);
 }
 
 TEST_CASE("a look-ahead tree is refitted only when the particles are in the order it was built for",

@@ -1,0 +1,414 @@
+#include "gpu/tree_resident.cuh"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+#include "core/wall_clock.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/tree_engine_impl.cuh"
+#include "tree/build.hpp"
+#include "tree/float_tree.hpp"
+
+namespace grove {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+unsigned blocks_for(std::size_t n)
+{
+    return static_cast<unsigned>(gpu::ceil_div(std::max<std::size_t>(n, 1), kBlock));
+}
+
+// Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
+enum Event { kStart, kPredicted, kPredictionCopied, kRefitted, kStaged, kStagingFree };
+
+__device__ inline bool finite3(double x, double y, double z)
+{
+    return isfinite(x) && isfinite(y) && isfinite(z);
+}
+
+// The opening half-kick and the drift, with everything gathered into the new tree's order
+// (particle order[k] of the old order becomes particle k), and the positions one step further
+// predicted with the old acceleration (as Leapfrog::step hints them on the host).
+__global__ void kick_drift_gather_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
+                                         const Vec4<double>* vel, const Vec4<double>* acc, const std::uint32_t* caller,
+                                         Vec4<double>* body_out, Vec4<double>* vel_half, std::uint32_t* caller_out,
+                                         double* pred, int* flags)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const std::uint32_t j = order[k];
+    const Vec4<double> b = body[j], v = vel[j], a = acc[j];
+    const double half = 0.5 * dt;
+    const Vec4<double> vh{v.x + half * a.x, v.y + half * a.y, v.z + half * a.z, 0};
+    const Vec4<double> x{b.x + dt * vh.x, b.y + dt * vh.y, b.z + dt * vh.z, b.w};
+    body_out[k] = x;
+    vel_half[k] = vh;
+    caller_out[k] = caller[j];
+    pred[3 * k] = x.x + dt * (vh.x + dt * a.x);
+    pred[3 * k + 1] = x.y + dt * (vh.y + dt * a.y);
+    pred[3 * k + 2] = x.z + dt * (vh.z + dt * a.z);
+    if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
+}
+
+// The positions alone (a look-ahead build that failed is redone from them).
+__global__ void positions_kernel(int n, const Vec4<double>* body, double* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    out[3 * k] = body[k].x;
+    out[3 * k + 1] = body[k].y;
+    out[3 * k + 2] = body[k].z;
+}
+
+__global__ void finish_level_kernel(MomentArrays t, const std::int32_t* nodes, int count)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count) finish_node(t, nodes[k]);
+}
+
+__device__ FloatOrigin root_origin(const Vec4<double>* com, const Vec4<double>* cell, const double* size)
+{
+    return float_origin(com[0], cell[0], size[0]);
+}
+
+__global__ void pack_particles_kernel(int n, const Vec4<double>* body, const Vec4<double>* com,
+                                      const Vec4<double>* cell, const double* size, Vec4<float>* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = root_origin(com, cell, size).shifted(body[k]);
+}
+
+__global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupole<double>* quad,
+                                  const Vec4<double>* cell, const double* size, const double* offset,
+                                  TreeArrays<float, Pointer> out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    pack_float_node(root_origin(com, cell, size), com[i], quad[i], size[i], offset[i], out.com_mass[i], out.quad[i],
+                    out.size[i], out.com_offset[i]);
+}
+
+__global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec4<double>* com,
+                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
+}
+
+// The closing half-kick with the new forces (sums without G, in the tree's order). It reads only
+// the half-kicked velocities and the sums, so a repeated evaluation may run it again.
+__global__ void kick_kernel(int n, double half, double G, const float4* sums, const Vec4<double>* vel_half,
+                            Vec4<double>* acc, Vec4<double>* vel, int* flags)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float4 s = sums[k];
+    const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as store_forces converts them
+    acc[k] = a;
+    const Vec4<double> vh = vel_half[k];
+    const Vec4<double> v{vh.x + half * a.x, vh.y + half * a.y, vh.z + half * a.z, 0};
+    vel[k] = v;
+    if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
+}
+
+template <class T> void copy_async(T* to, const T* from, std::size_t count, cudaMemcpyKind kind, cudaStream_t s)
+{
+    if (count > 0) CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, s));
+}
+
+} // namespace
+
+TreeGpuResident::TreeGpuResident(TreeGpuEngine::Impl& engine) : e_(engine)
+{
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    for (cudaEvent_t& ev : ev_) CUDA_CHECK(cudaEventCreate(&ev));
+}
+
+TreeGpuResident::~TreeGpuResident()
+{
+    cudaStreamSynchronize(copy_);
+    for (cudaEvent_t ev : ev_) cudaEventDestroy(ev);
+    cudaStreamDestroy(copy_);
+}
+
+void TreeGpuResident::load(const ParticleSet& p, double dt)
+{
+    unload();
+    const auto n = p.size();
+    if (n == 0) throw std::invalid_argument("tree-gpu: no particles to evolve");
+    if (n > static_cast<std::size_t>(INT32_MAX / 2)) throw std::runtime_error("tree-gpu: at most 2^30 particles");
+    if (!p.has_forces()) throw std::logic_error("tree-gpu: a resident leapfrog starts from particles with forces");
+    if (!(dt > 0)) throw std::invalid_argument("tree-gpu: the leapfrog step must be > 0");
+    n_ = static_cast<int>(n);
+    dt_ = dt;
+    for (int b = 0; b < 2; ++b) {
+        body_[b].reserve(n, "resident positions");
+        acc_[b].reserve(n, "resident accelerations");
+        caller_[b].reserve(n, "resident particle order");
+    }
+    vel_.reserve(n, "resident velocities");
+    vel_half_.reserve(n, "resident velocities");
+    pred_.reserve(3 * n, "predicted positions");
+    flags_.reserve(1, "step flags");
+    order_.reserve(n, "tree order");
+    h_body_.reserve(n, "resident positions");
+    h_vel_.reserve(n, "resident velocities");
+    h_acc_.reserve(n, "resident accelerations");
+    h_caller_.reserve(n, "resident particle order");
+    h_pred_.reserve(3 * n, "predicted positions");
+    h_flags_.reserve(1, "step flags");
+    const auto count = static_cast<std::int64_t>(n);
+    const double half = 0.5 * dt;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < count; ++k) {
+        const auto i = static_cast<Eigen::Index>(k);
+        h_body_[k] = {p.pos(0, i), p.pos(1, i), p.pos(2, i), p.mass[i]};
+        h_vel_[k] = {p.vel(0, i), p.vel(1, i), p.vel(2, i), 0};
+        h_acc_[k] = {p.acc(0, i), p.acc(1, i), p.acc(2, i), p.pot[i]};
+        h_caller_[k] = static_cast<std::uint32_t>(k);
+        // The first tree from the positions after the first drift (the first step's look-ahead).
+        for (int d = 0; d < 3; ++d) h_pred_[3 * k + d] = p.pos(d, i) + dt * (p.vel(d, i) + half * p.acc(d, i));
+    }
+    copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
+    copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
+    copy_async(acc_[0].data(), h_acc_.data(), n, cudaMemcpyHostToDevice, e_.stream);
+    copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    cur_ = 0;
+    mass_ = p.mass;
+    stage_structure(h_pred_.data()); // if the input is not finite, step() finds out and says so
+    loaded_ = true;
+}
+
+void TreeGpuResident::unload()
+{
+    if (loaded_ || staged_) {
+        CUDA_CHECK(cudaStreamSynchronize(copy_));
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    }
+    loaded_ = staged_ = false;
+}
+
+bool TreeGpuResident::stage_structure(const double* positions)
+{
+    Octree& t = trees_[1 - live_];
+    try {
+        const Eigen::Map<const Eigen::Matrix3Xd> pos(positions, 3, n_);
+        build_octree_into(t, pos, mass_, e_.params.build, nullptr, BuildContent::structure);
+    } catch (const std::exception&) {
+        return false; // non-finite predictions: the next step builds from the positions themselves
+    }
+    node_levels(t.next.data(), t.num_nodes(), levels_);
+    const auto n = static_cast<std::size_t>(n_);
+    const auto m = static_cast<std::size_t>(t.num_nodes());
+    const auto g = t.groups.size();
+    // The last staging's copies read the pinned buffers until they are done.
+    CUDA_CHECK(cudaEventSynchronize(ev_[kStaged]));
+    h_order_.reserve(n, "tree order");
+    h_next_.reserve(m, "tree next indices");
+    h_leaf_.reserve(m, "tree leaf flags");
+    h_range_.reserve(m, "tree node ranges");
+    h_cell_.reserve(m, "tree cells");
+    h_level_nodes_.reserve(m, "tree levels");
+    h_group_range_.reserve(g, "tree groups");
+    std::memcpy(h_order_.data(), t.order.data(), n * sizeof(std::uint32_t));
+    std::memcpy(h_next_.data(), t.next.data(), m * sizeof(std::int32_t));
+    std::memcpy(h_leaf_.data(), t.is_leaf.data(), m);
+    std::memcpy(h_range_.data(), t.range.data(), m * sizeof(ParticleRange));
+    std::memcpy(h_cell_.data(), t.cell_centre.data(), m * sizeof(Vec4<double>));
+    std::memcpy(h_level_nodes_.data(), levels_.nodes.data(), m * sizeof(std::int32_t));
+    for (std::size_t k = 0; k < g; ++k) h_group_range_[k] = t.groups[k].range;
+    // The masses follow the particles into the tree's order, ready for the next build.
+    mass_next_.resize(n_);
+    const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < count; ++k) mass_next_[k] = mass_[t.order[static_cast<std::size_t>(k)]];
+    mass_.swap(mass_next_);
+
+    s_order_.reserve(n, "tree order");
+    s_next_.reserve(m, "tree next indices");
+    s_leaf_.reserve(m, "tree leaf flags");
+    s_range_.reserve(m, "tree node ranges");
+    s_cell_.reserve(m, "tree cells");
+    s_level_nodes_.reserve(m, "tree levels");
+    s_group_range_.reserve(g, "tree groups");
+    CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kStagingFree], 0)); // the device took the last staging
+    copy_async(s_order_.data(), h_order_.data(), n, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_next_.data(), h_next_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_leaf_.data(), h_leaf_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_range_.data(), h_range_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_cell_.data(), h_cell_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_level_nodes_.data(), h_level_nodes_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
+    CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), levels_.begin};
+    staged_ = true;
+    return true;
+}
+
+void TreeGpuResident::apply_staged()
+{
+    const auto n = static_cast<std::size_t>(n_);
+    const auto m = static_cast<std::size_t>(staged_info_.nodes);
+    const auto g = static_cast<std::size_t>(staged_info_.groups);
+    order_.reserve(n, "tree order");
+    cell_.reserve(m, "tree cells");
+    level_nodes_.reserve(m, "tree levels");
+    group_range_.reserve(g, "tree groups");
+    com_.reserve(m, "tree centres of mass");
+    quad_.reserve(m, "tree quadrupoles");
+    size_.reserve(m, "tree cell sizes");
+    offset_.reserve(m, "tree com offsets");
+    boxes_.reserve(m, "tree boxes");
+    const std::size_t counts[] = {n, m, g};
+    for_each_array(e_.dev, [&](auto& a, const TreeArrayInfo& info) {
+        a.reserve(counts[static_cast<int>(info.extent)], info.name);
+    });
+    CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kStaged], 0));
+    const cudaMemcpyKind d2d = cudaMemcpyDeviceToDevice;
+    copy_async(order_.data(), s_order_.data(), n, d2d, e_.stream);
+    copy_async(e_.dev.next.data(), s_next_.data(), m, d2d, e_.stream);
+    copy_async(e_.dev.is_leaf.data(), s_leaf_.data(), m, d2d, e_.stream);
+    copy_async(e_.dev.range.data(), s_range_.data(), m, d2d, e_.stream);
+    copy_async(cell_.data(), s_cell_.data(), m, d2d, e_.stream);
+    copy_async(level_nodes_.data(), s_level_nodes_.data(), m, d2d, e_.stream);
+    copy_async(group_range_.data(), s_group_range_.data(), g, d2d, e_.stream);
+    CUDA_CHECK(cudaEventRecord(ev_[kStagingFree], e_.stream));
+    level_begin_ = staged_info_.level_begin;
+    live_ = 1 - live_;
+    staged_ = false;
+    e_.num_particles = n_;
+    e_.num_nodes = staged_info_.nodes;
+    e_.num_groups = staged_info_.groups;
+    e_.loaded = &trees_[live_];
+    e_.uploaded = true;
+    e_.evaluated = false;
+}
+
+bool TreeGpuResident::step()
+{
+    if (!loaded_) throw std::logic_error("tree-gpu: resident step before load");
+    const auto start = WallClock::now();
+    const auto n = static_cast<std::size_t>(n_);
+    if (!staged_) { // the last look-ahead build failed: build from the positions themselves
+        positions_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), pred_.data());
+        gpu::check_launch("positions_kernel", e_.stream);
+        copy_async(h_pred_.data(), pred_.data(), 3 * n, cudaMemcpyDeviceToHost, e_.stream);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        if (!stage_structure(h_pred_.data())) return false;
+    }
+    apply_staged();
+    const int nx = 1 - cur_;
+    CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
+    CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
+    kick_drift_gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+        n_, dt_, order_.data(), body_[cur_].data(), vel_.data(), acc_[cur_].data(), caller_[cur_].data(),
+        body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
+    gpu::check_launch("kick_drift_gather_kernel", e_.stream);
+    CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
+    CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
+    copy_async(h_pred_.data(), pred_.data(), 3 * n, cudaMemcpyDeviceToHost, copy_);
+    CUDA_CHECK(cudaEventRecord(ev_[kPredictionCopied], copy_));
+
+    // The refit to the exact positions, deepest level first, then the float tree the walk reads.
+    MomentArrays t;
+    t.particles = body_[nx].data();
+    t.next = e_.dev.next.data();
+    t.is_leaf = e_.dev.is_leaf.data();
+    t.range = e_.dev.range.data();
+    t.cell_centre = cell_.data();
+    t.size = size_.data();
+    t.com_mass = com_.data();
+    t.quad = quad_.data();
+    t.com_offset = offset_.data();
+    t.boxes = boxes_.data();
+    for (std::size_t k = 0; k + 1 < level_begin_.size(); ++k) {
+        const int count = level_begin_[k + 1] - level_begin_[k];
+        finish_level_kernel<<<blocks_for(static_cast<std::size_t>(count)), kBlock, 0, e_.stream>>>(
+            t, level_nodes_.data() + level_begin_[k], count);
+        gpu::check_launch("finish_level_kernel", e_.stream);
+    }
+    const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
+    const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
+    pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[nx].data(), com_.data(), cell_.data(),
+                                                                   size_.data(), out.particles);
+    gpu::check_launch("pack_particles_kernel", e_.stream);
+    pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, com_.data(), quad_.data(), cell_.data(),
+                                                               size_.data(), offset_.data(), out);
+    gpu::check_launch("pack_nodes_kernel", e_.stream);
+    pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), com_.data(),
+                                                                cell_.data(), size_.data(), out);
+    gpu::check_launch("pack_groups_kernel", e_.stream);
+    CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+
+    // The walk and the lists; the closing kick follows the leaves on the stream, and the host builds
+    // the next structure from the predictions meanwhile.
+    e_.resident = true;
+    e_.after_lists = [&] {
+        kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, 0.5 * dt_, e_.gravity.G, e_.d_sorted.data(),
+                                                             vel_half_.data(), acc_[nx].data(), vel_.data(),
+                                                             flags_.data());
+        gpu::check_launch("kick_kernel", e_.stream);
+        CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
+    };
+    double window = 0;
+    const auto build_next = [&] {
+        const auto t0 = WallClock::now();
+        CUDA_CHECK(cudaEventSynchronize(ev_[kPredictionCopied]));
+        stage_structure(h_pred_.data());
+        window = seconds_since(t0);
+    };
+    try {
+        e_.evaluate(e_.params.opening(), unused_, build_next);
+    } catch (...) {
+        e_.resident = false;
+        e_.after_lists = nullptr;
+        unload(); // the state is half-way through a step
+        throw;
+    }
+    e_.resident = false;
+    e_.after_lists = nullptr;
+    cur_ = nx;
+
+    float ms_drift = 0, ms_refit = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms_drift, ev_[kStart], ev_[kPredicted]));
+    CUDA_CHECK(cudaEventElapsedTime(&ms_refit, ev_[kPredicted], ev_[kRefitted]));
+    times_ = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
+    times_.insert(times_.end(), e_.times.begin(), e_.times.end());
+    double phases = 0;
+    for (const auto& [name, seconds] : times_) phases += seconds;
+    times_.emplace_back("other", std::max(0.0, seconds_since(start) - phases));
+    times_.emplace_back("look-ahead build", window); // beside the GPU; what it took beyond it is in "other"
+    return h_flags_[0] == 0;
+}
+
+void TreeGpuResident::store(ParticleSet& p)
+{
+    if (!loaded_) throw std::logic_error("tree-gpu: store before load");
+    if (p.size() != static_cast<std::size_t>(n_))
+        throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
+    const auto n = static_cast<std::size_t>(n_);
+    copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    copy_async(h_vel_.data(), vel_.data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    copy_async(h_acc_.data(), acc_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    copy_async(h_caller_.data(), caller_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    p.acc.resize(3, n_);
+    p.pot.resize(n_);
+    const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < count; ++k) {
+        const auto i = static_cast<Eigen::Index>(h_caller_[k]);
+        const Vec4<double>&b = h_body_[k], &v = h_vel_[k], &a = h_acc_[k];
+        p.pos.col(i) << b.x, b.y, b.z;
+        p.vel.col(i) << v.x, v.y, v.z;
+        p.acc.col(i) << a.x, a.y, a.z;
+        p.pot[i] = a.w;
+    }
+}
+
+} // namespace grove

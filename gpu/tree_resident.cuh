@@ -1,0 +1,105 @@
+// Whole leapfrog steps on the device for tree-gpu (core/resident_leapfrog.hpp): positions,
+// velocities, masses and forces stay in device memory, in the Morton order of the current tree.
+// One step on the GPU's stream:
+//   kick-drift-permute: v += a dt/2, x += v dt, everything gathered into the order of the tree
+//     the host built during the last step, and the positions predicted one step further;
+//   the predictions go to the host on a second stream while the device refits the tree to the
+//     exact positions (moments level by level, tree/node_moments.hpp), packs the float tree, walks
+//     it and evaluates the lists (tree_engine_impl.cuh);
+//   kick: v += a dt/2 with the new forces.
+// Meanwhile the host builds the next tree's structure from the predictions and stages it for
+// upload. Nothing per step crosses the bus but the predictions (24 bytes a particle) and the
+// next structure (about 5 bytes a particle).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/resident_leapfrog.hpp"
+#include "gpu/device_buffer.cuh"
+#include "gpu/tree_gpu.h"
+#include "tree/node_levels.hpp"
+#include "tree/node_moments.hpp"
+#include "tree/octree.hpp"
+
+namespace grove {
+
+class TreeGpuResident final : public ResidentLeapfrog {
+  public:
+    explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
+    ~TreeGpuResident() override;
+    void load(const ParticleSet& particles, double dt) override;
+    bool step() override;
+    void store(ParticleSet& particles) override;
+    void unload() override;
+    bool loaded() const override { return loaded_; }
+    PhaseTimes last_phase_times() const override { return times_; }
+
+  private:
+    // Builds the structure of the next tree from positions in the device's current order and
+    // queues its upload; the host's masses follow the tree's order. False if the build failed
+    // (non-finite positions).
+    bool stage_structure(const double* positions);
+    // Makes the staged structure the one the device works on (stream order).
+    void apply_staged();
+
+    TreeGpuEngine::Impl& e_;
+    cudaStream_t copy_ = nullptr; // predictions down, structures up
+    static constexpr int kEvents = 8;
+    cudaEvent_t ev_[kEvents] = {};
+    bool loaded_ = false, staged_ = false;
+    double dt_ = 0;
+    int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
+    PhaseTimes times_;
+    Forces unused_; // evaluate() sizes it; the forces stay on the device
+
+    // Device state (order: the current tree's).
+    gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
+    gpu::DeviceBuffer<Vec4<double>> acc_[2];  // ax, ay, az (G included), potential
+    gpu::DeviceBuffer<std::uint32_t> caller_[2];
+    gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
+    gpu::DeviceBuffer<double> pred_;                 // 3 x N predicted positions
+    gpu::DeviceBuffer<int> flags_;                   // non-finite count
+
+    // The structure on the device: the order that gathers the state into it, cells, levels, groups.
+    gpu::DeviceBuffer<std::uint32_t> order_;
+    gpu::DeviceBuffer<Vec4<double>> cell_;
+    gpu::DeviceBuffer<std::int32_t> level_nodes_;
+    gpu::DeviceBuffer<ParticleRange> group_range_;
+    std::vector<std::int32_t> level_begin_; // on the host: one launch per level
+    // Its double moments, refitted every step.
+    gpu::DeviceBuffer<Vec4<double>> com_;
+    gpu::DeviceBuffer<Quadrupole<double>> quad_;
+    gpu::DeviceBuffer<double> size_, offset_;
+    gpu::DeviceBuffer<NodeBox> boxes_;
+
+    // The staged structure: pinned on the host, then in device staging buffers.
+    struct Staged {
+        int nodes = 0, groups = 0;
+        std::vector<std::int32_t> level_begin;
+    } staged_info_;
+    gpu::PinnedBuffer<std::uint32_t> h_order_;
+    gpu::PinnedBuffer<std::int32_t> h_next_, h_level_nodes_;
+    gpu::PinnedBuffer<std::uint8_t> h_leaf_;
+    gpu::PinnedBuffer<ParticleRange> h_range_, h_group_range_;
+    gpu::PinnedBuffer<Vec4<double>> h_cell_;
+    gpu::DeviceBuffer<std::uint32_t> s_order_;
+    gpu::DeviceBuffer<std::int32_t> s_next_, s_level_nodes_;
+    gpu::DeviceBuffer<std::uint8_t> s_leaf_;
+    gpu::DeviceBuffer<ParticleRange> s_range_, s_group_range_;
+    gpu::DeviceBuffer<Vec4<double>> s_cell_;
+
+    Octree trees_[2]; // the structure on the device, the one being built
+    int live_ = 0;
+    NodeLevels levels_;
+    Eigen::VectorXd mass_, mass_next_; // the masses in the order of the device's state
+
+    gpu::PinnedBuffer<double> h_pred_;
+    gpu::PinnedBuffer<Vec4<double>> h_body_, h_acc_, h_vel_; // load and store
+    gpu::PinnedBuffer<std::uint32_t> h_caller_;
+    gpu::PinnedBuffer<int> h_flags_;
+};
+
+} // namespace grove

@@ -1,0 +1,140 @@
+// One node's moments (mass, centre of mass, traceless quadrupole, com offset) and, for a refit,
+// its cell grown to hold its particles: the step that compute_moments (tree/moments.hpp) runs
+// bottom-up on the host and the resident GPU pipeline runs level by level on the device. One
+// definition for both, so the CPU tests of refits test the device's arithmetic.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/host_device.hpp"
+#include "tree/tree_arrays.hpp"
+
+namespace grove {
+
+// An axis-aligned box, for a refit.
+struct NodeBox {
+    double lo[3], hi[3];
+};
+
+HOST_DEVICE inline NodeBox empty_node_box()
+{
+    return NodeBox{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+}
+
+HOST_DEVICE inline void cover(NodeBox& b, const NodeBox& c)
+{
+    for (int d = 0; d < 3; ++d) {
+        b.lo[d] = fmin(b.lo[d], c.lo[d]);
+        b.hi[d] = fmax(b.hi[d], c.hi[d]);
+    }
+}
+
+// Raw pointers to what finishing a node reads and writes, in double precision.
+struct MomentArrays {
+    const Vec4<double>* particles = nullptr; // sorted positions and masses
+    const std::int32_t* next = nullptr;
+    const std::uint8_t* is_leaf = nullptr;
+    const ParticleRange* range = nullptr;
+    Vec4<double>* cell_centre = nullptr; // read; a refit re-centres it (w, the cell's side, is kept)
+    double* size = nullptr;              // written by a refit only
+    Vec4<double>* com_mass = nullptr;
+    Quadrupole<double>* quad = nullptr;
+    double* com_offset = nullptr;
+    NodeBox* boxes = nullptr; // non-null: a refit (grow the cells)
+};
+
+HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy, double dz)
+{
+    const double d2 = dx * dx + dy * dy + dz * dz;
+    q.xx += m * (3 * dx * dx - d2);
+    q.xy += m * 3 * dx * dy;
+    q.xz += m * 3 * dx * dz;
+    q.yy += m * (3 * dy * dy - d2);
+    q.yz += m * 3 * dy * dz;
+    q.trace += m * d2;
+}
+
+// A refit's cell: the bounding box of the node's particles (a leaf's own, an internal node's the
+// union of its children's boxes) becomes the cell's centre, and its longest side the node's size
+// unless the cell's own side (kept in cell_centre.w) is longer. Every particle then lies in the
+// cube of that size about that centre, which the opening criterion needs; at unchanged positions
+// the box lies inside the cell and the size is the cell's, and a cell grows only as far as its
+// particles moved beyond it.
+HOST_DEVICE inline void refit_cell(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box)
+{
+    NodeBox& b = t.boxes[i];
+    if (leaf_box) {
+        b = *leaf_box;
+    } else {
+        b = empty_node_box();
+        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) cover(b, t.boxes[c]);
+    }
+    Vec4<double>& centre = t.cell_centre[i];
+    centre.x = (b.lo[0] + b.hi[0]) / 2;
+    centre.y = (b.lo[1] + b.hi[1]) / 2;
+    centre.z = (b.lo[2] + b.hi[2]) / 2;
+    t.size[i] = fmax(fmax(centre.w, b.hi[0] - b.lo[0]), fmax(b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]));
+}
+
+// Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
+// internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
+// which must be done already. A node without mass keeps its cell centre as centre of mass.
+HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
+{
+    const bool leaf = t.is_leaf[i];
+    const ParticleRange r = t.range[i];
+    // A leaf's particles: their box (a refit) and mass sums in one pass; an internal node's
+    // children as point masses.
+    NodeBox leaf_box = empty_node_box();
+    double m = 0, mx = 0, my = 0, mz = 0;
+    if (leaf) {
+        for (std::int32_t p = r.begin; p < r.end; ++p) {
+            const Vec4<double> s = t.particles[p];
+            if (t.boxes) cover(leaf_box, NodeBox{{s.x, s.y, s.z}, {s.x, s.y, s.z}});
+            m += s.w;
+            mx += s.w * s.x;
+            my += s.w * s.y;
+            mz += s.w * s.z;
+        }
+    } else {
+        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
+            const Vec4<double> s = t.com_mass[c];
+            m += s.w;
+            mx += s.w * s.x;
+            my += s.w * s.y;
+            mz += s.w * s.z;
+        }
+    }
+    if (t.boxes) refit_cell(t, i, leaf ? &leaf_box : nullptr);
+    const Vec4<double> centre = t.cell_centre[i];
+    const Vec4<double> cm =
+        m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
+    Quadrupole<double> q{};
+    if (leaf) {
+        for (std::int32_t p = r.begin; p < r.end; ++p) {
+            const Vec4<double> s = t.particles[p];
+            accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
+        }
+    } else {
+        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
+            const Vec4<double> s = t.com_mass[c];
+            accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
+        }
+        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
+            const Quadrupole<double> qc = t.quad[c];
+            q.xx += qc.xx;
+            q.xy += qc.xy;
+            q.xz += qc.xz;
+            q.yy += qc.yy;
+            q.yz += qc.yz;
+            q.trace += qc.trace; // plus the point-mass part m_c |com_c - com|^2 added above
+        }
+    }
+    t.com_mass[i] = cm;
+    t.quad[i] = q;
+    t.com_offset[i] = sqrt((cm.x - centre.x) * (cm.x - centre.x) + (cm.y - centre.y) * (cm.y - centre.y) +
+                           (cm.z - centre.z) * (cm.z - centre.z));
+}
+
+} // namespace grove
