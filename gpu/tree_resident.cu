@@ -5,11 +5,14 @@
 #include <exception>
 #include <stdexcept>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/tree_engine_impl.cuh"
 #include "tree/build.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/morton.hpp"
 
 namespace grove {
 
@@ -23,7 +26,84 @@ unsigned blocks_for(std::size_t n)
 }
 
 // Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
-enum Event { kStart, kPredicted, kPredictionCopied, kRefitted, kStaged, kStagingFree };
+enum Event { kStart, kPredicted, kKeysCopied, kRefitted, kStaged, kStagingFree };
+
+// The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
+// 1 if every prediction is finite. Partial boxes per block first (6 values), then one block.
+constexpr int kBoxValues = 6;
+constexpr int kPartialValues = 7; // lo (3), hi (3), finite
+constexpr int kBoxBlocks = 512;
+
+__global__ void box_partial_kernel(int n, const double* pred, double* partial)
+{
+    __shared__ double lo[3][kBlock], hi[3][kBlock];
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    int finite = 1;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
+        for (int d = 0; d < 3; ++d) {
+            const double x = pred[3 * k + d];
+            finite = finite && isfinite(x);
+            mn[d] = fmin(mn[d], x);
+            mx[d] = fmax(mx[d], x);
+        }
+    finite = __syncthreads_and(finite);
+    for (int d = 0; d < 3; ++d) {
+        lo[d][threadIdx.x] = mn[d];
+        hi[d][threadIdx.x] = mx[d];
+    }
+    __syncthreads();
+    for (int stride = kBlock / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride)
+            for (int d = 0; d < 3; ++d) {
+                lo[d][threadIdx.x] = fmin(lo[d][threadIdx.x], lo[d][threadIdx.x + stride]);
+                hi[d][threadIdx.x] = fmax(hi[d][threadIdx.x], hi[d][threadIdx.x + stride]);
+            }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        double* out = partial + kPartialValues * blockIdx.x;
+        for (int d = 0; d < 3; ++d) {
+            out[d] = lo[d][0];
+            out[3 + d] = hi[d][0];
+        }
+        out[6] = finite;
+    }
+}
+
+__global__ void box_final_kernel(int blocks, const double* partial, double* box)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double finite = 1;
+    for (int b = 0; b < blocks; ++b) {
+        const double* p = partial + kPartialValues * b;
+        for (int d = 0; d < 3; ++d) {
+            mn[d] = fmin(mn[d], p[d]);
+            mx[d] = fmax(mx[d], p[3 + d]);
+        }
+        finite = fmin(finite, p[6]);
+    }
+    // As bounding_cube (tree/build.cpp): a degenerate extent gets side 1, and the side grows by a
+    // relative 1e-12 so that points on the upper faces map inside.
+    double side = fmax(fmax(mx[0] - mn[0], mx[1] - mn[1]), mx[2] - mn[2]);
+    if (!(side > 0)) side = 1.0;
+    side *= 1.0 + 1e-12;
+    for (int d = 0; d < 3; ++d) box[d] = mn[d];
+    box[3] = side;
+    box[4] = kMortonAxisCells / side;
+    box[5] = finite;
+}
+
+__global__ void keys_kernel(int n, const double* pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const double scale = box[4];
+    keys[k] = morton_key(morton_cell_coordinate(pred[3 * k], box[0], scale),
+                         morton_cell_coordinate(pred[3 * k + 1], box[1], scale),
+                         morton_cell_coordinate(pred[3 * k + 2], box[2], scale));
+    index[k] = static_cast<std::uint32_t>(k);
+}
 
 __device__ inline bool finite3(double x, double y, double z)
 {
@@ -54,7 +134,7 @@ __global__ void kick_drift_gather_kernel(int n, double dt, const std::uint32_t* 
     if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
 }
 
-// The positions alone (a look-ahead build that failed is redone from them).
+// The positions as a 3 x N array (a look-ahead build that failed is redone from them).
 __global__ void positions_kernel(int n, const Vec4<double>* body, double* out)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -155,6 +235,14 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
     pred_.reserve(3 * n, "predicted positions");
     flags_.reserve(1, "step flags");
     order_.reserve(n, "tree order");
+    s_order_.reserve(n, "tree order");
+    box_partial_.reserve(static_cast<std::size_t>(kPartialValues) * kBoxBlocks, "key box");
+    box_.reserve(kBoxValues, "key box");
+    keys_in_.reserve(n, "keys");
+    keys_out_.reserve(n, "keys");
+    index_.reserve(n, "key index");
+    h_keys_.reserve(n, "keys");
+    h_box_.reserve(kBoxValues, "key box");
     h_body_.reserve(n, "resident positions");
     h_vel_.reserve(n, "resident velocities");
     h_acc_.reserve(n, "resident accelerations");
@@ -179,8 +267,8 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
     copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
-    mass_ = p.mass;
-    stage_structure(h_pred_.data()); // if the input is not finite, step() finds out and says so
+    masses_ = p.mass;
+    stage_from_positions(h_pred_.data(), masses_.data()); // if the input is not finite, step() says so
     loaded_ = true;
 }
 
@@ -193,43 +281,61 @@ void TreeGpuResident::unload()
     loaded_ = staged_ = false;
 }
 
-bool TreeGpuResident::stage_structure(const double* positions)
+bool TreeGpuResident::stage_from_positions(const double* positions, const double* masses)
 {
     Octree& t = trees_[1 - live_];
     try {
         const Eigen::Map<const Eigen::Matrix3Xd> pos(positions, 3, n_);
-        build_octree_into(t, pos, mass_, e_.params.build, nullptr, BuildContent::structure);
+        const Eigen::Map<const Eigen::VectorXd> mass(masses, n_);
+        build_octree_into(t, pos, mass, e_.params.build, nullptr, BuildContent::structure);
     } catch (const std::exception&) {
-        return false; // non-finite predictions: the next step builds from the positions themselves
+        return false; // non-finite positions: step() reports them
     }
-    node_levels(t.next.data(), t.num_nodes(), levels_);
+    stage(t, true);
+    return true;
+}
+
+bool TreeGpuResident::stage_from_sorted_keys()
+{
+    CUDA_CHECK(cudaEventSynchronize(ev_[kKeysCopied]));
+    if (h_box_[5] != 1) return false; // a non-finite prediction: the next step builds from positions
+    Octree& t = trees_[1 - live_];
+    const auto n = static_cast<std::size_t>(n_);
+    t.keys.resize(n);
+    t.order.resize(n); // the order is on the device, where the sort left it
+    const auto count = static_cast<std::int64_t>(n);
+    constexpr std::int64_t kChunk = 1 << 16;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < count; c += kChunk)
+        std::memcpy(t.keys.data() + c, h_keys_.data() + c,
+                    static_cast<std::size_t>(std::min(kChunk, count - c)) * sizeof(std::uint64_t));
+    for (int d = 0; d < 3; ++d) t.box_lo[d] = h_box_[d];
+    t.box_side = h_box_[3];
+    build_structure_from_sorted_keys(t, e_.params.build);
+    stage(t, false);
+    return true;
+}
+
+void TreeGpuResident::stage(const Octree& t, bool with_order)
+{
+    node_levels(t.next.data(), t.is_leaf.data(), t.num_nodes(), levels_);
     const auto n = static_cast<std::size_t>(n_);
     const auto m = static_cast<std::size_t>(t.num_nodes());
     const auto g = t.groups.size();
     // The last staging's copies read the pinned buffers until they are done.
     CUDA_CHECK(cudaEventSynchronize(ev_[kStaged]));
-    h_order_.reserve(n, "tree order");
     h_next_.reserve(m, "tree next indices");
     h_leaf_.reserve(m, "tree leaf flags");
     h_range_.reserve(m, "tree node ranges");
     h_cell_.reserve(m, "tree cells");
     h_level_nodes_.reserve(m, "tree levels");
     h_group_range_.reserve(g, "tree groups");
-    std::memcpy(h_order_.data(), t.order.data(), n * sizeof(std::uint32_t));
     std::memcpy(h_next_.data(), t.next.data(), m * sizeof(std::int32_t));
     std::memcpy(h_leaf_.data(), t.is_leaf.data(), m);
     std::memcpy(h_range_.data(), t.range.data(), m * sizeof(ParticleRange));
     std::memcpy(h_cell_.data(), t.cell_centre.data(), m * sizeof(Vec4<double>));
     std::memcpy(h_level_nodes_.data(), levels_.nodes.data(), m * sizeof(std::int32_t));
     for (std::size_t k = 0; k < g; ++k) h_group_range_[k] = t.groups[k].range;
-    // The masses follow the particles into the tree's order, ready for the next build.
-    mass_next_.resize(n_);
-    const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < count; ++k) mass_next_[k] = mass_[t.order[static_cast<std::size_t>(k)]];
-    mass_.swap(mass_next_);
-
-    s_order_.reserve(n, "tree order");
     s_next_.reserve(m, "tree next indices");
     s_leaf_.reserve(m, "tree leaf flags");
     s_range_.reserve(m, "tree node ranges");
@@ -237,7 +343,11 @@ bool TreeGpuResident::stage_structure(const double* positions)
     s_level_nodes_.reserve(m, "tree levels");
     s_group_range_.reserve(g, "tree groups");
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kStagingFree], 0)); // the device took the last staging
-    copy_async(s_order_.data(), h_order_.data(), n, cudaMemcpyHostToDevice, copy_);
+    if (with_order) {
+        h_order_.reserve(n, "tree order");
+        std::memcpy(h_order_.data(), t.order.data(), n * sizeof(std::uint32_t));
+        copy_async(s_order_.data(), h_order_.data(), n, cudaMemcpyHostToDevice, copy_);
+    }
     copy_async(s_next_.data(), h_next_.data(), m, cudaMemcpyHostToDevice, copy_);
     copy_async(s_leaf_.data(), h_leaf_.data(), m, cudaMemcpyHostToDevice, copy_);
     copy_async(s_range_.data(), h_range_.data(), m, cudaMemcpyHostToDevice, copy_);
@@ -247,7 +357,6 @@ bool TreeGpuResident::stage_structure(const double* positions)
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
     staged_info_ = {static_cast<int>(m), static_cast<int>(g), levels_.begin};
     staged_ = true;
-    return true;
 }
 
 void TreeGpuResident::apply_staged()
@@ -298,8 +407,11 @@ bool TreeGpuResident::step()
         positions_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), pred_.data());
         gpu::check_launch("positions_kernel", e_.stream);
         copy_async(h_pred_.data(), pred_.data(), 3 * n, cudaMemcpyDeviceToHost, e_.stream);
+        copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-        if (!stage_structure(h_pred_.data())) return false;
+        masses_.resize(n_);
+        for (std::size_t k = 0; k < n; ++k) masses_[static_cast<Eigen::Index>(k)] = h_body_[k].w;
+        if (!stage_from_positions(h_pred_.data(), masses_.data())) return false;
     }
     apply_staged();
     const int nx = 1 - cur_;
@@ -309,10 +421,26 @@ bool TreeGpuResident::step()
         n_, dt_, order_.data(), body_[cur_].data(), vel_.data(), acc_[cur_].data(), caller_[cur_].data(),
         body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
     gpu::check_launch("kick_drift_gather_kernel", e_.stream);
+    // The predictions' keys, sorted with their index: the order of the next step's gather, left
+    // in its staging buffer (this step's gather has read the last one).
+    box_partial_kernel<<<kBoxBlocks, kBlock, 0, e_.stream>>>(n_, pred_.data(), box_partial_.data());
+    gpu::check_launch("box_partial_kernel", e_.stream);
+    box_final_kernel<<<1, 32, 0, e_.stream>>>(kBoxBlocks, box_partial_.data(), box_.data());
+    gpu::check_launch("box_final_kernel", e_.stream);
+    keys_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
+    gpu::check_launch("keys_kernel", e_.stream);
+    std::size_t sort_bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(), index_.data(),
+                                               s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, e_.stream));
+    sort_temp_.reserve(sort_bytes, "key sort workspace");
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
+                                               index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis,
+                                               e_.stream));
     CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
-    copy_async(h_pred_.data(), pred_.data(), 3 * n, cudaMemcpyDeviceToHost, copy_);
-    CUDA_CHECK(cudaEventRecord(ev_[kPredictionCopied], copy_));
+    copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
+    copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
+    CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 
     // The refit to the exact positions, deepest level first, then the float tree the walk reads.
     MomentArrays t;
@@ -358,8 +486,7 @@ bool TreeGpuResident::step()
     double window = 0;
     const auto build_next = [&] {
         const auto t0 = WallClock::now();
-        CUDA_CHECK(cudaEventSynchronize(ev_[kPredictionCopied]));
-        stage_structure(h_pred_.data());
+        stage_from_sorted_keys();
         window = seconds_since(t0);
     };
     try {
@@ -377,7 +504,7 @@ bool TreeGpuResident::step()
     float ms_drift = 0, ms_refit = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms_drift, ev_[kStart], ev_[kPredicted]));
     CUDA_CHECK(cudaEventElapsedTime(&ms_refit, ev_[kPredicted], ev_[kRefitted]));
-    times_ = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
+    times_ = {{"kick-drift-keys", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
     times_.insert(times_.end(), e_.times.begin(), e_.times.end());
     double phases = 0;
     for (const auto& [name, seconds] : times_) phases += seconds;

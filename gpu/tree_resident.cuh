@@ -1,15 +1,16 @@
 // Whole leapfrog steps on the device for tree-gpu (core/resident_leapfrog.hpp): positions,
 // velocities, masses and forces stay in device memory, in the Morton order of the current tree.
 // One step on the GPU's stream:
-//   kick-drift-permute: v += a dt/2, x += v dt, everything gathered into the order of the tree
+//   kick-drift-gather: v += a dt/2, x += v dt, everything gathered into the order of the tree
 //     the host built during the last step, and the positions predicted one step further;
-//   the predictions go to the host on a second stream while the device refits the tree to the
-//     exact positions (moments level by level, tree/node_moments.hpp), packs the float tree, walks
-//     it and evaluates the lists (tree_engine_impl.cuh);
+//   the predictions' Morton keys, sorted on the device (their order becomes the next step's
+//     gather); the sorted keys go to the host on a second stream while the device refits the
+//     tree to the exact positions (moments level by level, tree/node_moments.hpp), packs the float
+//     tree, walks it and evaluates the lists (tree_engine_impl.cuh);
 //   kick: v += a dt/2 with the new forces.
-// Meanwhile the host builds the next tree's structure from the predictions and stages it for
-// upload. Nothing per step crosses the bus but the predictions (24 bytes a particle) and the
-// next structure (about 5 bytes a particle).
+// Meanwhile the host builds the next tree's structure from the sorted keys and stages it for
+// upload. Nothing per step crosses the bus but the keys (8 bytes a particle) and the next
+// structure (about 2 bytes a particle).
 #pragma once
 
 #include <cstdint>
@@ -38,16 +39,19 @@ class TreeGpuResident final : public ResidentLeapfrog {
     PhaseTimes last_phase_times() const override { return times_; }
 
   private:
-    // Builds the structure of the next tree from positions in the device's current order and
-    // queues its upload; the host's masses follow the tree's order. False if the build failed
-    // (non-finite positions).
-    bool stage_structure(const double* positions);
+    // Builds the structure of the next tree from positions and masses in the device's current
+    // order and stages it with its order. False if the build failed (non-finite positions).
+    bool stage_from_positions(const double* positions, const double* masses);
+    // The same from the keys the device sorted in this step (their order is staged already).
+    bool stage_from_sorted_keys();
+    // Queues the upload of tree t's structure (with its order, when the host made it).
+    void stage(const Octree& t, bool with_order);
     // Makes the staged structure the one the device works on (stream order).
     void apply_staged();
 
     TreeGpuEngine::Impl& e_;
     cudaStream_t copy_ = nullptr; // predictions down, structures up
-    static constexpr int kEvents = 8;
+    static constexpr int kEvents = 6;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;
     double dt_ = 0;
@@ -62,6 +66,14 @@ class TreeGpuResident final : public ResidentLeapfrog {
     gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
     gpu::DeviceBuffer<double> pred_;                 // 3 x N predicted positions
     gpu::DeviceBuffer<int> flags_;                   // non-finite count
+    // The predictions' keys: their box (gpu/tree_resident.cu, KeyBox), keys, and the sort.
+    gpu::DeviceBuffer<double> box_partial_;
+    gpu::DeviceBuffer<double> box_;
+    gpu::DeviceBuffer<std::uint64_t> keys_in_, keys_out_;
+    gpu::DeviceBuffer<std::uint32_t> index_;
+    gpu::DeviceBuffer<unsigned char> sort_temp_;
+    gpu::PinnedBuffer<std::uint64_t> h_keys_;
+    gpu::PinnedBuffer<double> h_box_;
 
     // The structure on the device: the order that gathers the state into it, cells, levels, groups.
     gpu::DeviceBuffer<std::uint32_t> order_;
@@ -94,7 +106,7 @@ class TreeGpuResident final : public ResidentLeapfrog {
     Octree trees_[2]; // the structure on the device, the one being built
     int live_ = 0;
     NodeLevels levels_;
-    Eigen::VectorXd mass_, mass_next_; // the masses in the order of the device's state
+    Eigen::VectorXd masses_; // a build from positions
 
     gpu::PinnedBuffer<double> h_pred_;
     gpu::PinnedBuffer<Vec4<double>> h_body_, h_acc_, h_vel_; // load and store

@@ -259,4 +259,25 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     t.groups = seconds_since(start);
 }
 
+void build_structure_from_sorted_keys(Octree& tree, const BuildParams& params, BuildTimes* times)
+{
+    BuildTimes local_times;
+    BuildTimes& t = times ? *times : local_times;
+    t = BuildTimes{};
+    if (params.nleaf < 1 || params.ncrit < 1) throw std::invalid_argument("tree: nleaf and ncrit must be >= 1");
+    if (tree.keys.empty()) throw std::invalid_argument("tree: no keys");
+    if (tree.order.size() != tree.keys.size()) throw std::invalid_argument("tree: keys and order differ in length");
+    if (tree.keys.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+        throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
+    if (!(tree.box_side > 0) || !std::isfinite(tree.box_side))
+        throw std::invalid_argument("tree: the keys' box needs a finite side > 0");
+    tree.particles.resize(tree.keys.size());
+    auto start = WallClock::now();
+    build_nodes(tree, params, tree.segments);
+    t.build = seconds_since(start);
+    start = WallClock::now();
+    make_groups(tree, params.ncrit, tree.segments, false);
+    t.groups = seconds_since(start);
+}
+
 } // namespace grove

@@ -54,4 +54,11 @@ enum class BuildContent { full, structure };
 void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params,
                        BuildTimes* times = nullptr, BuildContent content = BuildContent::full);
 
+// The structure (as BuildContent::structure) from Morton keys computed and sorted elsewhere (the
+// resident GPU pipeline sorts them on the device): the caller sets tree.keys (sorted ascending,
+// made with tree.box_lo and tree.box_side as build_octree_into makes them) and sizes tree.order
+// (whose contents the structure does not read). Throws std::invalid_argument for a box side
+// that is not > 0 or an order of another length.
+void build_structure_from_sorted_keys(Octree& tree, const BuildParams& params, BuildTimes* times = nullptr);
+
 } // namespace grove

@@ -1,6 +1,7 @@
-// The nodes of a pre-order tree grouped by depth, deepest level first. Finishing the nodes one
-// level after another, each level in parallel (the resident GPU pipeline's moments), does every
-// child before its parent.
+// The nodes of a pre-order tree in levels that can be finished one after another, each level in
+// parallel (the resident GPU pipeline's moments): first every leaf (they depend on nothing, and
+// one level keeps the device busy), then the internal nodes by depth, deepest first. Every child
+// comes on a level before its parent's.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,13 @@
 namespace grove {
 
 struct NodeLevels {
-    std::vector<std::int32_t> nodes; // every node once, the deepest level first
-    std::vector<std::int32_t> begin; // level k (k = 0 the deepest) is nodes[begin[k], begin[k + 1])
+    std::vector<std::int32_t> nodes; // every node once, level by level
+    std::vector<std::int32_t> begin; // level k is nodes[begin[k], begin[k + 1])
     int count() const { return begin.empty() ? 0 : static_cast<int>(begin.size()) - 1; }
 };
 
-// From the skip indices of m nodes in pre-order (node i's subtree is [i, next[i])).
-void node_levels(const std::int32_t* next, std::int32_t m, NodeLevels& out);
+// From the skip indices and leaf flags of m nodes in pre-order (node i's subtree is [i, next[i])).
+// Throws std::invalid_argument for skip indices that do not nest or disagree with the flags.
+void node_levels(const std::int32_t* next, const std::uint8_t* is_leaf, std::int32_t m, NodeLevels& out);
 
 } // namespace grove

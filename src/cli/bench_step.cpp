@@ -31,7 +31,7 @@ std::string compact(double v)
 const char* phase_place(const std::string& name)
 {
     for (const char* gpu :
-         {"kick-drift", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
+         {"kick-drift-keys", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
         if (name == gpu) return "GPU";
     for (const char* transfer : {"upload", "download"})
         if (name == transfer) return "transfer";

@@ -697,7 +697,7 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
     build_octree_into(host, p.pos, p.mass, params, nullptr, BuildContent::structure);
     build_octree_into(levelled, p.pos, p.mass, params, nullptr, BuildContent::structure);
     NodeLevels levels;
-    node_levels(levelled.next.data(), levelled.num_nodes(), levels);
+    node_levels(levelled.next.data(), levelled.is_leaf.data(), levelled.num_nodes(), levels);
     // Every node once, every child on a level before its parent's.
     const auto m = static_cast<std::size_t>(levelled.num_nodes());
     REQUIRE(levels.nodes.size() == m);
@@ -710,7 +710,9 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
         }
     for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
         for (std::int32_t c = i + 1; c < levelled.next[i]; c = levelled.next[c])
-            REQUIRE(level_of[static_cast<std::size_t>(c)] == level_of[static_cast<std::size_t>(i)] - 1);
+            REQUIRE(level_of[static_cast<std::size_t>(c)] < level_of[static_cast<std::size_t>(i)]);
+    for (std::int32_t j = levels.begin[0]; j < levels.begin[1]; ++j) // the first level: the leaves
+        REQUIRE(levelled.is_leaf[levels.nodes[static_cast<std::size_t>(j)]]);
     CHECK(level_of[0] == levels.count() - 1); // the root last
 
     // The drifted positions, refitted by the host and by finish_node in level order.
@@ -747,13 +749,36 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
     CHECK(same_bytes(levelled.com_offset, host.com_offset));
     CHECK(same_bytes(levelled.cell_centre, host.cell_centre));
 
-    // A chain (0 holds 1 holds 2) has three levels; skip indices that do not nest are refused.
+    // The structure from keys sorted elsewhere (the resident GPU pipeline's) is the host build's.
+    Octree structure, from_keys;
+    build_octree_into(structure, p.pos, p.mass, params, nullptr, BuildContent::structure); // the drifted positions
+    from_keys.keys = structure.keys;
+    from_keys.order.resize(structure.order.size());
+    std::copy(structure.box_lo, structure.box_lo + 3, from_keys.box_lo);
+    from_keys.box_side = structure.box_side;
+    build_structure_from_sorted_keys(from_keys, params);
+    CHECK(same_bytes(from_keys.next, structure.next));
+    CHECK(same_bytes(from_keys.is_leaf, structure.is_leaf));
+    CHECK(same_bytes(from_keys.range, structure.range));
+    CHECK(same_bytes(from_keys.cell_centre, structure.cell_centre));
+    REQUIRE(from_keys.groups.size() == structure.groups.size());
+    for (std::size_t k = 0; k < structure.groups.size(); ++k)
+        REQUIRE((from_keys.groups[k].range.begin == structure.groups[k].range.begin &&
+                 from_keys.groups[k].range.end == structure.groups[k].range.end));
+    from_keys.box_side = 0;
+    CHECK_THROWS_AS(build_structure_from_sorted_keys(from_keys, params), std::invalid_argument);
+
+    // A chain (0 holds 1 holds 2, a leaf) has three levels; skip indices that do not nest are refused.
     NodeLevels chain;
     const std::int32_t nested[] = {3, 3, 3};
-    node_levels(nested, 3, chain);
+    const std::uint8_t leaf_last[] = {0, 0, 1};
+    node_levels(nested, leaf_last, 3, chain);
     CHECK(chain.nodes == std::vector<std::int32_t>{2, 1, 0});
+    CHECK(chain.count() == 3);
     const std::int32_t crossing[] = {2, 3, 3}; // node 1's subtree [1, 3) runs past its parent's [0, 2)
-    CHECK_THROWS_AS(node_levels(crossing, 3, chain), std::invalid_argument);
+    CHECK_THROWS_AS(node_levels(crossing, leaf_last, 3, chain), std::invalid_argument);
+    const std::uint8_t all_leaves[] = {1, 1, 1}; // node 0 holds 1 and 2: not a leaf
+    CHECK_THROWS_AS(node_levels(nested, all_leaves, 3, chain), std::invalid_argument);
 }
 
 TEST_CASE("a look-ahead tree is refitted only when the particles are in the order it was built for",
