@@ -92,7 +92,14 @@ bool Leapfrog::compute_forces(ParticleSet& p, double kick, bool may_reorder)
 
 void Leapfrog::restore_order(ParticleSet& p)
 {
-    if (resident_ && resident_->loaded()) return synchronize(p); // kept in the caller's order on the host
+    if (resident_ && resident_->loaded()) {
+        // The host's particles are kept in the caller's order. The next step starts the device
+        // afresh from them, as a run restarted from this output's checkpoint does, so that both
+        // continue bit for bit alike.
+        synchronize(p);
+        resident_->unload();
+        return;
+    }
     const auto start = std::chrono::steady_clock::now();
     if (order_.restore(p)) engine_.particles_reordered();
     reorder_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -32,8 +32,9 @@ class Leapfrog {
     // the particles out or read IDs or types. No force evaluation and no communication.
     void restore_order(ParticleSet& particles);
     // With a resident stepper, the particles' positions, velocities and forces stay where the
-    // engine keeps them between outputs: this (and restore_order) brings them back, in the order
-    // start() or resume() received them in. Without one, a no-op.
+    // engine keeps them between outputs: this (and restore_order, after which the next step
+    // reloads them, as a restart from a checkpoint written now would) brings them back, in the
+    // order start() or resume() received them in. Without one, a no-op.
     void synchronize(ParticleSet& particles);
 
     // The engine's phases of the last step (the resident stepper's where there is one).

@@ -363,29 +363,44 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     params.lookahead = true;
     const GravityParams gravity{1.0, 0.02};
     const double dt = 1.0 / 128;
-    TreeGpuEngine on_host(params, gravity), resident(params, gravity), resident_synced(params, gravity);
-    Leapfrog a_lf(on_host, dt, true, false), b_lf(resident, dt), c_lf(resident_synced, dt);
+    TreeGpuEngine on_host(params, gravity), resident(params, gravity), resident_synced(params, gravity),
+        resident_output(params, gravity), resident_restarted(params, gravity);
+    Leapfrog a_lf(on_host, dt, true, false), b_lf(resident, dt), c_lf(resident_synced, dt), d_lf(resident_output, dt),
+        r_lf(resident_restarted, dt);
     REQUIRE(!a_lf.is_resident());
     REQUIRE(b_lf.is_resident());
-    ParticleSet a = start, b = start, c = start;
+    ParticleSet a = start, b = start, c = start, d = start, restarted;
     a_lf.start(a);
     b_lf.start(b);
     c_lf.start(c);
+    d_lf.start(d);
     for (int s = 0; s < 16; ++s) {
         a_lf.step(a);
         b_lf.step(b);
         c_lf.step(c);
-        if (s == 5) c_lf.synchronize(c);   // a diagnostics line
-        if (s == 9) c_lf.restore_order(c); // a snapshot
+        d_lf.step(d);
+        if (s > 9) r_lf.step(restarted);
+        if (s == 5) c_lf.synchronize(c); // a diagnostics line: the run goes on as if there were none
+        if (s == 9) {                    // a snapshot with a checkpoint, from which a second run restarts
+            d_lf.restore_order(d);
+            restarted = d;
+            r_lf.resume(restarted);
+        }
     }
     a_lf.restore_order(a);
     b_lf.restore_order(b);
     c_lf.restore_order(c);
+    d_lf.restore_order(d);
+    r_lf.restore_order(restarted);
     CHECK(b.time == a.time);
-    // Outputs read the device's state and leave it alone: bit for bit the same run.
-    CHECK(c.pos == b.pos);
+    CHECK(c.pos == b.pos); // bit for bit
     CHECK(c.vel == b.vel);
     CHECK(c.acc == b.acc);
+    CHECK(restarted.time == d.time);
+    CHECK(restarted.pos == d.pos);
+    CHECK(restarted.vel == d.vel);
+    CHECK(restarted.acc == d.acc);
+    CHECK((d.pos - b.pos).norm() < 1e-4 * (b.pos - start.pos).norm()); // the reload changed only the trees
     // The host pipeline's first tree is a fresh build, the resident one's a refitted look-ahead
     // structure: their forces differ by the tree's error from the first step on, and the orbits by
     // that much times dt^2.
@@ -405,12 +420,12 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     CHECK((fresh.acc - b.acc).norm() < 1e-3 * b.acc.norm());
 
     // A non-finite velocity stops the step with the leapfrog's error, not a crash or a NaN orbit.
-    ParticleSet d = start;
+    ParticleSet e = start;
     TreeGpuEngine broken(params, gravity);
-    Leapfrog d_lf(broken, dt);
-    d_lf.start(d);
-    d.vel(0, 7) = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH(d_lf.step(d), Catch::Contains("non-finite"));
+    Leapfrog e_lf(broken, dt);
+    e_lf.start(e);
+    e.vel(0, 7) = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(e_lf.step(e), Catch::Contains("non-finite"));
 
     // Only where the whole step can run on the device.
     TreeParams relative = params, reuse = params, no_lookahead = params;
