@@ -50,8 +50,8 @@ class TreeGpuResident final : public ResidentLeapfrog {
     void apply_staged();
 
     TreeGpuEngine::Impl& e_;
-    cudaStream_t copy_ = nullptr; // predictions down, structures up
-    static constexpr int kEvents = 6;
+    cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
+    static constexpr int kEvents = 7;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;
     double dt_ = 0;

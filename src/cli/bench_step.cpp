@@ -31,11 +31,11 @@ std::string compact(double v)
 const char* phase_place(const std::string& name)
 {
     for (const char* gpu :
-         {"kick-drift-keys", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
+         {"kick-drift", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
         if (name == gpu) return "GPU";
     for (const char* transfer : {"upload", "download"})
         if (name == transfer) return "transfer";
-    if (name == "look-ahead build") return "background"; // beside the GPU's work, not added
+    if (name == "look-ahead build" || name == "keys and sort") return "background"; // beside the GPU's work
     return "host";
 }
 
