@@ -144,10 +144,21 @@ __global__ void positions_kernel(int n, const Vec4<double>* body, double* out)
     out[3 * k + 2] = body[k].z;
 }
 
-__global__ void finish_level_kernel(MomentArrays t, const std::int32_t* nodes, int count)
+// The refit's first launch: every cell's side from its level (as the build made it), and every
+// leaf finished (they depend on nothing).
+__global__ void cells_and_leaves_kernel(int m, MomentArrays t, const std::uint8_t* level, double root_side)
 {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < count) finish_node(t, nodes[k]);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(level[i]))};
+    if (t.is_leaf[i]) finish_node(t, i);
+}
+
+// Then the internal nodes of one level, deepest first: their children are done.
+__global__ void internal_level_kernel(int m, MomentArrays t, const std::uint8_t* level, int this_level)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m && !t.is_leaf[i] && level[i] == this_level) finish_node(t, i);
 }
 
 __device__ FloatOrigin root_origin(const Vec4<double>* com, const Vec4<double>* cell, const double* size)
@@ -297,28 +308,24 @@ bool TreeGpuResident::stage_from_positions(const double* positions, const double
 
 bool TreeGpuResident::stage_from_sorted_keys()
 {
+    auto start = WallClock::now();
     CUDA_CHECK(cudaEventSynchronize(ev_[kKeysCopied]));
+    build_times_.emplace_back("look-ahead: wait for keys", seconds_since(start));
     if (h_box_[5] != 1) return false; // a non-finite prediction: the next step builds from positions
     Octree& t = trees_[1 - live_];
-    const auto n = static_cast<std::size_t>(n_);
-    t.keys.resize(n);
-    t.order.resize(n); // the order is on the device, where the sort left it
-    const auto count = static_cast<std::int64_t>(n);
-    constexpr std::int64_t kChunk = 1 << 16;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t c = 0; c < count; c += kChunk)
-        std::memcpy(t.keys.data() + c, h_keys_.data() + c,
-                    static_cast<std::size_t>(std::min(kChunk, count - c)) * sizeof(std::uint64_t));
     for (int d = 0; d < 3; ++d) t.box_lo[d] = h_box_[d];
     t.box_side = h_box_[3];
-    build_structure_from_sorted_keys(t, e_.params.build);
+    BuildTimes build;
+    build_structure_from_sorted_keys(t, h_keys_.data(), static_cast<std::size_t>(n_), e_.params.build, &build);
+    build_times_.emplace_back("look-ahead: nodes", build.build);
+    build_times_.emplace_back("look-ahead: groups", build.groups);
     stage(t, false);
     return true;
 }
 
 void TreeGpuResident::stage(const Octree& t, bool with_order)
 {
-    node_levels(t.next.data(), t.is_leaf.data(), t.num_nodes(), levels_);
+    auto start = WallClock::now();
     const auto n = static_cast<std::size_t>(n_);
     const auto m = static_cast<std::size_t>(t.num_nodes());
     const auto g = t.groups.size();
@@ -327,20 +334,29 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     h_next_.reserve(m, "tree next indices");
     h_leaf_.reserve(m, "tree leaf flags");
     h_range_.reserve(m, "tree node ranges");
-    h_cell_.reserve(m, "tree cells");
-    h_level_nodes_.reserve(m, "tree levels");
+    h_level_.reserve(m, "tree levels");
     h_group_range_.reserve(g, "tree groups");
-    std::memcpy(h_next_.data(), t.next.data(), m * sizeof(std::int32_t));
-    std::memcpy(h_leaf_.data(), t.is_leaf.data(), m);
-    std::memcpy(h_range_.data(), t.range.data(), m * sizeof(ParticleRange));
-    std::memcpy(h_cell_.data(), t.cell_centre.data(), m * sizeof(Vec4<double>));
-    std::memcpy(h_level_nodes_.data(), levels_.nodes.data(), m * sizeof(std::int32_t));
-    for (std::size_t k = 0; k < g; ++k) h_group_range_[k] = t.groups[k].range;
+    // One parallel pass writes what the device needs of each node; a cell's level stands for its
+    // side and centre, which the refit recomputes.
+    const auto nodes = static_cast<std::int64_t>(m);
+    int deepest = 0;
+#pragma omp parallel for schedule(static) reduction(max : deepest) if (nodes > 16384)
+    for (std::int64_t i = 0; i < nodes; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        h_next_[k] = t.next[k];
+        h_leaf_[k] = t.is_leaf[k];
+        h_range_[k] = t.range[k];
+        const int level = cell_level(t.size[k], t.box_side);
+        h_level_[k] = static_cast<std::uint8_t>(level);
+        if (!t.is_leaf[k]) deepest = std::max(deepest, level);
+    }
+    const auto groups = static_cast<std::int64_t>(g);
+#pragma omp parallel for schedule(static) if (groups > 16384)
+    for (std::int64_t k = 0; k < groups; ++k) h_group_range_[k] = t.groups[static_cast<std::size_t>(k)].range;
     s_next_.reserve(m, "tree next indices");
     s_leaf_.reserve(m, "tree leaf flags");
     s_range_.reserve(m, "tree node ranges");
-    s_cell_.reserve(m, "tree cells");
-    s_level_nodes_.reserve(m, "tree levels");
+    s_level_.reserve(m, "tree levels");
     s_group_range_.reserve(g, "tree groups");
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kStagingFree], 0)); // the device took the last staging
     if (with_order) {
@@ -351,11 +367,11 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     copy_async(s_next_.data(), h_next_.data(), m, cudaMemcpyHostToDevice, copy_);
     copy_async(s_leaf_.data(), h_leaf_.data(), m, cudaMemcpyHostToDevice, copy_);
     copy_async(s_range_.data(), h_range_.data(), m, cudaMemcpyHostToDevice, copy_);
-    copy_async(s_cell_.data(), h_cell_.data(), m, cudaMemcpyHostToDevice, copy_);
-    copy_async(s_level_nodes_.data(), h_level_nodes_.data(), m, cudaMemcpyHostToDevice, copy_);
+    copy_async(s_level_.data(), h_level_.data(), m, cudaMemcpyHostToDevice, copy_);
     copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
-    staged_info_ = {static_cast<int>(m), static_cast<int>(g), levels_.begin};
+    build_times_.emplace_back("look-ahead: staging", seconds_since(start));
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, t.box_side};
     staged_ = true;
 }
 
@@ -366,7 +382,7 @@ void TreeGpuResident::apply_staged()
     const auto g = static_cast<std::size_t>(staged_info_.groups);
     order_.reserve(n, "tree order");
     cell_.reserve(m, "tree cells");
-    level_nodes_.reserve(m, "tree levels");
+    level_.reserve(m, "tree levels");
     group_range_.reserve(g, "tree groups");
     com_.reserve(m, "tree centres of mass");
     quad_.reserve(m, "tree quadrupoles");
@@ -383,11 +399,10 @@ void TreeGpuResident::apply_staged()
     copy_async(e_.dev.next.data(), s_next_.data(), m, d2d, e_.stream);
     copy_async(e_.dev.is_leaf.data(), s_leaf_.data(), m, d2d, e_.stream);
     copy_async(e_.dev.range.data(), s_range_.data(), m, d2d, e_.stream);
-    copy_async(cell_.data(), s_cell_.data(), m, d2d, e_.stream);
-    copy_async(level_nodes_.data(), s_level_nodes_.data(), m, d2d, e_.stream);
+    copy_async(level_.data(), s_level_.data(), m, d2d, e_.stream);
     copy_async(group_range_.data(), s_group_range_.data(), g, d2d, e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kStagingFree], e_.stream));
-    level_begin_ = staged_info_.level_begin;
+    live_info_ = staged_info_;
     live_ = 1 - live_;
     staged_ = false;
     e_.num_particles = n_;
@@ -443,7 +458,8 @@ bool TreeGpuResident::step()
     copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 
-    // The refit to the exact positions, deepest level first, then the float tree the walk reads.
+    // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
+    // then the float tree the walk reads.
     MomentArrays t;
     t.particles = body_[nx].data();
     t.next = e_.dev.next.data();
@@ -455,13 +471,14 @@ bool TreeGpuResident::step()
     t.quad = quad_.data();
     t.com_offset = offset_.data();
     t.boxes = boxes_.data();
-    for (std::size_t k = 0; k + 1 < level_begin_.size(); ++k) {
-        const int count = level_begin_[k + 1] - level_begin_[k];
-        finish_level_kernel<<<blocks_for(static_cast<std::size_t>(count)), kBlock, 0, e_.stream>>>(
-            t, level_nodes_.data() + level_begin_[k], count);
-        gpu::check_launch("finish_level_kernel", e_.stream);
-    }
     const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
+    cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
+                                                                     live_info_.root_side);
+    gpu::check_launch("cells_and_leaves_kernel", e_.stream);
+    for (int level = live_info_.deepest; level >= 0; --level) {
+        internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
+        gpu::check_launch("internal_level_kernel", e_.stream);
+    }
     const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
     pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[nx].data(), com_.data(), cell_.data(),
                                                                    size_.data(), out.particles);
@@ -485,6 +502,7 @@ bool TreeGpuResident::step()
         CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
     };
     double window = 0;
+    build_times_.clear();
     const auto build_next = [&] {
         const auto t0 = WallClock::now();
         stage_from_sorted_keys();
@@ -514,6 +532,7 @@ bool TreeGpuResident::step()
     // Beside the GPU's phases; what they took beyond them is in "other".
     times_.emplace_back("keys and sort", ms_sort * 1e-3);
     times_.emplace_back("look-ahead build", window);
+    times_.insert(times_.end(), build_times_.begin(), build_times_.end());
     return h_flags_[0] == 0;
 }
 

@@ -21,7 +21,6 @@
 #include "core/resident_leapfrog.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
-#include "tree/node_levels.hpp"
 #include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
 
@@ -57,7 +56,8 @@ class TreeGpuResident final : public ResidentLeapfrog {
     double dt_ = 0;
     int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
     PhaseTimes times_;
-    Forces unused_; // evaluate() sizes it; the forces stay on the device
+    PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
+    Forces unused_;          // evaluate() sizes it; the forces stay on the device
 
     // Device state (order: the current tree's).
     gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
@@ -75,13 +75,13 @@ class TreeGpuResident final : public ResidentLeapfrog {
     gpu::PinnedBuffer<std::uint64_t> h_keys_;
     gpu::PinnedBuffer<double> h_box_;
 
-    // The structure on the device: the order that gathers the state into it, cells, levels, groups.
+    // The structure on the device: the order that gathers the state into it, the cells' levels,
+    // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).
     gpu::DeviceBuffer<std::uint32_t> order_;
-    gpu::DeviceBuffer<Vec4<double>> cell_;
-    gpu::DeviceBuffer<std::int32_t> level_nodes_;
+    gpu::DeviceBuffer<std::uint8_t> level_;
     gpu::DeviceBuffer<ParticleRange> group_range_;
-    std::vector<std::int32_t> level_begin_; // on the host: one launch per level
-    // Its double moments, refitted every step.
+    // Its cells and double moments, refitted every step.
+    gpu::DeviceBuffer<Vec4<double>> cell_;
     gpu::DeviceBuffer<Vec4<double>> com_;
     gpu::DeviceBuffer<Quadrupole<double>> quad_;
     gpu::DeviceBuffer<double> size_, offset_;
@@ -90,22 +90,20 @@ class TreeGpuResident final : public ResidentLeapfrog {
     // The staged structure: pinned on the host, then in device staging buffers.
     struct Staged {
         int nodes = 0, groups = 0;
-        std::vector<std::int32_t> level_begin;
-    } staged_info_;
+        int deepest = 0; // the deepest level of an internal node
+        double root_side = 0;
+    } staged_info_, live_info_;
     gpu::PinnedBuffer<std::uint32_t> h_order_;
-    gpu::PinnedBuffer<std::int32_t> h_next_, h_level_nodes_;
-    gpu::PinnedBuffer<std::uint8_t> h_leaf_;
+    gpu::PinnedBuffer<std::int32_t> h_next_;
+    gpu::PinnedBuffer<std::uint8_t> h_leaf_, h_level_;
     gpu::PinnedBuffer<ParticleRange> h_range_, h_group_range_;
-    gpu::PinnedBuffer<Vec4<double>> h_cell_;
     gpu::DeviceBuffer<std::uint32_t> s_order_;
-    gpu::DeviceBuffer<std::int32_t> s_next_, s_level_nodes_;
-    gpu::DeviceBuffer<std::uint8_t> s_leaf_;
+    gpu::DeviceBuffer<std::int32_t> s_next_;
+    gpu::DeviceBuffer<std::uint8_t> s_leaf_, s_level_;
     gpu::DeviceBuffer<ParticleRange> s_range_, s_group_range_;
-    gpu::DeviceBuffer<Vec4<double>> s_cell_;
 
     Octree trees_[2]; // the structure on the device, the one being built
     int live_ = 0;
-    NodeLevels levels_;
     Eigen::VectorXd masses_; // a build from positions
 
     gpu::PinnedBuffer<double> h_pred_;

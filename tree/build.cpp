@@ -49,10 +49,7 @@ void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
 
 class TopDownBuilder {
   public:
-    TopDownBuilder(Octree& tree, const std::vector<std::uint64_t>& keys, int nleaf)
-        : tree_(tree), keys_(keys), nleaf_(nleaf)
-    {
-    }
+    TopDownBuilder(Octree& tree, const std::uint64_t* keys, int nleaf) : tree_(tree), keys_(keys), nleaf_(nleaf) {}
 
     bool is_leaf(std::int32_t begin, std::int32_t end, int level) const
     {
@@ -66,9 +63,9 @@ class TopDownBuilder {
         std::int32_t child_begin = begin;
         for (int octant = 0; octant < 8; ++octant) {
             const auto child_end = static_cast<std::int32_t>(
-                std::partition_point(keys_.begin() + child_begin, keys_.begin() + end,
+                std::partition_point(keys_ + child_begin, keys_ + end,
                                      [&](std::uint64_t k) { return morton_octant(k, level) <= octant; }) -
-                keys_.begin());
+                keys_);
             if (child_end > child_begin) f(child_begin, child_end);
             if (child_end == end) break;
             child_begin = child_end;
@@ -135,16 +132,16 @@ class TopDownBuilder {
 
   private:
     Octree& tree_;
-    const std::vector<std::uint64_t>& keys_;
+    const std::uint64_t* keys_;
     int nleaf_;
 };
 
 // The node arrays in pre-order: the top serially, then every subtree counted and written by one
 // thread at offsets from a scan of the counts.
-void build_nodes(Octree& tree, const BuildParams& params, std::vector<Segment>& segments)
+void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const BuildParams& params,
+                 std::vector<Segment>& segments)
 {
-    const auto n = static_cast<std::int32_t>(tree.keys.size());
-    const TopDownBuilder builder(tree, tree.keys, params.nleaf);
+    const TopDownBuilder builder(tree, keys, params.nleaf);
     // About 64 subtrees per thread balance the dynamic schedule; fewer, larger ones would leave
     // threads idle at the end, more would grow the serial top. Below 2048 particles a subtree is
     // too little work to be worth a scheduling step.
@@ -247,7 +244,7 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
 
     start = WallClock::now();
     std::vector<Segment>& segments = tree.segments;
-    build_nodes(tree, params, segments);
+    build_nodes(tree, keys.data(), n, params, segments);
     t.build = seconds_since(start);
 
     start = WallClock::now();
@@ -259,21 +256,23 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     t.groups = seconds_since(start);
 }
 
-void build_structure_from_sorted_keys(Octree& tree, const BuildParams& params, BuildTimes* times)
+void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, std::size_t n, const BuildParams& params,
+                                      BuildTimes* times)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
     if (params.nleaf < 1 || params.ncrit < 1) throw std::invalid_argument("tree: nleaf and ncrit must be >= 1");
-    if (tree.keys.empty()) throw std::invalid_argument("tree: no keys");
-    if (tree.order.size() != tree.keys.size()) throw std::invalid_argument("tree: keys and order differ in length");
-    if (tree.keys.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    if (n == 0) throw std::invalid_argument("tree: no keys");
+    if (n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
     if (!(tree.box_side > 0) || !std::isfinite(tree.box_side))
         throw std::invalid_argument("tree: the keys' box needs a finite side > 0");
-    tree.particles.resize(tree.keys.size());
+    tree.keys.clear(); // the caller's, not kept
+    tree.order.resize(n);
+    tree.particles.resize(n);
     auto start = WallClock::now();
-    build_nodes(tree, params, tree.segments);
+    build_nodes(tree, keys, static_cast<std::int32_t>(n), params, tree.segments);
     t.build = seconds_since(start);
     start = WallClock::now();
     make_groups(tree, params.ncrit, tree.segments, false);

@@ -54,11 +54,12 @@ enum class BuildContent { full, structure };
 void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params,
                        BuildTimes* times = nullptr, BuildContent content = BuildContent::full);
 
-// The structure (as BuildContent::structure) from Morton keys computed and sorted elsewhere (the
-// resident GPU pipeline sorts them on the device): the caller sets tree.keys (sorted ascending,
-// made with tree.box_lo and tree.box_side as build_octree_into makes them) and sizes tree.order
-// (whose contents the structure does not read). Throws std::invalid_argument for a box side
-// that is not > 0 or an order of another length.
-void build_structure_from_sorted_keys(Octree& tree, const BuildParams& params, BuildTimes* times = nullptr);
+// The structure (as BuildContent::structure) from n Morton keys computed and sorted elsewhere (the
+// resident GPU pipeline sorts them on the device), read in place: sorted ascending, made with
+// tree.box_lo and tree.box_side (which the caller sets) as build_octree_into makes them. The
+// tree's order is sized but not written (the sort that made the keys holds it), and it keeps no
+// keys. Throws std::invalid_argument for no keys or a box side that is not > 0.
+void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, std::size_t n, const BuildParams& params,
+                                      BuildTimes* times = nullptr);
 
 } // namespace grove

@@ -12,6 +12,16 @@
 
 namespace grove {
 
+// The level (0 = root) of a cell of side `side` in a tree whose root cell has side root_side: a
+// build makes every side the root's divided by a power of two, which is exact, so the binary
+// exponents differ by the level. The resident GPU refit orders its work by it: every leaf first,
+// then the internal nodes level by level, deepest first, which finishes every child before its
+// parent.
+HOST_DEVICE inline int cell_level(double side, double root_side)
+{
+    return ilogb(root_side) - ilogb(side);
+}
+
 // An axis-aligned box, for a refit.
 struct NodeBox {
     double lo[3], hi[3];

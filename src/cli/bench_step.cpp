@@ -35,7 +35,8 @@ const char* phase_place(const std::string& name)
         if (name == gpu) return "GPU";
     for (const char* transfer : {"upload", "download"})
         if (name == transfer) return "transfer";
-    if (name == "look-ahead build" || name == "keys and sort") return "background"; // beside the GPU's work
+    // Beside the GPU's work (the look-ahead build and its parts, the resident step's sort).
+    if (name.rfind("look-ahead", 0) == 0 || name == "keys and sort") return "background";
     return "host";
 }
 

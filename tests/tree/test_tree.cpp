@@ -17,7 +17,6 @@
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
 #include "tree/morton.hpp"
-#include "tree/node_levels.hpp"
 #include "tree/node_moments.hpp"
 #include "tree/radix_sort.hpp"
 #include "tree/refit.hpp"
@@ -688,7 +687,8 @@ TEST_CASE("a build of the structure only, completed by a refit, equals a full bu
     }
 }
 
-TEST_CASE("a refit level by level, deepest first (the resident GPU order), equals the host refit bit for bit",
+TEST_CASE("a refit of all leaves, then the internal nodes level by level (the resident GPU order), equals the "
+          "host refit bit for bit",
           "[tree][refit][resident]")
 {
     ParticleSet p = test::clustered_particles(30000, 5);
@@ -696,26 +696,20 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
     Octree host, levelled;
     build_octree_into(host, p.pos, p.mass, params, nullptr, BuildContent::structure);
     build_octree_into(levelled, p.pos, p.mass, params, nullptr, BuildContent::structure);
-    NodeLevels levels;
-    node_levels(levelled.next.data(), levelled.is_leaf.data(), levelled.num_nodes(), levels);
-    // Every node once, every child on a level before its parent's.
+    // A cell's level from its side: the root's is 0, every child's one more than its parent's.
     const auto m = static_cast<std::size_t>(levelled.num_nodes());
-    REQUIRE(levels.nodes.size() == m);
-    REQUIRE(levels.begin.back() == static_cast<std::int32_t>(m));
-    std::vector<int> level_of(m, -1);
-    for (int k = 0; k < levels.count(); ++k)
-        for (std::int32_t j = levels.begin[k]; j < levels.begin[k + 1]; ++j) {
-            REQUIRE(level_of[static_cast<std::size_t>(levels.nodes[static_cast<std::size_t>(j)])] == -1);
-            level_of[static_cast<std::size_t>(levels.nodes[static_cast<std::size_t>(j)])] = k;
-        }
+    std::vector<int> level(m);
+    int deepest = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        level[i] = cell_level(levelled.cell_centre[i].w, levelled.box_side);
+        deepest = std::max(deepest, level[i]);
+    }
+    CHECK(level[0] == 0);
     for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
         for (std::int32_t c = i + 1; c < levelled.next[i]; c = levelled.next[c])
-            REQUIRE(level_of[static_cast<std::size_t>(c)] < level_of[static_cast<std::size_t>(i)]);
-    for (std::int32_t j = levels.begin[0]; j < levels.begin[1]; ++j) // the first level: the leaves
-        REQUIRE(levelled.is_leaf[levels.nodes[static_cast<std::size_t>(j)]]);
-    CHECK(level_of[0] == levels.count() - 1); // the root last
+            REQUIRE(level[static_cast<std::size_t>(c)] == level[static_cast<std::size_t>(i)] + 1);
 
-    // The drifted positions, refitted by the host and by finish_node in level order.
+    // The drifted positions, refitted by the host and by finish_node in the device's order.
     std::mt19937_64 rng(3);
     std::normal_distribution<double> g(0.0, 2e-3);
     for (Eigen::Index i = 0; i < p.pos.cols(); ++i) p.pos.col(i) += Eigen::Vector3d(g(rng), g(rng), g(rng));
@@ -739,7 +733,11 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
     t.quad = levelled.quad.data();
     t.com_offset = levelled.com_offset.data();
     t.boxes = boxes.data();
-    for (std::int32_t i : levels.nodes) finish_node(t, i);
+    for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
+        if (levelled.is_leaf[i]) finish_node(t, i);
+    for (int l = deepest; l >= 0; --l)
+        for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
+            if (!levelled.is_leaf[i] && level[static_cast<std::size_t>(i)] == l) finish_node(t, i);
     auto same_bytes = [](const auto& a, const auto& b) {
         return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
     };
@@ -752,33 +750,22 @@ TEST_CASE("a refit level by level, deepest first (the resident GPU order), equal
     // The structure from keys sorted elsewhere (the resident GPU pipeline's) is the host build's.
     Octree structure, from_keys;
     build_octree_into(structure, p.pos, p.mass, params, nullptr, BuildContent::structure); // the drifted positions
-    from_keys.keys = structure.keys;
-    from_keys.order.resize(structure.order.size());
     std::copy(structure.box_lo, structure.box_lo + 3, from_keys.box_lo);
     from_keys.box_side = structure.box_side;
-    build_structure_from_sorted_keys(from_keys, params);
-    CHECK(same_bytes(from_keys.next, structure.next));
-    CHECK(same_bytes(from_keys.is_leaf, structure.is_leaf));
-    CHECK(same_bytes(from_keys.range, structure.range));
-    CHECK(same_bytes(from_keys.cell_centre, structure.cell_centre));
+    build_structure_from_sorted_keys(from_keys, structure.keys.data(), structure.keys.size(), params);
+    auto same = [&](const auto& a, const auto& b) { return same_bytes(a, b); };
+    CHECK(same(from_keys.next, structure.next));
+    CHECK(same(from_keys.is_leaf, structure.is_leaf));
+    CHECK(same(from_keys.range, structure.range));
+    CHECK(same(from_keys.cell_centre, structure.cell_centre));
+    CHECK(from_keys.order.size() == structure.order.size());
     REQUIRE(from_keys.groups.size() == structure.groups.size());
     for (std::size_t k = 0; k < structure.groups.size(); ++k)
         REQUIRE((from_keys.groups[k].range.begin == structure.groups[k].range.begin &&
                  from_keys.groups[k].range.end == structure.groups[k].range.end));
     from_keys.box_side = 0;
-    CHECK_THROWS_AS(build_structure_from_sorted_keys(from_keys, params), std::invalid_argument);
-
-    // A chain (0 holds 1 holds 2, a leaf) has three levels; skip indices that do not nest are refused.
-    NodeLevels chain;
-    const std::int32_t nested[] = {3, 3, 3};
-    const std::uint8_t leaf_last[] = {0, 0, 1};
-    node_levels(nested, leaf_last, 3, chain);
-    CHECK(chain.nodes == std::vector<std::int32_t>{2, 1, 0});
-    CHECK(chain.count() == 3);
-    const std::int32_t crossing[] = {2, 3, 3}; // node 1's subtree [1, 3) runs past its parent's [0, 2)
-    CHECK_THROWS_AS(node_levels(crossing, leaf_last, 3, chain), std::invalid_argument);
-    const std::uint8_t all_leaves[] = {1, 1, 1}; // node 0 holds 1 and 2: not a leaf
-    CHECK_THROWS_AS(node_levels(nested, all_leaves, 3, chain), std::invalid_argument);
+    CHECK_THROWS_AS(build_structure_from_sorted_keys(from_keys, structure.keys.data(), structure.keys.size(), params),
+                    std::invalid_argument);
 }
 
 TEST_CASE("a look-ahead tree is refitted only when the particles are in the order it was built for",
