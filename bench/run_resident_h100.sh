@@ -23,3 +23,6 @@ done
 step "matched errors (resident)"
 for theta in 0.55 0.6 0.9 0.95; do run plummer $theta true; done
 for theta in 0.55 0.6 1.0 1.1; do run galaxy $theta true; done
+step "galaxy 2^23, walk + evaluation"
+$grove bench tree --models galaxy --tree-sizes 23 --thetas 0.5 --repeat 3 > "$out/tree_galaxy_23.md" 2>&1
+grep -E "^\| galaxy" "$out/tree_galaxy_23.md"

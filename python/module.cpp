@@ -285,8 +285,8 @@ PYBIND11_MODULE(grove, m)
           "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
           "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|).");
     m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
-          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = 64,
-          py::arg("ncrit") = 64, py::arg("mac") = "geometric",
+          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = kDefaultNleaf,
+          py::arg("ncrit") = kDefaultNcrit, py::arg("mac") = "geometric",
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 
 #include "core/array_views.hpp"
+#include "core/engine_registry.hpp"
 
 #include "tree/mac.hpp"
 #include "tree/octree.hpp"
@@ -14,8 +15,8 @@
 namespace grove {
 
 struct BuildParams {
-    int nleaf = 64; // a cell splits while it holds more particles than this (and keys differ)
-    int ncrit = 64; // most particles per group
+    int nleaf = kDefaultNleaf; // a cell splits while it holds more particles than this (and keys differ)
+    int ncrit = kDefaultNcrit; // most particles per group
 };
 
 // What a tree engine is configured with: the build, and the opening angle its walk uses.

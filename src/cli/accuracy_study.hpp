@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine_registry.hpp"
 #include "core/particles.hpp"
 #include "tree/interaction_lists.hpp"
 #include "tree/mac.hpp"
@@ -29,7 +30,7 @@ ErrorTarget parse_error_target(const std::string& text);
 struct AccuracyOptions {
     MacKind mac = MacKind::geometric;
     std::vector<double> values; // theta (geometric) or alpha (relative) values
-    int nleaf = 64, ncrit = 64;
+    int nleaf = kDefaultNleaf, ncrit = kDefaultNcrit;
     double eps = 0, G = 1;
     std::size_t sample = 0;                   // 0: reference for every particle; else for this many random ones
     int repeat = 1;                           // tree evaluations per value (median time reported)

@@ -5,12 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "core/engine_registry.hpp"
+
 namespace grove {
 
 struct BenchConfig {
     std::string what;                    // direct | hermite | tree | tree-build | step | scaling
     std::string build_sizes = "1e5,1e6"; // tree-build: particle counts
-    int nleaf = 64, ncrit = 64;
+    int nleaf = kDefaultNleaf, ncrit = kDefaultNcrit;
     std::string sizes = "14:20"; // direct, hermite: log2 N range for all-on-all runs
     std::string active = "6:14"; // log2 range of active targets
     int sources = 20;            // log2 of the sources for the active runs

@@ -63,9 +63,10 @@ void add_engine_options(cxxopts::Options& options)
         cxxopts::value<std::string>()->default_value("geometric"))(
         "alpha", "Tree: the relative criterion's error bound, 0 < alpha <= 1",
         cxxopts::value<double>()->default_value("0.001"))("nleaf", "Tree: most particles in a leaf cell",
-                                                          cxxopts::value<int>()->default_value("64"))(
+                                                          cxxopts::value<int>()->default_value(
+                                                              std::to_string(kDefaultNleaf)))(
         "ncrit", "Tree: most particles in a group that walks the tree together",
-        cxxopts::value<int>()->default_value("64"))(
+        cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
         cxxopts::value<int>()->default_value("1"))(
         "lookahead",

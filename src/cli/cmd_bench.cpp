@@ -130,8 +130,10 @@ int command_bench(int argc, char** argv)
                           "tree-build (host octree) or step (leapfrog steps on any tree engine)",
                           cxxopts::value<std::string>())("build-sizes", "tree-build: comma-separated particle counts",
                                                          cxxopts::value<std::string>()->default_value("1e5,1e6"))(
-        "nleaf", "tree-build: nleaf", cxxopts::value<int>()->default_value("64"))(
-        "ncrit", "tree-build: ncrit", cxxopts::value<int>()->default_value("64"))(
+        "nleaf", "tree, tree-build, step: most particles in a leaf cell",
+        cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
+        "ncrit", "tree, tree-build, step: most particles in a group",
+        cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "sizes", "log2 N range for all-on-all runs, LO:HI", cxxopts::value<std::string>()->default_value("14:20"))(
         "active", "log2 range of active targets, LO:HI", cxxopts::value<std::string>()->default_value("6:14"))(
         "sources", "log2 of the sources for the active runs",

@@ -170,7 +170,7 @@ TEST_CASE("a sampled reference agrees with the full one on the sampled particles
     const AccuracyStudy s = run_accuracy_study(p, o);
     REQUIRE(s.targets.size() == 250);
     Forces tree, direct;
-    TreeCpuEngine(TreeParams{0.6, {64, 64}}, GravityParams{o.G, o.eps}).compute(p.pos, p.mass, tree);
+    TreeCpuEngine(TreeParams{0.6, {o.nleaf, o.ncrit}}, GravityParams{o.G, o.eps}).compute(p.pos, p.mass, tree);
     DirectCpuEngine(GravityParams{o.G, o.eps}).compute(p.pos, p.mass, direct);
     const auto all = relative_errors(tree.acc, direct.acc);
     std::vector<double> expected;
