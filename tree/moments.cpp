@@ -6,6 +6,22 @@
 
 namespace grove {
 
+MomentArrays moment_arrays(Octree& tree, NodeBox* boxes)
+{
+    MomentArrays a;
+    a.particles = tree.particles.data();
+    a.next = tree.next.data();
+    a.is_leaf = tree.is_leaf.data();
+    a.range = tree.range.data();
+    a.cell_centre = tree.cell_centre.data();
+    a.size = tree.size.data();
+    a.com_mass = tree.com_mass.data();
+    a.quad = tree.quad.data();
+    a.com_offset = tree.com_offset.data();
+    a.boxes = boxes;
+    return a;
+}
+
 // Moments bottom-up: in pre-order every child follows its parent, so each subtree's internal nodes
 // are finished in reverse index order by one thread, after its leaves; then the top nodes in
 // reverse segment order.
@@ -19,17 +35,7 @@ void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool gr
     tree.com_mass.resize(nodes);
     tree.quad.resize(nodes);
     tree.com_offset.resize(nodes);
-    MomentArrays arrays;
-    arrays.particles = tree.particles.data();
-    arrays.next = tree.next.data();
-    arrays.is_leaf = tree.is_leaf.data();
-    arrays.range = tree.range.data();
-    arrays.cell_centre = tree.cell_centre.data();
-    arrays.size = tree.size.data();
-    arrays.com_mass = tree.com_mass.data();
-    arrays.quad = tree.quad.data();
-    arrays.com_offset = tree.com_offset.data();
-    arrays.boxes = grow_cells ? refit_boxes.data() : nullptr;
+    const MomentArrays arrays = moment_arrays(tree, grow_cells ? refit_boxes.data() : nullptr);
     const auto num_segments = static_cast<std::int64_t>(segments.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t s = 0; s < num_segments; ++s) {

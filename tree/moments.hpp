@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
 #include "tree/segments.hpp"
 
@@ -15,5 +16,9 @@ namespace grove {
 // re-centred on the bounding box of its particles and grown to hold them (moments.cpp,
 // refit_cell), so that the opening criterion stays conservative.
 void compute_moments(Octree& tree, const std::vector<Segment>& segments, bool grow_cells = false);
+
+// What finish_node (tree/node_moments.hpp) reads and writes of a host tree whose moment arrays
+// are sized; boxes: a refit's scratch (one per node), or null.
+MomentArrays moment_arrays(Octree& tree, NodeBox* boxes);
 
 } // namespace grove

@@ -62,9 +62,9 @@ void add_engine_options(cxxopts::Options& options)
         "|a| from the previous step)",
         cxxopts::value<std::string>()->default_value("geometric"))(
         "alpha", "Tree: the relative criterion's error bound, 0 < alpha <= 1",
-        cxxopts::value<double>()->default_value("0.001"))("nleaf", "Tree: most particles in a leaf cell",
-                                                          cxxopts::value<int>()->default_value(
-                                                              std::to_string(kDefaultNleaf)))(
+        cxxopts::value<double>()->default_value("0.001"))(
+        "nleaf", "Tree: most particles in a leaf cell",
+        cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
         "ncrit", "Tree: most particles in a group that walks the tree together",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",

@@ -157,9 +157,8 @@ int command_accuracy(int argc, char** argv)
         "alpha", "relative criterion: LO:HI:STEP or a comma-separated list, each in (0, 1]",
         cxxopts::value<std::string>()->default_value("1e-4,2e-4,5e-4,1e-3,2e-3,5e-3,1e-2"))(
         "engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
-        cxxopts::value<std::string>()->default_value("tree"))("nleaf", "most particles in a leaf",
-                                                              cxxopts::value<int>()->default_value(
-                                                                  std::to_string(kDefaultNleaf)))(
+        cxxopts::value<std::string>()->default_value("tree"))(
+        "nleaf", "most particles in a leaf", cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
         "ncrit", "most particles in a group", cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "eps", "Plummer softening (length units)", cxxopts::value<double>()->default_value("0"))(
         "G", "gravitational constant (default: the snapshot's units)", cxxopts::value<double>())(

@@ -16,8 +16,8 @@
 #include "tree/group_shares.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
+#include "tree/moments.hpp"
 #include "tree/morton.hpp"
-#include "tree/node_moments.hpp"
 #include "tree/radix_sort.hpp"
 #include "tree/refit.hpp"
 #include "tree/tree_cpu.hpp"
@@ -722,17 +722,7 @@ TEST_CASE("a refit of all leaves, then the internal nodes level by level (the re
     levelled.quad.resize(m);
     levelled.com_offset.resize(m);
     std::vector<NodeBox> boxes(m);
-    MomentArrays t;
-    t.particles = levelled.particles.data();
-    t.next = levelled.next.data();
-    t.is_leaf = levelled.is_leaf.data();
-    t.range = levelled.range.data();
-    t.cell_centre = levelled.cell_centre.data();
-    t.size = levelled.size.data();
-    t.com_mass = levelled.com_mass.data();
-    t.quad = levelled.quad.data();
-    t.com_offset = levelled.com_offset.data();
-    t.boxes = boxes.data();
+    const MomentArrays t = moment_arrays(levelled, boxes.data());
     for (std::int32_t i = 0; i < levelled.num_nodes(); ++i)
         if (levelled.is_leaf[i]) finish_node(t, i);
     for (int l = deepest; l >= 0; --l)
