@@ -423,6 +423,32 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     e.vel(0, 7) = std::numeric_limits<double>::quiet_NaN();
     CHECK_THROWS_WITH(e_lf.step(e), Catch::Contains("non-finite"));
 
+    // A handful of particles (one leaf, one group) and a single one: the host pipeline's orbits.
+    for (const std::size_t n : {1, 2, 5}) {
+        ParticleSet few = make_plummer(std::max<std::size_t>(n, 2), 6);
+        if (n == 1) {
+            few.resize(1);
+            few.mass[0] = 1;
+            few.pos.col(0) << 0.1, 0.2, 0.3;
+            few.vel.col(0) << 0.5, 0, 0;
+        }
+        ParticleSet few_host = few;
+        TreeGpuEngine few_engine(params, gravity), few_host_engine(params, gravity);
+        Leapfrog f_lf(few_engine, dt), h_lf(few_host_engine, dt, true, false);
+        REQUIRE(f_lf.is_resident());
+        f_lf.start(few);
+        h_lf.start(few_host);
+        for (int s = 0; s < 4; ++s) {
+            f_lf.step(few);
+            h_lf.step(few_host);
+        }
+        f_lf.restore_order(few);
+        h_lf.restore_order(few_host);
+        INFO("N = " << n);
+        CHECK((few.pos - few_host.pos).norm() <= 1e-6 * few_host.pos.norm());
+        CHECK((few.vel - few_host.vel).norm() <= 1e-6 * std::max(1.0, few_host.vel.norm()));
+    }
+
     // Only where the whole step can run on the device.
     TreeParams relative = params, reuse = params, no_lookahead = params;
     relative.mac = MacKind::relative;
