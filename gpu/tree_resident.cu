@@ -34,18 +34,11 @@ constexpr int kBoxValues = 6;
 constexpr int kPartialValues = 7; // lo (3), hi (3), finite
 constexpr int kBoxBlocks = 512;
 
-__global__ void box_partial_kernel(int n, const double* pred, double* partial)
+// The box of the values each thread of the block holds, into thread 0's: a tree reduction in
+// shared memory (min and max are exact in any order).
+__device__ void reduce_box(double mn[3], double mx[3], int& finite)
 {
     __shared__ double lo[3][kBlock], hi[3][kBlock];
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    int finite = 1;
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
-        for (int d = 0; d < 3; ++d) {
-            const double x = pred[3 * k + d];
-            finite = finite && isfinite(x);
-            mn[d] = fmin(mn[d], x);
-            mx[d] = fmax(mx[d], x);
-        }
     finite = __syncthreads_and(finite);
     for (int d = 0; d < 3; ++d) {
         lo[d][threadIdx.x] = mn[d];
@@ -60,29 +53,49 @@ __global__ void box_partial_kernel(int n, const double* pred, double* partial)
             }
         __syncthreads();
     }
+    for (int d = 0; d < 3; ++d) {
+        mn[d] = lo[d][0];
+        mx[d] = hi[d][0];
+    }
+}
+
+__global__ void box_partial_kernel(int n, const double* pred, double* partial)
+{
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    int finite = 1;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
+        for (int d = 0; d < 3; ++d) {
+            const double x = pred[3 * k + d];
+            finite = finite && isfinite(x);
+            mn[d] = fmin(mn[d], x);
+            mx[d] = fmax(mx[d], x);
+        }
+    reduce_box(mn, mx, finite);
     if (threadIdx.x == 0) {
         double* out = partial + kPartialValues * blockIdx.x;
         for (int d = 0; d < 3; ++d) {
-            out[d] = lo[d][0];
-            out[3 + d] = hi[d][0];
+            out[d] = mn[d];
+            out[3 + d] = mx[d];
         }
         out[6] = finite;
     }
 }
 
+// One block of kBlock threads: the partial boxes reduced, then the cube.
 __global__ void box_final_kernel(int blocks, const double* partial, double* box)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
     double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double finite = 1;
-    for (int b = 0; b < blocks; ++b) {
+    int finite = 1;
+    for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
         const double* p = partial + kPartialValues * b;
         for (int d = 0; d < 3; ++d) {
             mn[d] = fmin(mn[d], p[d]);
             mx[d] = fmax(mx[d], p[3 + d]);
         }
-        finite = fmin(finite, p[6]);
+        finite = finite && p[6] == 1;
     }
+    reduce_box(mn, mx, finite);
+    if (threadIdx.x != 0) return;
     // As bounding_cube (tree/build.cpp): a degenerate extent gets side 1, and the side grows by a
     // relative 1e-12 so that points on the upper faces map inside.
     double side = fmax(fmax(mx[0] - mn[0], mx[1] - mn[1]), mx[2] - mn[2]);
@@ -443,7 +456,7 @@ bool TreeGpuResident::step()
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
     box_partial_kernel<<<kBoxBlocks, kBlock, 0, copy_>>>(n_, pred_.data(), box_partial_.data());
     gpu::check_launch("box_partial_kernel", copy_);
-    box_final_kernel<<<1, 32, 0, copy_>>>(kBoxBlocks, box_partial_.data(), box_.data());
+    box_final_kernel<<<1, kBlock, 0, copy_>>>(kBoxBlocks, box_partial_.data(), box_.data());
     gpu::check_launch("box_final_kernel", copy_);
     keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
     gpu::check_launch("keys_kernel", copy_);
