@@ -1,7 +1,8 @@
 // The GPU tree engine: the host tree packed into pinned buffers and uploaded, then per opening
 // criterion the per-node radii (and for the relative one the groups' scales from the host), the two walk passes around
 // a CUB scan (tree_walk.cu), the list evaluation (evaluate.cu), the permutation to the caller's order and the download;
-// the host applies G (tree/store_forces.hpp).
+// the host applies G (tree/store_forces.hpp). The evaluation itself lives in tree_engine_impl.cuh, which the resident
+// leapfrog (tree_resident.cu) shares.
 #include "gpu/tree_gpu.h"
 
 #include "gpu/tree_engine_impl.cuh"

@@ -29,7 +29,8 @@ unsigned blocks_for(std::size_t n)
 enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree };
 
 // The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
-// 1 if every prediction is finite. Partial boxes per block first (6 values), then one block.
+// 1 if every prediction is finite. Partial boxes per block first (kPartialValues each), then one
+// block reduces them.
 constexpr int kBoxValues = 6;
 constexpr int kPartialValues = 7; // lo (3), hi (3), finite
 constexpr int kBoxBlocks = 512;
@@ -505,7 +506,7 @@ bool TreeGpuResident::step()
     CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
     // The walk and the lists; the closing kick follows the leaves on the stream, and the host builds
-    // the next structure from the predictions meanwhile.
+    // the next structure from the sorted keys meanwhile.
     e_.resident = true;
     e_.after_lists = [&] {
         kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, 0.5 * dt_, e_.gravity.G, e_.d_sorted.data(),
