@@ -55,12 +55,8 @@ struct TreeGpuEngine::Impl {
     // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
     // was just built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
-    bool order_uploaded = false;      // the device holds the particle order (permutation kernel)
-    const EarlyMove* early = nullptr; // compute_in_own_order's early move, during its compute()
-    // Resident leapfrog (tree_resident.cu): evaluate() leaves the forces on the device, in the
-    // order of the tree it walks, and enqueues after_lists before its last event.
-    bool resident = false;
-    std::function<void()> after_lists;
+    bool order_uploaded = false;              // the device holds the particle order (permutation kernel)
+    const EarlyMove* early = nullptr;         // compute_in_own_order's early move, during its compute()
     std::unique_ptr<TreeGpuResident> stepper; // made on the first resident_leapfrog()
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
@@ -142,9 +138,13 @@ struct TreeGpuEngine::Impl {
     // while_gpu_runs: host work done after the last kernel is queued and before the wait for it
     // (the look-ahead build).
     // may_walk_once = false: both walk passes whatever the room (the repeat of a cut one-pass walk).
+    // after_lists (the resident leapfrog, tree_resident.cu): the forces stay on the device in the
+    // order of the tree walked, out is left alone, and after_lists enqueues its work after the
+    // leaves; a repeated evaluation runs it again, so it must be idempotent.
     void evaluate(const OpeningCriterion& criterion, Forces& out, const std::function<void()>& while_gpu_runs = {},
-                  bool may_walk_once = true)
+                  bool may_walk_once = true, const std::function<void()>& after_lists = {})
     {
+        const bool resident = static_cast<bool>(after_lists);
         if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
         const bool relative = criterion.kind == MacKind::relative;
         if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
@@ -164,8 +164,10 @@ struct TreeGpuEngine::Impl {
             estimate.set(out.acc, gravity.G);
             first_pass_seconds = seconds_since(start);
         }
-        out.acc.resize(3, static_cast<Eigen::Index>(n));
-        out.pot.resize(static_cast<Eigen::Index>(n));
+        if (!resident) {
+            out.acc.resize(3, static_cast<Eigen::Index>(n));
+            out.pot.resize(static_cast<Eigen::Index>(n));
+        }
         times.clear();
         if (first_pass_seconds >= 0) times.emplace_back("first pass", first_pass_seconds);
         if (n == 0) return;
@@ -313,7 +315,7 @@ struct TreeGpuEngine::Impl {
         walks = one_pass ? 1 : 2;
         if (one_pass && (h_longest[0] > room.nodes || h_longest[1] > room.leaves)) {
             // Some list did not fit and was cut: this evaluation again, with both passes.
-            evaluate(criterion, out, {}, false); // after_lists again: it must be idempotent
+            evaluate(criterion, out, {}, false, after_lists);
             walks = 3;
             return;
         }

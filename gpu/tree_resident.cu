@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <stdexcept>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -148,16 +147,6 @@ __global__ void kick_drift_gather_kernel(int n, double dt, const std::uint32_t* 
     if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
 }
 
-// The positions as a 3 x N array (a look-ahead build that failed is redone from them).
-__global__ void positions_kernel(int n, const Vec4<double>* body, double* out)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    out[3 * k] = body[k].x;
-    out[3 * k + 1] = body[k].y;
-    out[3 * k + 2] = body[k].z;
-}
-
 // The refit's first launch: every cell's side from its level (as the build made it), and every
 // leaf finished (they depend on nothing).
 __global__ void cells_and_leaves_kernel(int m, MomentArrays t, const std::uint8_t* level, double root_side)
@@ -292,8 +281,7 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
     copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
-    masses_ = p.mass;
-    stage_from_positions(h_pred_.data(), masses_.data()); // if the input is not finite, step() says so
+    stage_from_positions(h_pred_.data(), p.mass.data()); // if the input is not finite, step() says so
     loaded_ = true;
 }
 
@@ -313,8 +301,8 @@ bool TreeGpuResident::stage_from_positions(const double* positions, const double
         const Eigen::Map<const Eigen::Matrix3Xd> pos(positions, 3, n_);
         const Eigen::Map<const Eigen::VectorXd> mass(masses, n_);
         build_octree_into(t, pos, mass, e_.params.build, nullptr, BuildContent::structure);
-    } catch (const std::exception&) {
-        return false; // non-finite positions: step() reports them
+    } catch (const std::invalid_argument&) {
+        return false; // non-finite positions (what a build refuses): step() reports them
     }
     stage(t, true);
     return true;
@@ -430,16 +418,33 @@ void TreeGpuResident::apply_staged()
 bool TreeGpuResident::step()
 {
     if (!loaded_) throw std::logic_error("tree-gpu: resident step before load");
+    try {
+        return advance();
+    } catch (...) {
+        // The state is part-way through a step: drop it (the next load() starts afresh). The waits
+        // ignore errors, which the exception already reports.
+        cudaStreamSynchronize(copy_);
+        cudaStreamSynchronize(e_.stream);
+        loaded_ = staged_ = false;
+        throw;
+    }
+}
+
+bool TreeGpuResident::advance()
+{
     const auto start = WallClock::now();
     const auto n = static_cast<std::size_t>(n_);
     if (!staged_) { // the last look-ahead build failed: build from the positions themselves
-        positions_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), pred_.data());
-        gpu::check_launch("positions_kernel", e_.stream);
-        copy_async(h_pred_.data(), pred_.data(), 3 * n, cudaMemcpyDeviceToHost, e_.stream);
         copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
         masses_.resize(n_);
-        for (std::size_t k = 0; k < n; ++k) masses_[static_cast<Eigen::Index>(k)] = h_body_[k].w;
+        for (std::size_t k = 0; k < n; ++k) {
+            const Vec4<double>& b = h_body_[k];
+            h_pred_[3 * k] = b.x;
+            h_pred_[3 * k + 1] = b.y;
+            h_pred_[3 * k + 2] = b.z;
+            masses_[static_cast<Eigen::Index>(k)] = b.w;
+        }
         if (!stage_from_positions(h_pred_.data(), masses_.data())) return false;
     }
     apply_staged();
@@ -507,8 +512,7 @@ bool TreeGpuResident::step()
 
     // The walk and the lists; the closing kick follows the leaves on the stream, and the host builds
     // the next structure from the sorted keys meanwhile.
-    e_.resident = true;
-    e_.after_lists = [&] {
+    const auto kick = [&] {
         kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, 0.5 * dt_, e_.gravity.G, e_.d_sorted.data(),
                                                              vel_half_.data(), acc_[nx].data(), vel_.data(),
                                                              flags_.data());
@@ -522,16 +526,8 @@ bool TreeGpuResident::step()
         stage_from_sorted_keys();
         window = seconds_since(t0);
     };
-    try {
-        e_.evaluate(e_.params.opening(), unused_, build_next);
-    } catch (...) {
-        e_.resident = false;
-        e_.after_lists = nullptr;
-        unload(); // the state is half-way through a step
-        throw;
-    }
-    e_.resident = false;
-    e_.after_lists = nullptr;
+    Forces unused; // the forces stay on the device
+    e_.evaluate(e_.params.opening(), unused, build_next, true, kick);
     cur_ = nx;
 
     float ms_drift = 0, ms_refit = 0, ms_sort = 0;

@@ -47,6 +47,8 @@ class TreeGpuResident final : public ResidentLeapfrog {
     void stage(const Octree& t, bool with_order);
     // Makes the staged structure the one the device works on (stream order).
     void apply_staged();
+    // step() without its error handling.
+    bool advance();
 
     TreeGpuEngine::Impl& e_;
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
@@ -57,7 +59,6 @@ class TreeGpuResident final : public ResidentLeapfrog {
     int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
     PhaseTimes times_;
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
-    Forces unused_;          // evaluate() sizes it; the forces stay on the device
 
     // Device state (order: the current tree's).
     gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
@@ -104,7 +105,7 @@ class TreeGpuResident final : public ResidentLeapfrog {
 
     Octree trees_[2]; // the structure on the device, the one being built
     int live_ = 0;
-    Eigen::VectorXd masses_; // a build from positions
+    Eigen::VectorXd masses_; // a build from the device's positions (after a failed look-ahead)
 
     gpu::PinnedBuffer<double> h_pred_;
     gpu::PinnedBuffer<Vec4<double>> h_body_, h_acc_, h_vel_; // load and store

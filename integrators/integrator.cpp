@@ -40,7 +40,8 @@ class LeapfrogIntegrator final : public Integrator {
         last_.emplace_back("integration", std::max(0.0, wall - (leapfrog_.force_seconds() - force_before) - reorder));
     }
     PhaseTimes last_phases() const override { return last_; }
-    void synchronize(ParticleSet& p) override { leapfrog_.synchronize(p); } // every step computes them
+    // Every step computes the forces; a resident leapfrog brings them (and the particles) back here.
+    void synchronize(ParticleSet& p) override { leapfrog_.synchronize(p); }
     void restore_order(ParticleSet& p) override { leapfrog_.restore_order(p); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }

@@ -16,7 +16,7 @@ namespace grove {
 
 // The tree's default cell and group sizes, for every tree engine and command. Measured on the H100
 // (bench/results/resident-step-h100.md): groups of up to 96 particles walking trees of leaves of
-// up to 32 took 9-10 % less GPU time per leapfrog step than 64 and 64, at smaller errors.
+// up to 32 took 4-10 % less GPU time per leapfrog step than 64 and 64, at smaller errors.
 constexpr int kDefaultNleaf = 32;
 constexpr int kDefaultNcrit = 96;
 
