@@ -348,7 +348,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
         h_next_[k] = t.next[k];
         h_leaf_[k] = t.is_leaf[k];
         h_range_[k] = t.range[k];
-        const int level = cell_level(t.size[k], t.box_side);
+        const int level = cell_level(t.cell_centre[k].w, t.box_side);
         h_level_[k] = static_cast<std::uint8_t>(level);
         if (!t.is_leaf[k]) deepest = std::max(deepest, level);
     }

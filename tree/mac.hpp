@@ -5,9 +5,13 @@
 // point of the group's box lies outside the cell's opening sphere, centred on its centre of mass,
 // of radius
 //   r_open = max(l / theta, sqrt(3)/2 l (1 + 1e-6)) + delta,
-// l the cell side and delta = |centre of mass - cell centre|. The floor keeps a group from ever
+// l the longest side of the bounding box of the cell's particles and delta = |centre of mass -
+// box centre| (Bonsai's convention; tree/node_moments.hpp says why). Every particle of the cell
+// lies within sqrt(3)/2 l + delta of the centre of mass, so the floor keeps a group from ever
 // accepting a cell that contains one of its own particles, which l/theta alone would allow for
-// theta > 2/sqrt(3); below that it changes nothing.
+// theta > 2/sqrt(3); below that it changes nothing. The sphere is closed (a box at distance
+// exactly r_open opens the cell), so a cell of one particle, whose r_open is 0, is opened by the
+// group that holds it.
 //
 // Relative (GADGET-2's, Springel 2005): a cell of mass M is opened when its leading neglected
 // term would exceed a fraction alpha of the particle's acceleration, G M l^2 / d^4 > alpha |a|,
@@ -102,10 +106,10 @@ template <class T> HOST_DEVICE inline T box_distance2(const Group<T>& box, T px,
     return dx * dx + dy * dy + dz * dz;
 }
 
-// True when the group must open the node: its box comes closer to the centre of mass than r_open.
+// True when the group must open the node: its box comes as close to the centre of mass as r_open.
 template <class T> HOST_DEVICE inline bool must_open(const Group<T>& group, const Vec4<T>& com, T r_open2)
 {
-    return box_distance2(group, com.x, com.y, com.z) < r_open2;
+    return box_distance2(group, com.x, com.y, com.z) <= r_open2;
 }
 
 // The relative criterion's test for node i and a group of scale `mac_scale`: the floor or the
@@ -114,7 +118,7 @@ template <class T>
 HOST_DEVICE inline bool must_open_relative(const Group<T>& group, const Vec4<T>& com, T r_open2, T r_rel2, T mac_scale)
 {
     const T d2 = box_distance2(group, com.x, com.y, com.z);
-    return d2 < r_open2 || d2 < r_rel2 * mac_scale;
+    return d2 <= r_open2 || d2 < r_rel2 * mac_scale;
 }
 
 // r_open2[i] for every node (host, OpenMP); float and double are instantiated.

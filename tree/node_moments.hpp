@@ -1,7 +1,8 @@
-// One node's moments (mass, centre of mass, traceless quadrupole, com offset) and, for a refit,
-// its cell grown to hold its particles: the step that compute_moments (tree/moments.hpp) runs
-// bottom-up on the host and the resident GPU pipeline runs level by level on the device. One
-// definition for both, so the CPU tests of refits test the device's arithmetic.
+// One node's moments (mass, centre of mass, traceless quadrupole, com offset) and the bounding box
+// of its particles, which gives the opening criterion its size and centre: the step that
+// compute_moments (tree/moments.hpp) runs bottom-up on the host and the resident GPU pipeline runs
+// level by level on the device. One definition for both, so the CPU tests of refits test the
+// device's arithmetic.
 #pragma once
 
 #include <cmath>
@@ -22,7 +23,7 @@ HOST_DEVICE inline int cell_level(double side, double root_side)
     return ilogb(root_side) - ilogb(side);
 }
 
-// An axis-aligned box, for a refit.
+// An axis-aligned box: a node's particles'.
 struct NodeBox {
     double lo[3], hi[3];
 };
@@ -32,11 +33,13 @@ HOST_DEVICE inline NodeBox empty_node_box()
     return NodeBox{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
 }
 
+// Comparisons rather than fmin/fmax, which the host compiler calls in libm (NaN rules): the box
+// of every leaf's particles made the host's moments three times slower. Positions are finite.
 HOST_DEVICE inline void cover(NodeBox& b, const NodeBox& c)
 {
     for (int d = 0; d < 3; ++d) {
-        b.lo[d] = fmin(b.lo[d], c.lo[d]);
-        b.hi[d] = fmax(b.hi[d], c.hi[d]);
+        b.lo[d] = c.lo[d] < b.lo[d] ? c.lo[d] : b.lo[d];
+        b.hi[d] = c.hi[d] > b.hi[d] ? c.hi[d] : b.hi[d];
     }
 }
 
@@ -46,12 +49,12 @@ struct MomentArrays {
     const std::int32_t* next = nullptr;
     const std::uint8_t* is_leaf = nullptr;
     const ParticleRange* range = nullptr;
-    Vec4<double>* cell_centre = nullptr; // read; a refit re-centres it (w, the cell's side, is kept)
-    double* size = nullptr;              // written by a refit only
+    Vec4<double>* cell_centre = nullptr; // x, y, z written (the box's centre); w, the cell's side, kept
+    double* size = nullptr;              // written: the box's longest side
     Vec4<double>* com_mass = nullptr;
     Quadrupole<double>* quad = nullptr;
     double* com_offset = nullptr;
-    NodeBox* boxes = nullptr; // non-null: a refit (grow the cells)
+    NodeBox* boxes = nullptr; // written: one per node, read back for the parents
 };
 
 HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy, double dz)
@@ -65,13 +68,13 @@ HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, d
     q.trace += m * d2;
 }
 
-// A refit's cell: the bounding box of the node's particles (a leaf's own, an internal node's the
-// union of its children's boxes) becomes the cell's centre, and its longest side the node's size
-// unless the cell's own side (kept in cell_centre.w) is longer. Every particle then lies in the
-// cube of that size about that centre, which the opening criterion needs; at unchanged positions
-// the box lies inside the cell and the size is the cell's, and a cell grows only as far as its
-// particles moved beyond it.
-HOST_DEVICE inline void refit_cell(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box)
+// The node's box: a leaf's particles' own, an internal node's the union of its children's. Its
+// centre and its longest side are what the opening criterion (tree/mac.hpp) measures a node by
+// (Bonsai's convention rather than the octree cell's side): every particle lies within
+// sqrt(3)/2 size of that centre, the bound the criterion's floor needs, and a cell whose
+// particles fill only a corner of it is accepted as early as its extent allows. A build and a
+// refit give a node the same size for the same positions, however far the particles moved.
+HOST_DEVICE inline void set_node_box(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box)
 {
     NodeBox& b = t.boxes[i];
     if (leaf_box) {
@@ -84,7 +87,9 @@ HOST_DEVICE inline void refit_cell(const MomentArrays& t, std::int32_t i, const 
     centre.x = (b.lo[0] + b.hi[0]) / 2;
     centre.y = (b.lo[1] + b.hi[1]) / 2;
     centre.z = (b.lo[2] + b.hi[2]) / 2;
-    t.size[i] = fmax(fmax(centre.w, b.hi[0] - b.lo[0]), fmax(b.hi[1] - b.lo[1], b.hi[2] - b.lo[2]));
+    const double sx = b.hi[0] - b.lo[0], sy = b.hi[1] - b.lo[1], sz = b.hi[2] - b.lo[2];
+    const double sxy = sx > sy ? sx : sy;
+    t.size[i] = sxy > sz ? sxy : sz;
 }
 
 // Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
@@ -94,14 +99,14 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
 {
     const bool leaf = t.is_leaf[i];
     const ParticleRange r = t.range[i];
-    // A leaf's particles: their box (a refit) and mass sums in one pass; an internal node's
-    // children as point masses.
+    // A leaf's particles: their box and mass sums in one pass; an internal node's children as
+    // point masses.
     NodeBox leaf_box = empty_node_box();
     double m = 0, mx = 0, my = 0, mz = 0;
     if (leaf) {
         for (std::int32_t p = r.begin; p < r.end; ++p) {
             const Vec4<double> s = t.particles[p];
-            if (t.boxes) cover(leaf_box, NodeBox{{s.x, s.y, s.z}, {s.x, s.y, s.z}});
+            cover(leaf_box, NodeBox{{s.x, s.y, s.z}, {s.x, s.y, s.z}});
             m += s.w;
             mx += s.w * s.x;
             my += s.w * s.y;
@@ -116,7 +121,7 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
             mz += s.w * s.z;
         }
     }
-    if (t.boxes) refit_cell(t, i, leaf ? &leaf_box : nullptr);
+    set_node_box(t, i, leaf ? &leaf_box : nullptr);
     const Vec4<double> centre = t.cell_centre[i];
     const Vec4<double> cm =
         m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};

@@ -11,11 +11,13 @@
 namespace grove {
 
 struct Octree : TreeArrays<double, HostVector> {
-    std::vector<std::uint64_t> keys;       // [N] Morton keys of the sorted particles
-    std::vector<Vec4<double>> cell_centre; // [M] geometric cell centres (x,y,z) and sides (w)
-    std::vector<Segment> segments;         // how the build cut the node array (tree/segments.hpp)
-    double box_lo[3] = {0, 0, 0};          // bounding cube corner
-    double box_side = 0;                   // bounding cube side
+    std::vector<std::uint64_t> keys; // [N] Morton keys of the sorted particles
+    // [M] x, y, z: the centre of the node's particles' box once moments are made (the geometric
+    // cell's centre before); w: the octree cell's side, which fixes the node's level.
+    std::vector<Vec4<double>> cell_centre;
+    std::vector<Segment> segments; // how the build cut the node array (tree/segments.hpp)
+    double box_lo[3] = {0, 0, 0};  // bounding cube corner
+    double box_side = 0;           // bounding cube side
 
     std::int32_t num_nodes() const { return static_cast<std::int32_t>(next.size()); }
     OctreeView<double> view() const

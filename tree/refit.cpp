@@ -32,7 +32,7 @@ void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* ti
     if (!finite) throw std::invalid_argument("tree: non-finite position or mass");
     t.gather = seconds_since(start);
     start = WallClock::now();
-    compute_moments(tree, tree.segments, true);
+    compute_moments(tree, tree.segments);
     t.moments = seconds_since(start);
     start = WallClock::now();
     refit_group_boxes(tree);

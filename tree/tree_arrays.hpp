@@ -59,8 +59,8 @@ template <class T, template <class> class Store> struct TreeArrays {
     Store<ParticleRange> range; // [M] particles of the node
     Store<Vec4<T>> com_mass;    // [M] centre of mass (x,y,z), mass (w)
     Store<Quadrupole<T>> quad;  // [M] traceless quadrupole about the centre of mass
-    Store<T> size;              // [M] cell side l
-    Store<T> com_offset;        // [M] delta = |centre of mass - cell centre|
+    Store<T> size;              // [M] l, the longest side of the particles' box
+    Store<T> com_offset;        // [M] delta = |centre of mass - box centre|
     Store<T> r_open2;           // [M] squared opening radius for the current theta (tree/mac.hpp)
     Store<T> r_rel2;            // [M] relative criterion: l sqrt(M / alpha) (tree/mac.hpp)
     Store<Group<T>> groups;     // [G] in Morton order; their ranges tile [0, N)

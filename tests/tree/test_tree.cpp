@@ -123,19 +123,23 @@ void check_tree_invariants(const Octree& tree, const ParticleSet& p, int nleaf)
         REQUIRE((tree.is_leaf[i] == 1) == (tree.next[i] == i + 1));
         const auto r = tree.range[i];
         REQUIRE(r.begin < r.end);
-        // The particles lie in the node's cell (centre and side), up to rounding of the key cube.
+        // The particles lie in the node's box (centre and longest side), up to rounding.
         const auto& c = tree.cell_centre[i];
         const double reach = tree.size[i] / 2 * (1 + 1e-9);
+        Eigen::Vector3d lo = Eigen::Vector3d::Constant(INFINITY), hi = -lo;
         for (std::int32_t k = r.begin; k < r.end; ++k) {
             const auto& q = tree.particles[k];
             REQUIRE(std::abs(q.x - c.x) <= reach);
             REQUIRE(std::abs(q.y - c.y) <= reach);
             REQUIRE(std::abs(q.z - c.z) <= reach);
+            lo = lo.cwiseMin(Eigen::Vector3d(q.x, q.y, q.z));
+            hi = hi.cwiseMax(Eigen::Vector3d(q.x, q.y, q.z));
         }
+        REQUIRE(tree.size[i] == (hi - lo).maxCoeff()); // the box is the particles' own, not the cell
         if (tree.is_leaf[i]) {
             for (std::int32_t k = r.begin; k < r.end; ++k) ++leaf_hits[k];
             if (r.end - r.begin > nleaf) { // only coincident keys, or the deepest level, may overfill a leaf
-                const bool deepest = tree.size[i] <= tree.box_side / double(1u << kMaxTreeLevel) * (1 + 1e-9);
+                const bool deepest = tree.cell_centre[i].w <= tree.box_side / double(1u << kMaxTreeLevel) * (1 + 1e-9);
                 CHECK((tree.keys[static_cast<std::size_t>(r.begin)] == tree.keys[static_cast<std::size_t>(r.end - 1)] ||
                        deepest));
             }
@@ -165,7 +169,8 @@ void check_tree_invariants(const Octree& tree, const ParticleSet& p, int nleaf)
             trace += q.w * d.squaredNorm();
         }
         const auto& cm = tree.com_mass[i];
-        const double scale = m * tree.size[i] * tree.size[i] + 1e-300;
+        const double side = tree.cell_centre[i].w;
+        const double scale = m * side * side;
         CHECK(cm.w == Approx(m).epsilon(1e-12));
         CHECK((Eigen::Vector3d(cm.x, cm.y, cm.z) - com).norm() <= 1e-12 * (tree.size[0] + 1));
         const auto& qq = tree.quad[i];
@@ -325,13 +330,18 @@ TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grow
         most = std::max(most, interactions);
     }
     CHECK(last_interactions < 0.2 * most);
-    // A particle with no acceleration bounds nothing: its group opens every cell, so an estimate of
-    // zeros is direct summation.
+    // A particle with no acceleration bounds nothing: its group opens every cell that has an
+    // extent and accepts only points (cells of one particle, or of coincident ones), whose monopole
+    // is exact, so an estimate of zeros is direct summation.
+    const auto zero_view = set_opening_criterion(tree, tree.view(), OpeningCriterion::relative(1e-2), tree.groups,
+                                                 std::vector<double>(p.size(), 0.0));
+    const InteractionLists all_open = build_interaction_lists(zero_view);
+    check_coverage(tree, all_open);
+    for (const std::int32_t i : all_open.node_list) REQUIRE(tree.size[i] == 0);
     TreeCpuEngine engine(TreeParams{0.5, {8, 16}, 1, MacKind::relative, 1e-2}, GravityParams{1.0, 0.01});
     engine.set_acceleration_estimate(Eigen::Matrix3Xd::Zero(3, p.pos.cols()));
     Forces f;
     engine.compute(p.pos, p.mass, f);
-    CHECK(engine.last_stats().node_interactions_per_particle == 0);
     CHECK((f.acc - exact.acc).norm() <= 1e-12 * exact.acc.norm());
     // Bad parameters are refused with the range.
     CHECK_THROWS_WITH(check_alpha(0), Catch::Contains("(0, 1]"));
