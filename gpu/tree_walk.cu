@@ -1,7 +1,6 @@
 // The walk kernels: one thread per group running the shared walk.hpp (count, then write; or, with
-// room per group known, write at once), and the per-node opening radii. The writing walks run the
-// lanes of a warp in step, so that the warp writes their lists together (WarpList). See tree_walk.cuh for why this file
-// is compiled without contraction.
+// room per group known, write at once), and the per-node opening radii. See tree_walk.cuh for why this file is compiled
+// without contraction.
 #include "gpu/tree_walk.cuh"
 
 #include "gpu/cuda_check.cuh"
@@ -46,127 +45,108 @@ __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count,
     atomicMax(&longest[1], n.leaves);
 }
 
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kLanes = 32;
-// Entries a lane stages per list before its warp writes them out, 64 bytes: 16 lanes store one
-// lane's entries in one coalesced write.
-constexpr int kStaged = 16;
-
-// One list per lane of a warp, staged in shared memory and written by the whole warp. Every lane
-// walks its own group and its list is a region of its own; one lane writing its entries itself,
-// four to a 16-byte store, made a memory transaction per store in scattered places, and at 2^23
-// the write pass took 13 ms against 4.5 for the same walk counting only (ncu). Here the warp
-// writes a full lane's 16 entries as one contiguous 64-byte store, two lanes per instruction.
-struct WarpList {
-    int (*stage)[kStaged + 1]; // [kWalkThreads][kStaged + 1]: this block's rows (odd pitch: no bank conflicts)
-    std::int32_t* out;         // this lane's list
-    int capacity;              // entries that may be written; more are only counted
-    int length = 0;            // entries seen
-    int staged = 0;            // entries in this lane's row
-
-    __device__ void push(std::int32_t v) { stage[threadIdx.x][staged++] = v; }
-
-    // Warp-wide: writes the rows of the lanes whose flag is set (`rows` entries each), two rows
-    // per round, 16 lanes per row.
-    __device__ void write_rows(bool flag, int rows)
+// Four entries in registers, oldest in x: a push shifts them along (three moves, no branch on
+// the position), so after four pushes they leave in order in one 16-byte store.
+struct Quad {
+    int4 v;
+    __device__ void push(std::int32_t e) { v = make_int4(v.y, v.z, v.w, e); }
+    // The newest k (0..3) entries, oldest first, to out[0..k).
+    __device__ void store_last(std::int32_t* out, int k) const
     {
-        const int lane = static_cast<int>(threadIdx.x) & (kLanes - 1);
-        const int warp_first = static_cast<int>(threadIdx.x) - lane;
-        __syncwarp(); // the rows' pushes are seen by every lane
-        unsigned pending = __ballot_sync(kFullMask, flag);
-        while (pending != 0) {
-            const int a = __ffs(pending) - 1;
-            pending &= pending - 1;
-            const int b = pending != 0 ? __ffs(pending) - 1 : -1;
-            if (b >= 0) pending &= pending - 1;
-            const int src = lane < kStaged ? a : b; // lanes 0-15 write row a, 16-31 row b
-            const int e = lane & (kStaged - 1);
-            const int src_lane = src >= 0 ? src : a;
-            std::int32_t* dst = reinterpret_cast<std::int32_t*>(
-                __shfl_sync(kFullMask, reinterpret_cast<unsigned long long>(out + length - rows), src_lane));
-            const int n = __shfl_sync(kFullMask, rows, src_lane);
-            const int first = __shfl_sync(kFullMask, length - rows, src_lane);
-            const int cap = __shfl_sync(kFullMask, capacity, src_lane);
-            if (src >= 0 && e < n && first + e < cap) dst[e] = stage[warp_first + src][e];
-        }
-        __syncwarp();
-    }
-
-    // Warp-wide, after every step: the full rows go out.
-    __device__ void flush_full()
-    {
-        const bool full = staged == kStaged;
-        if (full) length += kStaged;
-        write_rows(full, kStaged);
-        if (full) staged = 0;
-    }
-
-    // Warp-wide, at the end: what is left in every row.
-    __device__ void flush_rest()
-    {
-        const int rows = staged;
-        length += rows;
-        write_rows(rows > 0, rows);
-        staged = 0;
+        if (k > 2) out[k - 3] = v.y;
+        if (k > 1) out[k - 2] = v.z;
+        if (k > 0) out[k - 1] = v.w;
     }
 };
 
-struct WarpLists {
-    WarpList nodes, leaves;
+// A walk's sink that hands node and leaf entries to two lists of type List.
+template <class List> struct ListPass {
+    List nodes, leaves;
     __device__ void node(std::int32_t i) { nodes.push(i); }
     __device__ void leaf(std::int32_t i) { leaves.push(i); }
 };
 
-// The walk of one group per lane, in step across the warp so that the warp can write the lists
-// (every lane takes part in every flush; a lane without a group, or done, only flushes). The same
-// steps as walk_group_into, so the same lists in the same order.
-__device__ void walk_warp(const OctreeView<float>& tree, int g, WarpLists& lists)
-{
-    const bool has_group = g < tree.num_groups;
-    with_opening(tree, has_group ? g : 0, [&](const Group<float>& group, const auto& open) {
-        std::int32_t i = has_group ? 0 : tree.num_nodes;
-        while (__any_sync(kFullMask, i < tree.num_nodes)) {
-            if (i < tree.num_nodes) i = walk_step(group, i, open, lists);
-            lists.nodes.flush_full();
-            lists.leaves.flush_full();
+// One thread's list written through four registers: once the write position is 16-byte aligned,
+// entries leave four at a time in one 16-byte store. Threads of a warp write to unrelated lists,
+// so one-entry stores cost a memory transaction each; four to a store cut the write pass's
+// transactions about fourfold.
+struct StagedList {
+    std::int32_t* out;
+    int written = 0; // entries stored
+    int staged = 0;  // entries held in `buffer`
+    Quad buffer;
+
+    __device__ void push(std::int32_t v)
+    {
+        if (staged == 0 && (reinterpret_cast<std::uintptr_t>(out + written) & 15) != 0) {
+            out[written++] = v; // until the position is aligned
+            return;
         }
-    });
-    lists.nodes.flush_rest();
-    lists.leaves.flush_rest();
-}
+        buffer.push(v);
+        if (++staged == 4) {
+            *reinterpret_cast<int4*>(out + written) = buffer.v;
+            written += 4;
+            staged = 0;
+        }
+    }
+    __device__ void flush()
+    {
+        buffer.store_last(out + written, staged);
+        written += staged;
+        staged = 0;
+    }
+};
+
+// A list in a region of `capacity` entries (a multiple of 4, 16-byte aligned): entries leave four
+// at a time in one 16-byte store; past the capacity they are only counted.
+struct BoundedList {
+    std::int32_t* out;
+    int capacity;
+    int length = 0; // entries seen
+    Quad buffer;
+
+    __device__ void push(std::int32_t v)
+    {
+        buffer.push(v);
+        if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer.v;
+    }
+    __device__ void flush()
+    {
+        const int k = length & 3, at = length - k;
+        if (at + k <= capacity) buffer.store_last(out + at, k);
+    }
+};
 
 __global__ void walk_bounded_kernel(OctreeView<float> tree, int node_capacity, int leaf_capacity,
                                     std::int32_t* node_list, std::int32_t* leaf_list, long long* node_count,
                                     long long* leaf_count, int* longest)
 {
-    __shared__ int stage[2][kWalkThreads][kStaged + 1];
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const std::size_t slot = static_cast<std::size_t>(min(g, tree.num_groups - 1));
-    WarpLists lists{{stage[0], node_list + slot * node_capacity, node_capacity},
-                    {stage[1], leaf_list + slot * leaf_capacity, leaf_capacity}};
-    walk_warp(tree, g, lists);
     if (g >= tree.num_groups) return;
-    node_count[g] = min(lists.nodes.length, node_capacity); // what the evaluation may read
-    leaf_count[g] = min(lists.leaves.length, leaf_capacity);
-    atomicMax(&longest[0], lists.nodes.length);
-    atomicMax(&longest[1], lists.leaves.length);
+    ListPass<BoundedList> pass{{node_list + static_cast<std::size_t>(g) * node_capacity, node_capacity},
+                               {leaf_list + static_cast<std::size_t>(g) * leaf_capacity, leaf_capacity}};
+    walk_group_into(tree, g, pass);
+    pass.nodes.flush();
+    pass.leaves.flush();
+    node_count[g] = min(pass.nodes.length, node_capacity); // what the evaluation may read
+    leaf_count[g] = min(pass.leaves.length, leaf_capacity);
+    atomicMax(&longest[0], pass.nodes.length);
+    atomicMax(&longest[1], pass.leaves.length);
 }
 
 __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
                                   std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch)
 {
-    __shared__ int stage[2][kWalkThreads][kStaged + 1];
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const int slot = min(g, tree.num_groups - 1);
-    // Each list has exactly pass 1's room; a longer one is only counted, and reported below.
-    const int node_room = static_cast<int>(node_offset[slot + 1] - node_offset[slot]);
-    const int leaf_room = static_cast<int>(leaf_offset[slot + 1] - leaf_offset[slot]);
-    WarpLists lists{{stage[0], node_list + node_offset[slot], node_room},
-                    {stage[1], leaf_list + leaf_offset[slot], leaf_room}};
-    walk_warp(tree, g, lists);
     if (g >= tree.num_groups) return;
+    ListPass<StagedList> pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
+    walk_group_into(tree, g, pass);
+    pass.nodes.flush();
+    pass.leaves.flush();
     // The lists were sized by pass 1: a pass that wrote another length is a bug, reported.
-    if (lists.nodes.length != node_room || lists.leaves.length != leaf_room) atomicCAS(mismatch, 0, g + 1);
+    if (pass.nodes.written != node_offset[g + 1] - node_offset[g] ||
+        pass.leaves.written != leaf_offset[g + 1] - leaf_offset[g])
+        atomicCAS(mismatch, 0, g + 1);
 }
 
 } // namespace

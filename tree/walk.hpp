@@ -9,7 +9,7 @@
 //
 // The walk runs twice (ArborX's first/second pass): once counting, once writing at the offsets a
 // scan of the counts gives. What a pass does with each entry is its sink's business (the GPU's
-// write pass stages entries in shared memory, gpu/tree_walk.cu).
+// write pass stages entries in registers, gpu/tree_walk.cu).
 #pragma once
 
 #include <cstdint>
@@ -80,49 +80,39 @@ template <class T, bool kRelative> struct PackedOpening {
     }
 };
 
-// One step of a group's walk at node i: an accepted node goes to sink.node(i), an opened leaf to
-// sink.leaf(i); returns the next node.
-template <class Open, class Sink, class T>
-HOST_DEVICE inline std::int32_t walk_step(const Group<T>& group, std::int32_t i, const Open& open, Sink& sink)
-{
-    const NodeStep step = open(group, i);
-    if (step.opened && step.leaf) sink.leaf(i);
-    if (!step.opened) sink.node(i);
-    return step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
-}
-
 // Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
 // to sink.leaf(i), in walk order.
 template <class Open, class Sink, class T>
 HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink)
 {
-    for (std::int32_t i = 0; i < tree.num_nodes;) i = walk_step(group, i, open, sink);
+    std::int32_t i = 0;
+    while (i < tree.num_nodes) {
+        const NodeStep step = open(group, i);
+        if (step.opened && step.leaf) sink.leaf(i);
+        if (!step.opened) sink.node(i);
+        i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
+    }
 }
 
-// Calls walk(group, open) with group g and the opening test of the view's criterion: the relative
-// one when the view carries its arrays; on the packed nodes when the view has them.
-template <class Walk, class T>
-HOST_DEVICE inline void with_opening(const OctreeView<T>& tree, std::int32_t g, const Walk& walk)
+// Group g's walk under the view's criterion: the relative one when the view carries its arrays;
+// on the packed nodes when the view has them.
+template <class Sink, class T>
+HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
 {
     const Group<T> group = tree.groups[g];
     if (tree.walk_nodes != nullptr) {
         if (tree.r_rel2 != nullptr)
-            walk(group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]});
+            walk_group_with(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink);
         else
-            walk(group, PackedOpening<T, false>{tree.walk_nodes, T(0)});
+            walk_group_with(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink);
     } else if (tree.r_rel2 != nullptr) {
-        walk(group,
-             RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]});
+        walk_group_with(
+            tree, group,
+            RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
+            sink);
     } else {
-        walk(group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf});
+        walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf}, sink);
     }
-}
-
-// Group g's walk under the view's criterion (with_opening).
-template <class Sink, class T>
-HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
-{
-    with_opening(tree, g, [&](const Group<T>& group, const auto& open) { walk_group_with(tree, group, open, sink); });
 }
 
 struct CountPass {
