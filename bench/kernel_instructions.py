@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Instructions per interaction of the direct-summation and Hermite kernels, counted in their PTX.
+"""Instructions per interaction of the direct-summation, Hermite and tree list kernels, in their PTX.
 
-Compiles gpu/direct.cu and gpu/hermite.cu to PTX for sm_90 with the build's include folders,
+Compiles gpu/direct.cu, gpu/hermite.cu and gpu/evaluate.cu to PTX for sm_90 with the build's include folders,
 finds in each kernel the innermost loop that computes an inverse square root (one per
 interaction), and divides its instructions, by pipe, by the number of inverse square roots in it.
 Prints one row per kernel and the rate limit those counts imply on an H100 SXM (132 SMs,
@@ -93,7 +93,7 @@ def count_all(build, root, nvcc):
     """Yields (mangled kernel name, loop blocks, per-interaction counts by pipe)."""
     includes = [f"-I{build}/include/{d}" for d in ("gpu", "tree", "core")] + ["-isystem=/usr/include/eigen3"]
     with tempfile.TemporaryDirectory() as tmp:
-        for source in ("direct", "hermite"):
+        for source in ("direct", "hermite", "evaluate"):
             ptx_path = os.path.join(tmp, source + ".ptx")
             subprocess.run([nvcc, "-O3", "-DNDEBUG", "-arch=sm_90", "-std=c++17", "--expt-relaxed-constexpr",
                             "-Xcompiler=-fopenmp", *includes, "-ptx", os.path.join(root, "gpu", source + ".cu"),
@@ -152,7 +152,7 @@ def main():
         bounds["issue"] = total / 128
         bound = max(bounds, key=bounds.get)
         limit = SMS * CLOCK_GHZ * 1e9 / bounds[bound]
-        short = re.sub(r"^_ZN5grove\d+_GLOBAL__N__\w+?_cu_\w{8}\d+", "", name)[:48]
+        short = re.sub(r"^_ZN5grove(?:3gpu)?\d+_GLOBAL__N__\w+?_cu_[0-9a-f]{8}\d+", "", name)[:48]
         print(f"| {short} | {nblocks} | {per['fp32']:.1f} | {per['fp64']:.1f} | {per['mufu']:.1f} | "
               f"{per['conv64']:.1f} | {per['other']:.1f} | {total:.1f} | {limit:.3g} | {bound} |")
     return 0

@@ -1,7 +1,7 @@
-// What one interaction costs in the inner loops of the direct-summation and Hermite kernels, in
-// instructions by pipe, as bench/kernel_instructions.py counts them in the kernels' PTX for
+// What one interaction costs in the inner loops of the direct-summation and Hermite kernels and of
+// the tree engine's list kernels, in instructions by pipe, as bench/kernel_instructions.py counts them in the kernels' PTX for
 // sm_90 (a test recounts them in every build with CUDA and fails when a kernel changes and this
-// table does not), and the rate limit those counts imply on a device. grove bench direct|hermite
+// table does not), and the rate limit those counts imply on a device. grove bench direct|hermite|tree
 // print each measured rate against its kernel's limit. Plain C++: no CUDA.
 #pragma once
 
@@ -38,5 +38,10 @@ inline constexpr KernelCost kDirectDoubleCost{
 inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 0.0, 9.0};
 inline constexpr KernelCost kHermiteDoubleCost{"double acc+jerk+pot", "hermite_kernelILi2EE", 0.0, 35.0, 1.0, 0.0, 8.5};
 inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernel", 0.0, 76.0, 1.0, 0.0, 8.5};
+// The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction in
+// their loop over a tile held in shared memory. PTX counts: ptxas folds some of the node loop's
+// FP32 moves and negations (33 FP32 per interaction in its SASS), so the node limit is a low one.
+inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1E", 39.8, 0.0, 1.0, 0.0, 10.5};
+inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0E", 14.2, 0.0, 1.0, 0.0, 11.2};
 
 } // namespace grove

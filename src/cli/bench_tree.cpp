@@ -15,6 +15,7 @@
 #include "core/ic_models.hpp"
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
+#include "gpu/kernel_costs.hpp"
 #include "gpu/tree_gpu.h"
 
 namespace grove {
@@ -137,6 +138,20 @@ int bench_tree(const BenchConfig& r)
             }
         }
     }
+    // The yardstick of the leaf lists (#21): the direct float kernel's all-on-all rate at 2^20, as
+    // `grove bench direct` measures it (uniform cube, random masses, eps = 0.01; one warm-up).
+    double direct_rate = 0;
+    {
+        const ParticleSet cube = make_uniform_cube(std::size_t{1} << 20, 42, true);
+        DirectGpuEngine direct(GravityParams{1.0, 0.01}, Precision::Float);
+        Forces f;
+        std::vector<double> times;
+        for (int k = 0; k <= 2; ++k) {
+            direct.compute(cube.pos, cube.mass, f);
+            if (k > 0) times.push_back(direct.last_kernel_seconds());
+        }
+        direct_rate = static_cast<double>(cube.size()) * static_cast<double>(cube.size()) / median(times);
+    }
     std::printf(
         "times in ms; walk+eval = opening radii + pass 1 + scan + pass 2 + nodes + leaves; total = host build + "
         "pack + upload + walk+eval + download (with the conversion to the caller's doubles)\n\n");
@@ -165,6 +180,22 @@ int bench_tree(const BenchConfig& r)
                     w.stats.lists.node_interactions_per_particle, w.stats.lists.leaf_interactions_per_particle,
                     w.stats.interactions / eval, 100 * w.stats.busy, 100 * w.stats.busy_nodes,
                     100 * w.stats.busy_leaves, w.p50, w.p99);
+    }
+    const double node_limit = dev.limit(kTreeNodeCost), leaf_limit = dev.limit(kTreeLeafCost);
+    std::printf("\nlist kernels against their limits (instructions per interaction counted in their PTX, "
+                "bench/kernel_instructions.py: nodes %.1f FP32 + %.1f MUFU + %.1f other, limit %.3e/s; leaves %.1f "
+                "FP32 + %.1f MUFU + %.1f other, limit %.3e/s) and the leaf lists against the direct float kernel "
+                "(all-on-all 2^20: %.3e/s)\n\n",
+                kTreeNodeCost.fp32, kTreeNodeCost.mufu, kTreeNodeCost.other, node_limit, kTreeLeafCost.fp32,
+                kTreeLeafCost.mufu, kTreeLeafCost.other, leaf_limit, direct_rate);
+    std::printf("| model | N | theta | node lists /s | of their limit | leaf lists /s | of their limit | of the direct "
+                "float kernel |\n|---|---|---|---|---|---|---|---|\n");
+    for (const Row& w : rows) {
+        const double n = static_cast<double>(w.n);
+        const double nodes = n * w.stats.lists.node_interactions_per_particle / lookup(w.gpu, "nodes");
+        const double leaves = n * w.stats.lists.leaf_interactions_per_particle / lookup(w.gpu, "leaves");
+        std::printf("| %s | %ld | %.2f | %.3e | %.1f%% | %.3e | %.1f%% | %.1f%% |\n", w.model.c_str(), w.n, w.theta,
+                    nodes, 100 * nodes / node_limit, leaves, 100 * leaves / leaf_limit, 100 * leaves / direct_rate);
     }
     return 0;
 }
