@@ -1,8 +1,9 @@
-// What one interaction costs in the inner loops of the direct-summation and Hermite kernels and of
-// the tree engine's list kernels, in instructions by pipe, as bench/kernel_instructions.py counts them in the kernels'
-// PTX for sm_90 (a test recounts them in every build with CUDA and fails when a kernel changes and this table does
-// not), and the rate limit those counts imply on a device. grove bench direct|hermite|tree print each measured rate
-// against its kernel's limit. Plain C++: no CUDA.
+// What one interaction costs in the inner loops of the direct-summation and Hermite kernels and
+// of the tree engine's list kernels, in instructions by pipe, as bench/kernel_instructions.py
+// counts them in the kernels' PTX for sm_90 (a test recounts them in every build with CUDA and
+// fails when a kernel changes and this table does not), and the rate limit those counts imply on
+// a device. grove bench direct|hermite|tree print each measured rate against its kernel's limit.
+// Plain C++: no CUDA.
 #pragma once
 
 #include <algorithm>
