@@ -48,6 +48,8 @@ def basic_blocks(body):
             continue
         if not s or s.startswith(("//", ".", "{", "}", ")")):
             continue
+        if re.match(r"mov\.b32\s+%[fr]\d+, %[fr]\d+;", s):
+            continue  # a register renamed between types (an accumulator kept in a struct): no SASS
         current.append(s)
     blocks.append((label, current))
     return blocks
@@ -70,7 +72,8 @@ def innermost_loop(blocks):
     """The hot loop: of the innermost loops (label ... backward branch to it, holding no other
     loop) that compute an rsqrt, the one with the most per iteration, i.e. the most unrolled (the
     kernels unroll their common path and leave rare ones, like the tile holding a target's own
-    index, rolled). Returns (instructions, rsqrts, blocks)."""
+    index, rolled), and of those the shortest (the tree's leaf kernel has the same loop with and
+    without the test for a target's own index). Returns (instructions, rsqrts, blocks)."""
     index = {label: i for i, (label, _) in enumerate(blocks)}
     loops = []
     for i, (_, body) in enumerate(blocks):
@@ -84,7 +87,7 @@ def innermost_loop(blocks):
             continue  # not innermost
         loop = [s for _, b in blocks[start:end + 1] for s in b]
         roots = sum("rsqrt" in s for s in loop)
-        if roots and (best is None or roots > best[1]):
+        if roots and (best is None or roots > best[1] or (roots == best[1] and len(loop) < len(best[0]))):
             best = (loop, roots, end - start + 1)
     return best
 

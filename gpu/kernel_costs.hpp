@@ -39,10 +39,11 @@ inline constexpr KernelCost kDirectDoubleCost{
 inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 0.0, 9.0};
 inline constexpr KernelCost kHermiteDoubleCost{"double acc+jerk+pot", "hermite_kernelILi2EE", 0.0, 35.0, 1.0, 0.0, 8.5};
 inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernel", 0.0, 76.0, 1.0, 0.0, 8.5};
-// The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction in
-// their loop over a tile held in shared memory. PTX counts: ptxas folds some of the node loop's
-// FP32 moves and negations (33 FP32 per interaction in its SASS), so the node limit is a low one.
-inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1E", 39.8, 0.0, 1.0, 0.0, 10.5};
-inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0E", 14.2, 0.0, 1.0, 0.0, 11.2};
+// The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
+// in their best loop: four targets per lane, no test for a target's own index. The PTX's FP32
+// count includes the shared-memory loads of the tile (ld.shared.f32) and moves that ptxas folds
+// (the node loop issues 33 FP32 per interaction in SASS), so the node limit is a low one.
+inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1E", 39.8, 0.0, 1.0, 0.0, 2.5};
+inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0E", 13.2, 0.0, 1.0, 0.0, 1.5};
 
 } // namespace grove
