@@ -144,7 +144,7 @@ template <int K> struct Targets {
     }
 };
 
-template <int K>
+template <int K, bool kPot>
 __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, NodeTile& tile, WideSums& wide, float eps2, float4* acc)
 {
@@ -167,7 +167,7 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
                 const CellTerms<float> q = tile.terms[s];
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    t.a[k] = m2p_terms<false>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
+                    t.a[k] = m2p_terms<false, kPot>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
             }
         if (++tiles % kTilesPerFlush == 0) t.flush(wide, lane);
         __syncwarp();
@@ -178,7 +178,7 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
 // The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
 // may hold a target itself, whose pair is skipped by index (its mass counts as 0). kGuard: eps is
 // 0, so coincident particles (and the self pair) need the r^2 > 0 test.
-template <int K, bool kSelf, bool kGuard>
+template <int K, bool kSelf, bool kGuard, bool kPot>
 __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, float eps2)
 {
     for (int s = replica; s < count; s += replicas) {
@@ -186,12 +186,12 @@ __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int 
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const float m = kSelf && tile.index[s] == t.index[k] ? 0.f : p.w;
-            t.a[k] = p2p<kGuard>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
+            t.a[k] = p2p<kGuard, kPot>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
         }
     }
 }
 
-template <int K>
+template <int K, bool kPot>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, LeafTile& tile, WideSums& wide, float eps2, float4* acc)
 {
@@ -238,14 +238,14 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             if (active) {
                 if (eps2 > 0.f) {
                     if (own)
-                        leaf_tile<K, true, false>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, true, false, kPot>(t, tile, replica, layout.replicas, count, eps2);
                     else
-                        leaf_tile<K, false, false>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, false, false, kPot>(t, tile, replica, layout.replicas, count, eps2);
                 } else {
                     if (own)
-                        leaf_tile<K, true, true>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, true, true, kPot>(t, tile, replica, layout.replicas, count, eps2);
                     else
-                        leaf_tile<K, false, true>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, false, true, kPot>(t, tile, replica, layout.replicas, count, eps2);
                 }
             }
             __syncwarp();
@@ -258,7 +258,7 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
 }
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp.
-template <bool kNodes>
+template <bool kNodes, bool kPot>
 __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListIndex& index, const std::int32_t* list,
                                float eps2, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile, WideSums& wide)
 {
@@ -268,22 +268,22 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
         if constexpr (kNodes) {
             if (layout.per_lane == 1)
-                node_chunk<1>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<1, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
             else if (layout.per_lane == 2)
-                node_chunk<2>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<2, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
-                node_chunk<3>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<3, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
             else
-                node_chunk<4>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<4, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
         } else {
             if (layout.per_lane == 1)
-                leaf_chunk<1>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<1, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 2)
-                leaf_chunk<2>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<2, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
-                leaf_chunk<3>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<3, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else
-                leaf_chunk<4>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<4, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
         }
     }
 }
@@ -292,7 +292,7 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 // finishes its group takes the next one from *next_group: with one fixed group per warp a block
 // stayed resident until its longest list was done, and the SMs ran at 32 % occupancy where their
 // registers allow 44 % (ncu, galaxy 2^20). A group's sums do not depend on which warp takes it.
-template <bool kNodes>
+template <bool kNodes, bool kPot>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
     evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,
                     int* next_group)
@@ -307,14 +307,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
         if ((threadIdx.x & (kWarpLanes - 1)) == 0) g = atomicAdd(next_group, 1);
         g = __shfl_sync(kFullMask, g, 0);
         if (g >= tree.num_groups) return; // the whole warp leaves together
-        evaluate_group<kNodes>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
-                               leaf_tiles[kNodes ? 0 : warp], wide);
+        evaluate_group<kNodes, kPot>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
+                                     leaf_tiles[kNodes ? 0 : warp], wide);
     }
 }
 
 // Blocks that fill the device once: the warps then take groups until none is left. The device's
 // capacity is asked once per device and thread, not at every launch.
-template <bool kNodes> unsigned resident_blocks(std::int32_t num_groups)
+template <bool kNodes, bool kPot> unsigned resident_blocks(std::int32_t num_groups)
 {
     thread_local int cached_device = -1, capacity = 1;
     int device = 0;
@@ -322,7 +322,7 @@ template <bool kNodes> unsigned resident_blocks(std::int32_t num_groups)
     if (device != cached_device) {
         int sms = 0, per_sm = 0;
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes>,
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes, kPot>,
                                                                  kWarpsPerBlock * kWarpLanes, 0));
         capacity = std::max(sms * per_sm, 1);
         cached_device = device;
@@ -331,24 +331,36 @@ template <bool kNodes> unsigned resident_blocks(std::int32_t num_groups)
     return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(capacity)));
 }
 
+template <bool kNodes, bool kPot>
+void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list, float eps2,
+                     float4* sorted, int* next_group, cudaStream_t stream)
+{
+    evaluate_kernel<kNodes, kPot>
+        <<<resident_blocks<kNodes, kPot>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
+            tree, index, list, eps2, sorted, next_group);
+    check_launch(kNodes ? "evaluate_kernel<nodes>" : "evaluate_kernel<leaves>", stream);
+}
+
 } // namespace
 
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
-                           float eps2, float4* sorted, int* next_group, cudaStream_t stream)
+                           float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    evaluate_kernel<true><<<resident_blocks<true>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-        tree, node_index, node_list, eps2, sorted, next_group);
-    check_launch("evaluate_kernel<nodes>", stream);
+    if (potential)
+        launch_evaluate<true, true>(tree, node_index, node_list, eps2, sorted, next_group, stream);
+    else
+        launch_evaluate<true, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
-                            float eps2, float4* sorted, int* next_group, cudaStream_t stream)
+                            float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    evaluate_kernel<false><<<resident_blocks<false>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-        tree, leaf_index, leaf_list, eps2, sorted, next_group);
-    check_launch("evaluate_kernel<leaves>", stream);
+    if (potential)
+        launch_evaluate<false, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+    else
+        launch_evaluate<false, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
 }
 
 } // namespace grove::gpu

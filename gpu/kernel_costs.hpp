@@ -43,7 +43,7 @@ inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_ke
 // in their best loop: four targets per lane, no test for a target's own index. The PTX's FP32
 // count includes the shared-memory loads of the tile (ld.shared.f32) and moves that ptxas folds
 // (the node loop issues 33 FP32 per interaction in SASS), so the node limit is a low one.
-inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1E", 39.8, 0.0, 1.0, 0.0, 2.5};
-inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0E", 13.2, 0.0, 1.0, 0.0, 1.5};
+inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.8, 0.0, 1.0, 0.0, 2.5};
+inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1E", 13.2, 0.0, 1.0, 0.0, 1.5};
 
 } // namespace grove

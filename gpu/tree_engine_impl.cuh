@@ -83,6 +83,12 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
     gpu::DeviceBuffer<WalkNode<float>> d_walk_nodes; // what the walk reads, packed per criterion
     gpu::DeviceBuffer<float4> d_sorted, d_out;
+    // What the last evaluation's list kernels read, for evaluate_potentials.
+    struct LastLists {
+        OctreeView<float> view;
+        gpu::ListIndex nodes, leaves;
+        float eps2 = 0;
+    } last_lists;
 
     Impl(TreeParams p, GravityParams g);
     ~Impl();
@@ -282,11 +288,14 @@ struct TreeGpuEngine::Impl {
         }
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
+        // A resident step's kick needs only the accelerations; its potentials are made when they
+        // are stored (evaluate_potentials).
+        last_lists = LastLists{view, node_index, leaf_index, eps2};
         gpu::launch_evaluate_nodes(view, node_index, d_node_list.data(), eps2, d_sorted.data(), d_next_group.data(),
-                                   stream);
+                                   !resident, stream);
         CUDA_CHECK(cudaEventRecord(events[6], stream));
         gpu::launch_evaluate_leaves(view, leaf_index, d_leaf_list.data(), eps2, d_sorted.data(),
-                                    d_next_group.data() + 1, stream);
+                                    d_next_group.data() + 1, !resident, stream);
         CUDA_CHECK(cudaEventRecord(events[7], stream));
         if (after_lists) after_lists();
         if (!in_tree_order) {
@@ -336,6 +345,22 @@ struct TreeGpuEngine::Impl {
         store_forces(nullptr, reinterpret_cast<const Accum<float>*>(h_sorted.data()), static_cast<Eigen::Index>(n),
                      gravity.G, out);
         times.emplace_back("convert", seconds_since(convert_start));
+    }
+
+    // The last evaluation's list kernels again, now with potentials, into d_sorted (queued on the
+    // stream). For the resident leapfrog, whose steps leave the potentials out: between its steps
+    // the tree, the lists and the view they were walked with stay on the device as they were.
+    void evaluate_potentials()
+    {
+        if (num_particles == 0) return;
+        if (!evaluated) throw std::logic_error("tree-gpu: potentials before an evaluation");
+        const LastLists& l = last_lists;
+        if (l.view.num_groups == 0) return;
+        CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
+        gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list.data(), l.eps2, d_sorted.data(), d_next_group.data(),
+                                   true, stream);
+        gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list.data(), l.eps2, d_sorted.data(),
+                                    d_next_group.data() + 1, true, stream);
     }
 };
 

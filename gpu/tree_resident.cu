@@ -209,6 +209,14 @@ __global__ void kick_kernel(int n, double half, double G, const float4* sums, co
     if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
 }
 
+// The potentials of a step's sums made again with them (TreeGpuEngine::Impl::evaluate_potentials):
+// the accelerations stay the kick's.
+__global__ void potential_kernel(int n, double G, const float4* sums, Vec4<double>* acc)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) acc[k].w = G * sums[k].w; // as kick_kernel converts them
+}
+
 template <class T> void copy_async(T* to, const T* from, std::size_t count, cudaMemcpyKind kind, cudaStream_t s)
 {
     if (count > 0) CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, s));
@@ -283,6 +291,7 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
     cur_ = 0;
     stage_from_positions(h_pred_.data(), p.mass.data()); // if the input is not finite, step() says so
     loaded_ = true;
+    potentials_missing_ = false; // the caller's potentials came with the accelerations
 }
 
 void TreeGpuResident::unload()
@@ -529,6 +538,7 @@ bool TreeGpuResident::advance()
     Forces unused; // the forces stay on the device
     e_.evaluate(e_.params.opening(), unused, build_next, true, kick);
     cur_ = nx;
+    potentials_missing_ = true;
 
     float ms_drift = 0, ms_refit = 0, ms_sort = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms_drift, ev_[kStart], ev_[kPredicted]));
@@ -552,6 +562,13 @@ void TreeGpuResident::store(ParticleSet& p)
     if (p.size() != static_cast<std::size_t>(n_))
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);
+    if (potentials_missing_) {
+        e_.evaluate_potentials();
+        potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, e_.gravity.G, e_.d_sorted.data(),
+                                                                  acc_[cur_].data());
+        gpu::check_launch("potential_kernel", e_.stream);
+        potentials_missing_ = false;
+    }
     copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
     copy_async(h_vel_.data(), vel_.data(), n, cudaMemcpyDeviceToHost, e_.stream);
     copy_async(h_acc_.data(), acc_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);

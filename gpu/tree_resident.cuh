@@ -55,6 +55,9 @@ class TreeGpuResident final : public ResidentLeapfrog {
     static constexpr int kEvents = 7;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;
+    // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
+    // last step's lists.
+    bool potentials_missing_ = false;
     double dt_ = 0;
     int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
     PhaseTimes times_;

@@ -34,7 +34,9 @@ template <class T> struct Quadrupole {
 // Particle-particle: source of mass m at offset (dx,dy,dz) from the target.
 // kZeroGuard = false drops the r^2 > 0 test (two instructions of the ~15 in the GPU inner loop);
 // only valid when eps2 > 0 (and a self pair must then carry m = 0, as the tree evaluation gives it).
-template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
+// kPotential = false leaves acc.pot alone: a leapfrog step's kick needs only the accelerations.
+template <bool kZeroGuard = true, bool kPotential = true, class T>
+HOST_DEVICE inline Accum<T> p2p(Accum<T> acc, T dx, T dy, T dz, T m, T eps2)
 {
     const T r2 = eps2 + dx * dx + dy * dy + dz * dz; // eps2 first: three FMAs, no extra add
     const T inv_r = (!kZeroGuard || r2 > T(0)) ? rsqrt_fast(r2) : T(0);
@@ -43,7 +45,7 @@ template <bool kZeroGuard = true, class T> HOST_DEVICE inline Accum<T> p2p(Accum
     acc.ax += m_inv_r3 * dx;
     acc.ay += m_inv_r3 * dy;
     acc.az += m_inv_r3 * dz;
-    acc.pot -= m_inv_r;
+    if constexpr (kPotential) acc.pot -= m_inv_r;
     return acc;
 }
 
@@ -63,8 +65,8 @@ template <class T> HOST_DEVICE inline CellTerms<T> cell_terms(const Quadrupole<T
     return {q.xx, q.xy, q.xz, q.yy, q.yz, q.zz(), eps2 * q.trace, T(0)};
 }
 
-// m2p with the cell's terms made already.
-template <bool kZeroGuard = true, class T>
+// m2p with the cell's terms made already (kPotential as for p2p).
+template <bool kZeroGuard = true, bool kPotential = true, class T>
 HOST_DEVICE inline Accum<T> m2p_terms(Accum<T> acc, T dx, T dy, T dz, T m, const CellTerms<T>& q, T eps2)
 {
     // In d = -r: Q r = -Q d and r^T Q r = d^T Q d, so
@@ -89,8 +91,10 @@ HOST_DEVICE inline Accum<T> m2p_terms(Accum<T> acc, T dx, T dy, T dz, T m, const
     acc.ay -= qdy * inv_r5;
     acc.az += radial * dz;
     acc.az -= qdz * inv_r5;
-    acc.pot -= m * inv_r;
-    acc.pot -= T(0.5) * quad_pot;
+    if constexpr (kPotential) {
+        acc.pot -= m * inv_r;
+        acc.pot -= T(0.5) * quad_pot;
+    }
     return acc;
 }
 
