@@ -96,11 +96,7 @@ __global__ void box_final_kernel(int blocks, const double* partial, double* box)
     }
     reduce_box(mn, mx, finite);
     if (threadIdx.x != 0) return;
-    // As bounding_cube (tree/build.cpp): a degenerate extent gets side 1, and the side grows by a
-    // relative 1e-12 so that points on the upper faces map inside.
-    double side = fmax(fmax(mx[0] - mn[0], mx[1] - mn[1]), mx[2] - mn[2]);
-    if (!(side > 0)) side = 1.0;
-    side *= 1.0 + 1e-12;
+    const double side = key_cube_side(mn, mx); // as the host build's bounding_cube
     for (int d = 0; d < 3; ++d) box[d] = mn[d];
     box[3] = side;
     box[4] = kMortonAxisCells / side;

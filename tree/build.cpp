@@ -41,9 +41,7 @@ void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
                  std::isfinite(mass[i]);
     }
     if (!finite) throw std::invalid_argument("tree: non-finite position or mass");
-    side = std::max({mx[0] - mn[0], mx[1] - mn[1], mx[2] - mn[2]});
-    if (!(side > 0)) side = 1.0;
-    side *= 1.0 + 1e-12; // points on the upper faces map inside the cube
+    side = key_cube_side(mn, mx);
     for (int d = 0; d < 3; ++d) lo[d] = mn[d];
 }
 

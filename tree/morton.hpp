@@ -43,6 +43,18 @@ HOST_DEVICE inline std::uint64_t morton_key(std::uint32_t ix, std::uint32_t iy, 
     return spread_bits_21(ix) | spread_bits_21(iy) << 1 | spread_bits_21(iz) << 2;
 }
 
+// The side of the keys' cube for a bounding box from mn to mx: its longest extent, 1 where that
+// is 0 (or not a number), grown by a relative 1e-12 so that points on the upper faces map inside.
+// The host build and the resident GPU step both take their cubes from here.
+HOST_DEVICE inline double key_cube_side(const double mn[3], const double mx[3])
+{
+    const double sx = mx[0] - mn[0], sy = mx[1] - mn[1], sz = mx[2] - mn[2];
+    const double sxy = sx > sy ? sx : sy;
+    double side = sxy > sz ? sxy : sz;
+    if (!(side > 0)) side = 1.0;
+    return side * (1.0 + 1e-12);
+}
+
 // Integer coordinate of x along one axis of a cube starting at `lo`, given scale = 2^21 / side,
 // clamped to [0, 2^21 - 1] so that points on the upper faces stay inside. (A multiplication, not
 // a division by the side: the key phase is compute-bound on the host.)
