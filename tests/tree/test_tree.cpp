@@ -753,11 +753,10 @@ TEST_CASE("a refit of all leaves, then the internal nodes level by level (the re
     std::copy(structure.box_lo, structure.box_lo + 3, from_keys.box_lo);
     from_keys.box_side = structure.box_side;
     build_structure_from_sorted_keys(from_keys, structure.keys.data(), structure.keys.size(), params);
-    auto same = [&](const auto& a, const auto& b) { return same_bytes(a, b); };
-    CHECK(same(from_keys.next, structure.next));
-    CHECK(same(from_keys.is_leaf, structure.is_leaf));
-    CHECK(same(from_keys.range, structure.range));
-    CHECK(same(from_keys.cell_centre, structure.cell_centre));
+    CHECK(same_bytes(from_keys.next, structure.next));
+    CHECK(same_bytes(from_keys.is_leaf, structure.is_leaf));
+    CHECK(same_bytes(from_keys.range, structure.range));
+    CHECK(same_bytes(from_keys.cell_centre, structure.cell_centre));
     CHECK(from_keys.order.size() == structure.order.size());
     REQUIRE(from_keys.groups.size() == structure.groups.size());
     for (std::size_t k = 0; k < structure.groups.size(); ++k)
