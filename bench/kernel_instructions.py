@@ -10,7 +10,10 @@ units 16, conversions from and to 64-bit types 16 (the CUDA C++ Programming Guid
 table for compute capability 9.0), and the four schedulers issue 128 lanes of instructions of any
 kind; the tightest of the five bounds is the limit. PTX is what ptxas starts from: its arithmetic
 maps one to one onto SASS except for double-precision reciprocal roots, and loops with branches
-(the guarded variants) count their rarely taken blocks too, so those rows are upper counts.
+(the guarded variants) count their rarely taken blocks too, so those rows are upper counts. The
+double kernels therefore write their reciprocal root out (rsqrt_fast in src/core/host_device.hpp:
+a hardware estimate and one FP64 refinement) instead of calling the emulated rsqrt.approx.f64.
+Moves of immediates and negations are not counted: SASS takes both as operands.
 
 Usage: bench/kernel_instructions.py [BUILD_DIR] [--nvcc NVCC] [--check HEADER]
 BUILD_DIR defaults to build; needs nvcc. --check compares the counts with the table in HEADER
@@ -50,6 +53,8 @@ def basic_blocks(body):
             continue
         if re.match(r"mov\.b32\s+%[fr]\d+, %[fr]\d+;", s):
             continue  # a register renamed between types (an accumulator kept in a struct): no SASS
+        if re.match(r"mov\.f(?:32|64)\s+%fd?\d+, 0[dDfF][0-9A-Fa-f]+;", s) or re.match(r"neg\.f(?:32|64)\s", s):
+            continue  # an immediate or a negation: SASS folds both into the instruction that uses them
         current.append(s)
     blocks.append((label, current))
     return blocks

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gpu/block_sums.cuh"
+#include "gpu/coincident_pair.cuh"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
@@ -30,6 +32,7 @@ namespace {
 
 using gpu::ceil_div;
 using gpu::JSplit;
+using gpu::pair_key;
 using gpu::plan_j_split;
 using Double4 = Vec4<double>; // 32-byte aligned (CUDA 13 deprecates the unaligned Double4)
 
@@ -63,6 +66,7 @@ struct FloatPolicy {
         float x, y, z;
     };
     static constexpr int targets_per_thread = 4;
+    template <int kTargets, int kThreads> using Sums = gpu::BlockSums<kTargets, 4, kThreads>;
     __device__ static Shared to_shared(Global g) { return g; }
     __device__ static Shared zero_shared() { return make_float4(0.f, 0.f, 0.f, 0.f); }
     __device__ static Shared massless(Shared s) { return make_float4(s.x, s.y, s.z, 0.f); }
@@ -86,6 +90,7 @@ struct MixedPolicy {
         float hx, hy, hz, lx, ly, lz;
     };
     static constexpr int targets_per_thread = 4;
+    template <int kTargets, int> using Sums = gpu::RegisterSums<kTargets, 4>;
     __device__ static Shared to_shared(Global g) { return g; }
     __device__ static Shared zero_shared()
     {
@@ -115,6 +120,7 @@ struct DoublePolicy {
         double x, y, z;
     };
     static constexpr int targets_per_thread = 2;
+    template <int kTargets, int> using Sums = gpu::RegisterSums<kTargets, 4>;
     __device__ static Shared to_shared(Global g) { return g; }
     __device__ static Shared zero_shared() { return Double4{0.0, 0.0, 0.0, 0.0}; }
     __device__ static Shared massless(Shared s) { return Double4{s.x, s.y, s.z, 0.0}; }
@@ -130,11 +136,6 @@ struct DoublePolicy {
     }
 };
 
-__device__ inline unsigned long long pair_key(int target, int source)
-{
-    return (static_cast<unsigned long long>(target) << 32) | static_cast<unsigned>(source);
-}
-
 // Block (x, split): targets_per_thread * threads consecutive targets against the sources
 // [split * j_chunk, min(num_sources, (split + 1) * j_chunk)). Writes unscaled sums to
 // partial[split * num_targets + i]. Tails are padded with zero-mass sources, so every thread
@@ -148,19 +149,18 @@ __global__ void __launch_bounds__(DirectConfig::threads)
                           Double4* __restrict__ partial, unsigned long long* __restrict__ coincident)
 {
     constexpr int kThreads = DirectConfig::threads;
-    unsigned long long first_coincident = ~0ull;
+    unsigned long long first_coincident = gpu::kNoCoincidentPair;
     constexpr int kPer = P::targets_per_thread;
     __shared__ typename P::Shared tile[kThreads];
+    typename P::template Sums<kPer, kThreads> sums;
 
     typename P::Target xi[kPer];
     int self[kPer]; // source index of each target (-1 past the end)
-    double sum[kPer][4];
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
         const int i = (blockIdx.x * kPer + k) * kThreads + threadIdx.x;
         self[k] = i < num_targets ? (targets ? targets[i] : i) : -1;
         xi[k] = P::target(sources[self[k] < 0 ? 0 : self[k]]);
-        sum[k][0] = sum[k][1] = sum[k][2] = sum[k][3] = 0.0;
     }
     const int j_begin = blockIdx.y * j_chunk;
     const int j_end = min(num_sources, j_begin + j_chunk);
@@ -197,21 +197,16 @@ __global__ void __launch_bounds__(DirectConfig::threads)
         }
         __syncthreads();
 #pragma unroll
-        for (int k = 0; k < kPer; ++k) {
-            sum[k][0] += acc[k].ax;
-            sum[k][1] += acc[k].ay;
-            sum[k][2] += acc[k].az;
-            sum[k][3] += acc[k].pot;
-        }
+        for (int k = 0; k < kPer; ++k) sums.add(k, {acc[k].ax, acc[k].ay, acc[k].az, acc[k].pot});
     }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
         const int i = (blockIdx.x * kPer + k) * kThreads + threadIdx.x;
         if (i < num_targets)
             partial[static_cast<std::size_t>(blockIdx.y) * num_targets + i] =
-                Double4{sum[k][0], sum[k][1], sum[k][2], sum[k][3]};
+                Double4{sums.get(k, 0), sums.get(k, 1), sums.get(k, 2), sums.get(k, 3)};
     }
-    if (kGuard && first_coincident != ~0ull) atomicMin(coincident, first_coincident);
+    if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
 }
 
 // Sums the splits (gpu/split_reduce.cuh: one warp per target, deterministic) and applies G.
@@ -285,7 +280,7 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaEventCreate(&stop));
         d_coincident.reserve(1, "direct-gpu coincidence flag");
         h_coincident.reserve(1, "direct-gpu coincidence flag");
-        h_coincident[0] = ~0ull;
+        h_coincident[0] = gpu::kNoCoincidentPair;
     }
     ~Impl()
     {
@@ -425,10 +420,9 @@ struct DirectGpuEngine::Impl {
             CUDA_CHECK(cudaMemcpyAsync(h_coincident.data(), d_coincident.data(), sizeof(unsigned long long),
                                        cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (unsoftened && h_coincident[0] != ~0ull)
+        if (unsoftened && h_coincident[0] != gpu::kNoCoincidentPair)
             throw std::runtime_error(
-                "direct-gpu: particles " + std::to_string(h_coincident[0] >> 32) + " and " +
-                std::to_string(h_coincident[0] & 0xffffffffull) + " are at the same position" +
+                "direct-gpu: " + gpu::coincident_pair_text(h_coincident[0]) + " are at the same position" +
                 (precision == Precision::Float ? " in float precision" : "") +
                 " and the softening is 0: their force is infinite (give --eps > 0 or separate them)");
         float ms = 0;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "core/hermite_predict.hpp"
+#include "gpu/block_sums.cuh"
+#include "gpu/coincident_pair.cuh"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
@@ -20,7 +22,7 @@ namespace {
 using gpu::ceil_div;
 using D4 = Vec4<double>;
 constexpr int kThreads = 128;
-constexpr int kTargetsMixed = 2, kTargetsDouble = 2; // per thread
+constexpr int kTargetsDouble = 2; // per thread; the mixed kernel's: mixed_targets_per_thread
 // Blocks per SM that the Hermite launches fill (the value the kernels were tuned with).
 constexpr int kBlocksPerSm = 4;
 
@@ -83,107 +85,171 @@ struct Partial {
     double ax, ay, az, jx, jy, jz, pot, pad;
 };
 
-// Each thread's targets' sums into the partial results of its j-split.
-template <int kTargets>
-__device__ inline void store_partials(const AccumJerk<double> (&sum)[kTargets], int num_active, Partial* partial)
+// The j-particles of a tile as each precision keeps them in shared memory, and the targets as
+// each thread keeps them in registers. Mixed: the predicted position as a float pair hi + lo
+// (mass in hi.w) and the velocity in float, 48 bytes; double: position and mass, velocity, 64.
+struct MixedJerkPolicy {
+    using Real = float;
+    struct Inputs {
+        const float4 *hi, *lo, *vel;
+    };
+    struct Source {
+        float4 hi, lo, v;
+    };
+    struct Target {
+        float hx, hy, hz, lx, ly, lz, vx, vy, vz;
+    };
+    __device__ static Source load(const Inputs& in, int j) { return {in.hi[j], in.lo[j], in.vel[j]}; }
+    __device__ static Target target(const Inputs& in, int i)
+    {
+        const float4 h = in.hi[i], l = in.lo[i], v = in.vel[i];
+        return {h.x, h.y, h.z, l.x, l.y, l.z, v.x, v.y, v.z};
+    }
+    __device__ static float mass(const Source& s) { return s.hi.w; }
+    // Source minus target, exact in its leading part (Sapporo's double-single difference).
+    __device__ static void differences(const Source& s, const Target& t, float d[3], float dv[3])
+    {
+        d[0] = (s.hi.x - t.hx) + (s.lo.x - t.lx);
+        d[1] = (s.hi.y - t.hy) + (s.lo.y - t.ly);
+        d[2] = (s.hi.z - t.hz) + (s.lo.z - t.lz);
+        dv[0] = s.v.x - t.vx;
+        dv[1] = s.v.y - t.vy;
+        dv[2] = s.v.z - t.vz;
+    }
+};
+
+struct DoubleJerkPolicy {
+    using Real = double;
+    struct Inputs {
+        const D4 *x, *v;
+    };
+    struct Source {
+        D4 x, v;
+    };
+    struct Target {
+        double x, y, z, vx, vy, vz;
+    };
+    __device__ static Source load(const Inputs& in, int j) { return {in.x[j], in.v[j]}; }
+    __device__ static Target target(const Inputs& in, int i)
+    {
+        const D4 x = in.x[i], v = in.v[i];
+        return {x.x, x.y, x.z, v.x, v.y, v.z};
+    }
+    __device__ static double mass(const Source& s) { return s.x.w; }
+    __device__ static void differences(const Source& s, const Target& t, double d[3], double dv[3])
+    {
+        d[0] = s.x.x - t.x;
+        d[1] = s.x.y - t.y;
+        d[2] = s.x.z - t.z;
+        dv[0] = s.v.x - t.vx;
+        dv[1] = s.v.y - t.vy;
+        dv[2] = s.v.z - t.vz;
+    }
+};
+
+// One pair: source s of mass m (0 for the target itself) on target i. kGuard (eps = 0): a pair at
+// zero distance is dropped, and if its source has mass it is the first coincident pair seen.
+template <class P, bool kGuard>
+__device__ inline void jerk_pair(AccumJerk<typename P::Real>& acc, const typename P::Target& t,
+                                 const typename P::Source& s, typename P::Real m, typename P::Real eps2, int i, int j,
+                                 unsigned long long& first_coincident)
 {
+    using Real = typename P::Real;
+    Real d[3], dv[3];
+    P::differences(s, t, d, dv);
+    const Real r2 = eps2 + d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    if (kGuard && r2 == Real(0) && m != Real(0) && i >= 0)
+        first_coincident = min(first_coincident, gpu::pair_key(i, j));
+    acc = p2p_jerk_r2<kGuard>(acc, d[0], d[1], d[2], dv[0], dv[1], dv[2], m, r2);
+}
+
+// kTargets active particles per thread share every shared-memory load of a j-particle (with one
+// per thread the kernel is bound by shared-memory bandwidth). As in the direct kernels
+// (gpu/direct.cu): tiles are padded with massless sources, so every tile runs the same unrolled
+// loop; only a tile that holds one of the block's own targets (__syncthreads_or) runs the rolled
+// loop that gives the target's own pair no mass; without softening (kGuard) every pair is tested
+// for zero distance. Sums are kept per tile in the policy's type and added into double.
+template <class P, int kTargets, bool kGuard>
+__global__ void __launch_bounds__(kThreads)
+    hermite_kernel(typename P::Inputs in, int n, const std::int32_t* active, int num_active, int chunk,
+                   typename P::Real eps2, Partial* partial, unsigned long long* coincident)
+{
+    using Real = typename P::Real;
+    __shared__ typename P::Source tile[kThreads];
+    gpu::BlockSums<kTargets, 7, kThreads> sums; // a, j, pot: Partial's order
+    int idx[kTargets];
+    typename P::Target ti[kTargets];
+    unsigned long long first_coincident = gpu::kNoCoincidentPair;
+#pragma unroll
+    for (int u = 0; u < kTargets; ++u) {
+        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
+        idx[u] = k < num_active ? active[k] : -1;
+        ti[u] = P::target(in, idx[u] < 0 ? 0 : idx[u]);
+    }
+    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
+    for (int base = j_begin; base < j_end; base += kThreads) {
+        const int jl = base + threadIdx.x;
+        tile[threadIdx.x] = jl < j_end ? P::load(in, jl) : typename P::Source{};
+        bool mine = false;
+#pragma unroll
+        for (int u = 0; u < kTargets; ++u)
+            mine |= static_cast<unsigned>(idx[u] - base) < static_cast<unsigned>(kThreads);
+        const bool tile_has_self = __syncthreads_or(mine); // also the barrier after the tile load
+        AccumJerk<Real> part[kTargets];
+        if (tile_has_self) {
+            for (int s = 0; s < kThreads; ++s) {
+                const typename P::Source src = tile[s];
+#pragma unroll
+                for (int u = 0; u < kTargets; ++u)
+                    jerk_pair<P, kGuard>(part[u], ti[u], src, base + s == idx[u] ? Real(0) : P::mass(src), eps2, idx[u],
+                                         base + s, first_coincident);
+            }
+        } else {
+#pragma unroll 4
+            for (int s = 0; s < kThreads; ++s) {
+                const typename P::Source src = tile[s];
+#pragma unroll
+                for (int u = 0; u < kTargets; ++u)
+                    jerk_pair<P, kGuard>(part[u], ti[u], src, P::mass(src), eps2, idx[u], base + s, first_coincident);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < kTargets; ++u)
+            sums.add(u, {part[u].ax, part[u].ay, part[u].az, part[u].jx, part[u].jy, part[u].jz, part[u].pot});
+    }
 #pragma unroll
     for (int u = 0; u < kTargets; ++u) {
         const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
         if (k < num_active)
             partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
-                Partial{sum[u].ax, sum[u].ay, sum[u].az, sum[u].jx, sum[u].jy, sum[u].jz, sum[u].pot, 0.0};
+                Partial{sums.get(u, 0), sums.get(u, 1), sums.get(u, 2), sums.get(u, 3),
+                        sums.get(u, 4), sums.get(u, 5), sums.get(u, 6), 0.0};
     }
+    if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
 }
 
-// kTargets active particles per thread share every shared-memory load of a j-particle (64 bytes):
-// with one target per thread the kernel is bound by shared-memory bandwidth.
-template <int kTargets>
-__global__ void __launch_bounds__(kThreads)
-    hermite_kernel(int n, const D4* xp, const D4* vp, const std::int32_t* active, int num_active, int chunk,
-                   double eps2, Partial* partial)
+// The blocks of hermite_kernel<P, T, kGuard> that one SM holds at once, at most kBlocksPerSm: the
+// j-split fills the device with that many per SM (with four targets per thread the mixed kernel
+// fits three, and planning four left a partial last wave).
+template <class P, int T, bool kGuard> int jerk_blocks_per_sm()
 {
-    __shared__ D4 sx[kThreads];
-    __shared__ D4 sv[kThreads];
-    int idx[kTargets];
-    D4 xi[kTargets], vi[kTargets];
-    AccumJerk<double> sum[kTargets];
-#pragma unroll
-    for (int u = 0; u < kTargets; ++u) {
-        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
-        idx[u] = k < num_active ? active[k] : -1;
-        xi[u] = xp[idx[u] < 0 ? 0 : idx[u]];
-        vi[u] = vp[idx[u] < 0 ? 0 : idx[u]];
-    }
-    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
-    for (int base = j_begin; base < j_end; base += kThreads) {
-        const int jl = base + threadIdx.x;
-        if (jl < j_end) {
-            sx[threadIdx.x] = xp[jl];
-            sv[threadIdx.x] = vp[jl];
-        }
-        __syncthreads();
-        const int count = min(kThreads, j_end - base);
-        for (int s = 0; s < count; ++s) {
-            const D4 xj = sx[s], vj = sv[s];
-#pragma unroll
-            for (int u = 0; u < kTargets; ++u) {
-                const double m = base + s == idx[u] ? 0.0 : xj.w;
-                sum[u] = p2p_jerk(sum[u], xj.x - xi[u].x, xj.y - xi[u].y, xj.z - xi[u].z, vj.x - vi[u].x,
-                                  vj.y - vi[u].y, vj.z - vi[u].z, m, eps2);
-            }
-        }
-        __syncthreads();
-    }
-    store_partials(sum, num_active, partial);
+    static const int blocks = [] {
+        int b = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, hermite_kernel<P, T, kGuard>, kThreads, 0));
+        return std::clamp(b, 1, kBlocksPerSm);
+    }();
+    return blocks;
 }
 
-// Mixed precision: positions as float pairs, velocities and the rest in float, sums flushed to
-// double after every tile; kTargets active particles per thread.
-template <int kTargets>
-__global__ void __launch_bounds__(kThreads)
-    hermite_mixed_kernel(int n, const float4* hi, const float4* lo, const float4* vel, const std::int32_t* active,
-                         int num_active, int chunk, float eps2, Partial* partial)
+// Targets per thread of the mixed kernel for m active particles. Four share each tile's loads and
+// ran 6 % faster than two with all 2^20 particles active (7.42e11 against 6.98e11 interactions/s
+// on the H100, bench/results/kernel-instructions.md), but a block then holds 512 targets: four
+// unless they pad the targets to 6 % more thread slots than two do (m = 200: 512 against 256).
+int mixed_targets_per_thread(std::size_t m)
 {
-    __shared__ float4 sh[kThreads], sl[kThreads], sv[kThreads];
-    int idx[kTargets];
-    float4 xh[kTargets], xl[kTargets], vi[kTargets];
-    AccumJerk<double> sum[kTargets];
-#pragma unroll
-    for (int u = 0; u < kTargets; ++u) {
-        const int k = (blockIdx.x * kTargets + u) * kThreads + threadIdx.x;
-        idx[u] = k < num_active ? active[k] : -1;
-        const int i = idx[u] < 0 ? 0 : idx[u];
-        xh[u] = hi[i];
-        xl[u] = lo[i];
-        vi[u] = vel[i];
-    }
-    const int j_begin = blockIdx.y * chunk, j_end = min(n, j_begin + chunk);
-    for (int base = j_begin; base < j_end; base += kThreads) {
-        const int jl = base + threadIdx.x;
-        if (jl < j_end) {
-            sh[threadIdx.x] = hi[jl];
-            sl[threadIdx.x] = lo[jl];
-            sv[threadIdx.x] = vel[jl];
-        }
-        __syncthreads();
-        const int count = min(kThreads, j_end - base);
-        AccumJerk<float> part[kTargets];
-        for (int s = 0; s < count; ++s) {
-            const float4 h = sh[s], l = sl[s], v = sv[s];
-#pragma unroll
-            for (int u = 0; u < kTargets; ++u) {
-                const float m = base + s == idx[u] ? 0.f : h.w;
-                part[u] =
-                    p2p_jerk(part[u], (h.x - xh[u].x) + (l.x - xl[u].x), (h.y - xh[u].y) + (l.y - xl[u].y),
-                             (h.z - xh[u].z) + (l.z - xl[u].z), v.x - vi[u].x, v.y - vi[u].y, v.z - vi[u].z, m, eps2);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < kTargets; ++u) flush(sum[u], part[u]);
-        __syncthreads();
-    }
-    store_partials(sum, num_active, partial);
+    const std::size_t two = ceil_div(m, 2 * kThreads) * 2 * kThreads, four = ceil_div(m, 4 * kThreads) * 4 * kThreads;
+    return 100 * four <= 106 * two ? 4 : 2;
 }
 
 __global__ void reduce_kernel(int num_active, int splits, double G, const Partial* partial, double* out)
@@ -226,11 +292,14 @@ struct Partial6 {
 };
 
 // Acceleration, jerk and snap (Nitadori & Makino 2008) in double, one active particle per thread,
-// j-particles staged through shared memory and split over blocks along y.
+// j-particles staged through shared memory and split over blocks along y. kGuard (eps = 0): a
+// source with mass at zero distance is reported as hermite_kernel reports it.
+template <bool kGuard>
 __global__ void __launch_bounds__(kThreads)
     snap_kernel(int n, const D4* xp, const D4* vp, const D4* ap, const std::int32_t* active, int num_active, int chunk,
-                double eps2, Partial6* partial)
+                double eps2, Partial6* partial, unsigned long long* coincident)
 {
+    unsigned long long first_coincident = gpu::kNoCoincidentPair;
     __shared__ D4 sx[kThreads], sv[kThreads], sa[kThreads];
     const int k = blockIdx.x * kThreads + threadIdx.x;
     const int i = k < num_active ? active[k] : -1;
@@ -251,13 +320,17 @@ __global__ void __launch_bounds__(kThreads)
             const double d[3] = {xj.x - xi.x, xj.y - xi.y, xj.z - xi.z};
             const double dv[3] = {vj.x - vi.x, vj.y - vi.y, vj.z - vi.z};
             const double da[3] = {aj.x - ai.x, aj.y - ai.y, aj.z - ai.z};
-            sum = p2p_snap(sum, d, dv, da, base + q == i ? 0.0 : xj.w, eps2);
+            const double m = base + q == i ? 0.0 : xj.w;
+            if (kGuard && m != 0.0 && i >= 0 && d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
+                first_coincident = min(first_coincident, gpu::pair_key(i, base + q));
+            sum = p2p_snap(sum, d, dv, da, m, eps2);
         }
         __syncthreads();
     }
     if (k < num_active)
         partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
             Partial6{{sum.ax, sum.ay, sum.az}, {sum.jx, sum.jy, sum.jz}, {sum.sx, sum.sy, sum.sz}, sum.pot};
+    if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
 }
 
 __global__ void reduce6_kernel(int num_active, int splits, double G, const Partial6* partial, double* out)
@@ -291,6 +364,8 @@ struct HermiteGpuEngine::Impl {
     gpu::PinnedBuffer<D4> h_packed;
     gpu::PinnedBuffer<std::int32_t> h_index, h_active;
     gpu::PinnedBuffer<double> h_out;
+    gpu::DeviceBuffer<unsigned long long> d_coincident; // first pair at zero distance with eps = 0
+    gpu::PinnedBuffer<unsigned long long> h_coincident;
 
     Impl(GravityParams g, Precision p) : gravity(g), precision(p)
     {
@@ -300,6 +375,8 @@ struct HermiteGpuEngine::Impl {
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&start));
         CUDA_CHECK(cudaEventCreate(&stop));
+        d_coincident.reserve(1, "hermite coincidence flag");
+        h_coincident.reserve(1, "hermite coincidence flag");
     }
     ~Impl()
     {
@@ -345,6 +422,44 @@ struct HermiteGpuEngine::Impl {
         scatter_snap_kernel<<<static_cast<unsigned>(ceil_div(k, 256)), 256, 0, stream>>>(
             static_cast<int>(k), d_index.data(), d_packed6.data(), d_snap.data(), d_crackle.data());
         gpu::check_launch("scatter_snap_kernel", stream);
+    }
+
+    // Without softening the kernels test every pair for zero distance: resets the device's flag
+    // (queued on the stream) and says whether to launch the guarded kernels.
+    bool begin_coincidence_check()
+    {
+        if (gravity.eps * gravity.eps > 0) return false;
+        CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
+        return true;
+    }
+    // Waits for the stream (the results' copy is queued before) and throws if two particles with
+    // mass met at zero distance.
+    void end_coincidence_check(bool guard)
+    {
+        if (guard)
+            CUDA_CHECK(cudaMemcpyAsync(h_coincident.data(), d_coincident.data(), sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (guard && h_coincident[0] != gpu::kNoCoincidentPair)
+            throw std::runtime_error("direct-gpu: " + gpu::coincident_pair_text(h_coincident[0]) +
+                                     " are at the same position and the softening is 0: their force is infinite "
+                                     "(give --eps > 0 or separate them)");
+    }
+
+    // Plans the j-splits for hermite_kernel<P, T, kGuard> and launches it on the stream after
+    // what is queued there (the prediction).
+    template <class P, int T, bool kGuard> void launch_jerk(const typename P::Inputs& in, int m, typename P::Real eps2)
+    {
+        const auto mm = static_cast<std::size_t>(m);
+        const gpu::JSplit plan =
+            gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * T, static_cast<std::size_t>(n), kThreads,
+                              sm_count, jerk_blocks_per_sm<P, T, kGuard>(), forced_splits);
+        splits = plan.splits;
+        d_partial.reserve(mm * static_cast<std::size_t>(splits), "hermite partial sums");
+        const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(splits));
+        hermite_kernel<P, T, kGuard><<<grid, kThreads, 0, stream>>>(in, n, d_active.data(), m, plan.chunk, eps2,
+                                                                    d_partial.data(), d_coincident.data());
+        gpu::check_launch("hermite_kernel", stream);
     }
 
     // The 6th-order evaluation (double precision): prediction, snap kernel, reduction.
@@ -403,43 +518,41 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
         d.evaluate6(t, m, out);
         return;
     }
-    const int per_thread = d.precision == Precision::Mixed ? kTargetsMixed : kTargetsDouble;
-    const gpu::JSplit plan =
-        gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * per_thread, static_cast<std::size_t>(d.n), kThreads,
-                          d.sm_count, kBlocksPerSm, d.forced_splits);
-    const int blocks_x = plan.i_blocks, splits = plan.splits, chunk = plan.chunk;
-    d.splits = splits;
-    d.d_partial.reserve(mm * splits, "hermite partial sums");
     d.d_out.reserve(7 * mm, "hermite results");
     d.h_out.reserve(7 * mm, "hermite results");
     CUDA_CHECK(cudaMemcpyAsync(d.d_active.data(), d.h_active.data(), mm * sizeof(std::int32_t), cudaMemcpyHostToDevice,
                                d.stream));
     CUDA_CHECK(cudaEventRecord(d.start, d.stream));
-    const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(splits));
     const unsigned predict_blocks = static_cast<unsigned>(ceil_div(d.n, 256));
+    const double eps2 = d.gravity.eps * d.gravity.eps;
+    const bool guard = d.begin_coincidence_check();
     if (d.precision == Precision::Mixed) {
         predict_split_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_hi.data(), d.d_lo.data(),
                                                                    d.d_vel.data());
         gpu::check_launch("predict_split_kernel", d.stream);
-        hermite_mixed_kernel<kTargetsMixed><<<grid, kThreads, 0, d.stream>>>(
-            d.n, d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), d.d_active.data(), m, chunk,
-            static_cast<float>(d.gravity.eps * d.gravity.eps), d.d_partial.data());
-        gpu::check_launch("hermite_mixed_kernel", d.stream);
+        const MixedJerkPolicy::Inputs in{d.d_hi.data(), d.d_lo.data(), d.d_vel.data()};
+        const float e = guard ? 0.f : static_cast<float>(eps2);
+        if (mixed_targets_per_thread(mm) == 4)
+            guard ? d.launch_jerk<MixedJerkPolicy, 4, true>(in, m, e)
+                  : d.launch_jerk<MixedJerkPolicy, 4, false>(in, m, e);
+        else
+            guard ? d.launch_jerk<MixedJerkPolicy, 2, true>(in, m, e)
+                  : d.launch_jerk<MixedJerkPolicy, 2, false>(in, m, e);
     } else {
         predict_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_xp.data(), d.d_vp.data());
         gpu::check_launch("predict_kernel", d.stream);
-        hermite_kernel<kTargetsDouble>
-            <<<grid, kThreads, 0, d.stream>>>(d.n, d.d_xp.data(), d.d_vp.data(), d.d_active.data(), m, chunk,
-                                              d.gravity.eps * d.gravity.eps, d.d_partial.data());
-        gpu::check_launch("hermite_kernel", d.stream);
+        const DoubleJerkPolicy::Inputs in{d.d_xp.data(), d.d_vp.data()};
+        const double e = guard ? 0.0 : eps2;
+        guard ? d.launch_jerk<DoubleJerkPolicy, kTargetsDouble, true>(in, m, e)
+              : d.launch_jerk<DoubleJerkPolicy, kTargetsDouble, false>(in, m, e);
     }
     reduce_kernel<<<gpu::warp_reduce_blocks(mm), gpu::kReduceThreads, 0, d.stream>>>(
-        m, splits, d.gravity.G, d.d_partial.data(), d.d_out.data());
+        m, d.splits, d.gravity.G, d.d_partial.data(), d.d_out.data());
     gpu::check_launch("reduce_kernel", d.stream);
     CUDA_CHECK(cudaEventRecord(d.stop, d.stream));
     CUDA_CHECK(
         cudaMemcpyAsync(d.h_out.data(), d.d_out.data(), 7 * mm * sizeof(double), cudaMemcpyDeviceToHost, d.stream));
-    CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    d.end_coincidence_check(guard);
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, d.start, d.stop));
     d.kernel_seconds = ms * 1e-3;
@@ -466,15 +579,21 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
         n, t, state(), d_snap.data(), d_crackle.data(), d_xp.data(), d_vp.data(), d_ap.data());
     gpu::check_launch("predict6_kernel", stream);
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    snap_kernel<<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m, plan.chunk,
-                                               gravity.eps * gravity.eps, d_partial6.data());
+    const bool guard = begin_coincidence_check();
+    if (guard)
+        snap_kernel<true><<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m,
+                                                         plan.chunk, 0.0, d_partial6.data(), d_coincident.data());
+    else
+        snap_kernel<false><<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m,
+                                                          plan.chunk, gravity.eps * gravity.eps, d_partial6.data(),
+                                                          d_coincident.data());
     gpu::check_launch("snap_kernel", stream);
     reduce6_kernel<<<gpu::warp_reduce_blocks(mm), gpu::kReduceThreads, 0, stream>>>(m, plan.splits, gravity.G,
                                                                                     d_partial6.data(), d_out.data());
     gpu::check_launch("reduce6_kernel", stream);
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_out.data(), d_out.data(), 10 * mm * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    end_coincidence_check(guard);
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     kernel_seconds = ms * 1e-3;

@@ -1,7 +1,8 @@
 // The Hermite force engine on the GPU (kirin, Sapporo lineage): particle states live on the
 // device; each evaluation predicts every j-particle to the block time on the device (double),
-// then computes acceleration, jerk and potential of the active i-particles (two per thread, in
-// registers) against all j-particles staged through shared memory. Precision double, or mixed:
+// then computes acceleration, jerk and potential of the active i-particles (in registers, four
+// per thread in mixed precision, two in double) against all j-particles staged through shared
+// memory. Precision double, or mixed:
 // predicted positions split into float pairs (hi + lo) whose differences keep about 48 bits,
 // everything else in float, sums flushed to double per tile. When few particles are active the
 // j-particles are split over blocks and the partial sums reduced on the device. After a

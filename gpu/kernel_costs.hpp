@@ -35,10 +35,12 @@ inline constexpr KernelCost kDirectFloatCost{
 inline constexpr KernelCost kDirectMixedCost{
     "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 19.5, 0.0, 1.0, 0.0, 0.2};
 inline constexpr KernelCost kDirectDoubleCost{
-    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 14.0, 1.0, 0.0, 0.3};
-inline constexpr KernelCost kHermiteMixedCost{"mixed acc+jerk+pot", "hermite_mixed_kernel", 40.5, 0.0, 1.0, 0.0, 9.0};
-inline constexpr KernelCost kHermiteDoubleCost{"double acc+jerk+pot", "hermite_kernelILi2EE", 0.0, 35.0, 1.0, 0.0, 8.5};
-inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernel", 0.0, 76.0, 1.0, 0.0, 8.5};
+    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 19.0, 1.0, 0.0, 0.4};
+inline constexpr KernelCost kHermiteMixedCost{
+    "mixed acc+jerk+pot", "hermite_kernelINS0_15MixedJerkPolicyELi4ELb0E", 33.8, 0.0, 1.0, 0.0, 0.2};
+inline constexpr KernelCost kHermiteDoubleCost{
+    "double acc+jerk+pot", "hermite_kernelINS0_16DoubleJerkPolicyELi2ELb0E", 0.0, 34.0, 1.0, 0.0, 0.6};
+inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernelILb0E", 0.0, 81.0, 1.0, 0.0, 11.0};
 // The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
 // in their best loop: four targets per lane, no test for a target's own index. The PTX's FP32
 // count includes the shared-memory loads of the tile (ld.shared.f32) and moves that ptxas folds

@@ -137,18 +137,18 @@ HOST_DEVICE inline AccumJerk<T> p2p_jerk_r2(AccumJerk<T> acc, T dx, T dy, T dz, 
     acc.ax += m_inv_r3 * dx;
     acc.ay += m_inv_r3 * dy;
     acc.az += m_inv_r3 * dz;
-    acc.jx += m_inv_r3 * (dvx - rv3 * dx);
-    acc.jy += m_inv_r3 * (dvy - rv3 * dy);
-    acc.jz += m_inv_r3 * (dvz - rv3 * dz);
+    acc.jx += m_inv_r3 * minus_product(dvx, rv3, dx);
+    acc.jy += m_inv_r3 * minus_product(dvy, rv3, dy);
+    acc.jz += m_inv_r3 * minus_product(dvz, rv3, dz);
     acc.pot -= m_inv_r;
     return acc;
 }
 
-template <class T>
+template <bool kMayBeZero = true, class T>
 HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
 {
     // eps2 first: three FMAs, no extra add
-    return p2p_jerk_r2(acc, dx, dy, dz, dvx, dvy, dvz, m, eps2 + dx * dx + dy * dy + dz * dz);
+    return p2p_jerk_r2<kMayBeZero>(acc, dx, dy, dz, dvx, dvy, dvz, m, eps2 + dx * dx + dy * dy + dz * dz);
 }
 
 // Acceleration, jerk, snap and potential of a softened pair for the 6th-order scheme (Nitadori &
