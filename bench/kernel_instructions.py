@@ -62,6 +62,8 @@ def basic_blocks(body):
 
 def pipe(instruction):
     op = instruction.split()[1] if instruction.startswith("@") else instruction.split()[0]
+    if op.startswith(("ld.", "st.")):
+        return "other"  # a load or store of floats takes an issue slot, not an arithmetic pipe
     if op.startswith(("rsqrt", "sqrt", "rcp", "ex2", "lg2", "sin", "cos")):
         return "mufu"
     if op.startswith("cvt") and "f64" in op:

@@ -31,21 +31,21 @@ struct KernelCost {
 
 // The unguarded loops (softening > 0); with eps = 0 the kernels add a test for the particle itself.
 inline constexpr KernelCost kDirectFloatCost{
-    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.2, 0.0, 1.0, 0.0, 0.2};
+    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.0, 0.0, 1.0, 0.0, 0.4};
 inline constexpr KernelCost kDirectMixedCost{
-    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 19.5, 0.0, 1.0, 0.0, 0.2};
+    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 19.0, 0.0, 1.0, 0.0, 0.7};
 inline constexpr KernelCost kDirectDoubleCost{
-    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 19.0, 1.0, 0.0, 0.4};
+    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 18.0, 1.0, 0.0, 1.4};
 inline constexpr KernelCost kHermiteMixedCost{
-    "mixed acc+jerk+pot", "hermite_kernelINS0_15MixedJerkPolicyELi4ELb0E", 33.8, 0.0, 1.0, 0.0, 0.2};
+    "mixed acc+jerk+pot", "hermite_kernelINS0_15MixedJerkPolicyELi4ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
 inline constexpr KernelCost kHermiteDoubleCost{
-    "double acc+jerk+pot", "hermite_kernelINS0_16DoubleJerkPolicyELi2ELb0E", 0.0, 34.0, 1.0, 0.0, 0.6};
-inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernelILb0E", 0.0, 81.0, 1.0, 0.0, 11.0};
+    "double acc+jerk+pot", "hermite_kernelINS0_16DoubleJerkPolicyELi2ELb0E", 0.0, 32.0, 1.0, 0.0, 2.6};
+inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernelILb0E", 0.0, 74.0, 1.0, 0.0, 18.0};
 // The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
 // in their best loop: four targets per lane, no test for a target's own index. The PTX's FP32
-// count includes the shared-memory loads of the tile (ld.shared.f32) and moves that ptxas folds
-// (the node loop issues 33 FP32 per interaction in SASS), so the node limit is a low one.
-inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.8, 0.0, 1.0, 0.0, 2.5};
-inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1E", 13.2, 0.0, 1.0, 0.0, 1.5};
+// count includes moves between registers that ptxas folds (the node loop issues 33 FP32 per
+// interaction in SASS), so the node limit is a low one.
+inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.0, 0.0, 1.0, 0.0, 3.2};
+inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1E", 13.0, 0.0, 1.0, 0.0, 1.8};
 
 } // namespace grove
