@@ -9,6 +9,8 @@
 
 namespace grove::gpu {
 
+// The storage is a __shared__ array of the constructor, one per block and instantiation: a kernel
+// makes one BlockSums of a given type (two would share their columns).
 template <int kTargets, int kWords, int kThreads> class BlockSums {
   public:
     __device__ BlockSums()
