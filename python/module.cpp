@@ -95,7 +95,8 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
     if (ncrit) c.ncrit = *ncrit;
     if (!(eps >= 0) || !std::isfinite(eps)) throw py::value_error("eps must be a finite number >= 0");
     if (!(G > 0) || !std::isfinite(G)) throw py::value_error("G must be a finite number > 0");
-    if (c.nleaf < 1 || c.ncrit < 1) throw py::value_error("nleaf and ncrit must be >= 1");
+    if (c.nleaf < 1 || c.ncrit < 0)
+        throw py::value_error("nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
     try {
         check_opening({parse_mac(mac), theta, alpha});
     } catch (const std::invalid_argument& e) {

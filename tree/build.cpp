@@ -143,8 +143,8 @@ void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const 
     // About 64 subtrees per thread balance the dynamic schedule; fewer, larger ones would leave
     // threads idle at the end, more would grow the serial top. Below 2048 particles a subtree is
     // too little work to be worth a scheduling step.
-    const std::int32_t subtree_limit =
-        std::max({params.ncrit, params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
+    const std::int32_t subtree_limit = std::max({resolved_ncrit(params.ncrit, static_cast<std::size_t>(n)),
+                                                 params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
     segments.clear();
     builder.split_top(0, n, 0, subtree_limit, segments);
     const auto num_segments = static_cast<std::int64_t>(segments.size());
@@ -192,7 +192,8 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
-    if (params.nleaf < 1 || params.ncrit < 1) throw std::invalid_argument("tree: nleaf and ncrit must be >= 1");
+    if (params.nleaf < 1 || params.ncrit < 0)
+        throw std::invalid_argument("tree: nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
     if (pos.cols() != mass.size()) throw std::invalid_argument("tree: positions and masses differ in length");
     if (pos.cols() >= std::numeric_limits<std::int32_t>::max())
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
@@ -250,7 +251,7 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     t.moments = seconds_since(start);
 
     start = WallClock::now();
-    make_groups(tree, params.ncrit, segments, full);
+    make_groups(tree, resolved_ncrit(params.ncrit, static_cast<std::size_t>(n)), segments, full);
     t.groups = seconds_since(start);
 }
 
@@ -260,7 +261,8 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
-    if (params.nleaf < 1 || params.ncrit < 1) throw std::invalid_argument("tree: nleaf and ncrit must be >= 1");
+    if (params.nleaf < 1 || params.ncrit < 0)
+        throw std::invalid_argument("tree: nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
     if (n == 0) throw std::invalid_argument("tree: no keys");
     if (n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
@@ -273,7 +275,7 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
     build_nodes(tree, keys, static_cast<std::int32_t>(n), params, tree.segments);
     t.build = seconds_since(start);
     start = WallClock::now();
-    make_groups(tree, params.ncrit, tree.segments, false);
+    make_groups(tree, resolved_ncrit(params.ncrit, n), tree.segments, false);
     t.groups = seconds_since(start);
 }
 

@@ -16,7 +16,7 @@ namespace grove {
 
 struct BuildParams {
     int nleaf = kDefaultNleaf; // a cell splits while it holds more particles than this (and keys differ)
-    int ncrit = kDefaultNcrit; // most particles per group
+    int ncrit = kDefaultNcrit; // most particles per group; 0: by N (resolved_ncrit)
 };
 
 // What a tree engine is configured with: the build, and the opening angle its walk uses.
@@ -40,7 +40,7 @@ struct BuildTimes {
 };
 
 // Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws
-// std::invalid_argument for non-finite input, N >= 2^31 or nleaf, ncrit < 1.
+// std::invalid_argument for non-finite input, N >= 2^31, nleaf < 1 or ncrit < 0.
 Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times = nullptr);
 
 // What a build fills. structure: the order, the nodes, their cells and the groups' ranges, for a

@@ -318,7 +318,7 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
             h5::write_attribute(file.id(), "eps", o.eps);
             h5::write_attribute(file.id(), "G", o.G);
             h5::write_attribute(file.id(), "nleaf", static_cast<std::int32_t>(o.nleaf));
-            h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(o.ncrit));
+            h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(resolved_ncrit(o.ncrit, s.n)));
             h5::write_attribute(file.id(), "tree_engine", o.tree_engine);
             h5::write_attribute(file.id(), "direct_engine", o.direct_engine);
             h5::write_attribute(file.id(), "build_seconds", s.build_seconds);

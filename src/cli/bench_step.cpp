@@ -137,7 +137,8 @@ int bench_step(const BenchConfig& c)
         "particles between steps in the %s order; look-ahead %s; resident %s; engine %s; %d OpenMP threads; mean of %d "
         "steps after %d "
         "warm-up steps\n\n",
-        c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf, c.ncrit, c.rebuild_every,
+        c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf,
+        resolved_ncrit(c.ncrit, static_cast<std::size_t>(c.n)), c.rebuild_every,
         c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", integrator->resident() ? "on" : "off",
         integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
     std::printf("| phase | where | ms per step |\n|---|---|---|\n");

@@ -65,7 +65,9 @@ void add_engine_options(cxxopts::Options& options)
         cxxopts::value<double>()->default_value("0.001"))(
         "nleaf", "Tree: most particles in a leaf cell",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
-        "ncrit", "Tree: most particles in a group that walks the tree together",
+        "ncrit",
+        "Tree: most particles in a group that walks the tree together (0: 96 below 3 million particles, 192 from "
+        "there)",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
         cxxopts::value<int>()->default_value("1"))(
@@ -110,7 +112,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
         throw std::runtime_error(std::string("--") + e.what());
     }
     if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
-    if (o.ncrit < 1) throw std::runtime_error("--ncrit must be >= 1");
+    if (o.ncrit < 0) throw std::runtime_error("--ncrit must be >= 1, or 0 for the size by the number of particles");
     if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     // Under mpirun, one GPU per rank on each node (README "Several processes").
     const Communicator& comm = Communicator::world();

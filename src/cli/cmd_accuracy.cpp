@@ -55,7 +55,8 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
         o.target = parse_error_target(r["target"].as<std::string>());
         o.target->component = r["target-component"].as<std::string>();
     }
-    if (o.nleaf < 1 || o.ncrit < 1) throw std::runtime_error("--nleaf and --ncrit must be >= 1");
+    if (o.nleaf < 1 || o.ncrit < 0)
+        throw std::runtime_error("--nleaf must be >= 1 and --ncrit >= 1, or 0 for the size by the number of particles");
     if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and --G > 0");
     if (o.repeat < 1) throw std::runtime_error("--repeat must be >= 1");
     const std::string engine = engines().resolve(r["engine"].as<std::string>());
@@ -86,8 +87,9 @@ int run_accuracy(const AccuracyCommand& c)
 
     std::printf("%s: N = %zu, compared %zu, eps %g, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "
                 "direct %.3f s%s\n\n",
-                in.c_str(), p.size(), s.targets.size(), o.eps, o.nleaf, o.ncrit, o.tree_engine.c_str(),
-                o.direct_engine.c_str(), s.build_seconds, s.direct_seconds, o.sample ? " (scaled to all N)" : "");
+                in.c_str(), p.size(), s.targets.size(), o.eps, o.nleaf, resolved_ncrit(o.ncrit, p.size()),
+                o.tree_engine.c_str(), o.direct_engine.c_str(), s.build_seconds, s.direct_seconds,
+                o.sample ? " (scaled to all N)" : "");
     // The cost side of each row: interactions per particle (what the error is bought with), the
     // walk and evaluation alone, and end to end with the host build and upload.
     const char* param = OpeningCriterion{o.mac}.parameter_name();
@@ -159,7 +161,8 @@ int command_accuracy(int argc, char** argv)
         "engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
         cxxopts::value<std::string>()->default_value("tree"))(
         "nleaf", "most particles in a leaf", cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
-        "ncrit", "most particles in a group", cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
+        "ncrit", "most particles in a group (0: 96 below 3 million particles, 192 from there)",
+        cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "eps", "Plummer softening (length units)", cxxopts::value<double>()->default_value("0"))(
         "G", "gravitational constant (default: the snapshot's units)", cxxopts::value<double>())(
         "sample", "compare K random particles only (0 = all); the reference then costs K x N",

@@ -3,6 +3,7 @@
 // engines through a registry, so none of them needs to know which engines a build has.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,9 +17,21 @@ namespace grove {
 
 // The tree's default cell and group sizes, for every tree engine and command. Measured on the H100
 // (bench/results/resident-step-h100.md): groups of up to 96 particles walking trees of leaves of
-// up to 32 took 4-10 % less GPU time per leapfrog step than 64 and 64, at smaller errors.
+// up to 32 took 4-10 % less GPU time per leapfrog step than 64 and 64, at smaller errors. Larger
+// trees want larger groups: ncrit = 0 (kAutoNcrit, the default) means groups of up to 96 below
+// kLargeGroupsFrom particles and 192 from there. On the galaxy at theta 0.5, 192 against 96 took
+// 6.4 % less time per step at 2^23 and 4.7 % less at 2^22, 0.3 % at 2^21 (96 stays there), at
+// smaller errors; at 2^20 larger groups cost 7-10 % (bench/results/tree-softening-groups-h100.md).
 constexpr int kDefaultNleaf = 32;
-constexpr int kDefaultNcrit = 96;
+constexpr int kAutoNcrit = 0;
+constexpr int kDefaultNcrit = kAutoNcrit;
+constexpr std::size_t kLargeGroupsFrom = 3'000'000;
+
+// The most particles per group in a tree of n particles, for an ncrit option (0: by n, as above).
+constexpr int resolved_ncrit(int ncrit, std::size_t n)
+{
+    return ncrit > 0 ? ncrit : n >= kLargeGroupsFrom ? 192 : 96;
+}
 
 // Everything an engine factory may read; each engine takes what applies to it.
 struct EngineConfig {
@@ -28,7 +41,7 @@ struct EngineConfig {
     std::string mac = "geometric";    // tree opening criterion: geometric (theta) | relative (alpha)
     double alpha = 1e-3;              // tree: the relative criterion's error bound
     int nleaf = kDefaultNleaf;        // tree: most particles in a leaf cell
-    int ncrit = kDefaultNcrit;        // tree: most particles in a group
+    int ncrit = kDefaultNcrit;        // tree: most particles in a group (0: by N, resolved_ncrit)
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
     bool lookahead = true;            // tree-gpu: build the next tree from the integrator's prediction
     bool resident = true;             // tree-gpu, leapfrog: whole steps on the device (needs lookahead)

@@ -287,6 +287,33 @@ TEST_CASE("the tree and its groups do not depend on the number of threads", "[tr
     for (std::size_t g = 0; g < expected.size(); ++g) REQUIRE(one.groups[g].range.begin == expected[g]);
 }
 
+TEST_CASE("ncrit = 0 sizes the groups by the number of particles", "[tree]")
+{
+    // 96 below kLargeGroupsFrom particles, 192 from there; a given ncrit is kept.
+    CHECK(kDefaultNcrit == 0);
+    CHECK(resolved_ncrit(0, 1) == 96);
+    CHECK(resolved_ncrit(0, kLargeGroupsFrom - 1) == 96);
+    CHECK(resolved_ncrit(0, kLargeGroupsFrom) == 192);
+    CHECK(resolved_ncrit(0, std::size_t{1} << 23) == 192);
+    CHECK(resolved_ncrit(40, std::size_t{1} << 23) == 40);
+    // A default build has the groups of ncrit 96; a negative ncrit is refused.
+    const ParticleSet p = test::clustered_particles(20000, 5);
+    const Octree automatic = build_octree(p.pos, p.mass, BuildParams{});
+    const Octree explicit96 = build_octree(p.pos, p.mass, BuildParams{kDefaultNleaf, 96});
+    REQUIRE(automatic.groups.size() == explicit96.groups.size());
+    bool same = true;
+    std::size_t largest = 0;
+    for (std::size_t g = 0; g < automatic.groups.size(); ++g) {
+        const ParticleRange a = automatic.groups[g].range, b = explicit96.groups[g].range;
+        same = same && a.begin == b.begin && a.end == b.end;
+        largest = std::max<std::size_t>(largest, static_cast<std::size_t>(a.end - a.begin));
+    }
+    CHECK(same);
+    CHECK(largest > 64);
+    CHECK(largest <= 96);
+    CHECK_THROWS_WITH(build_octree(p.pos, p.mass, BuildParams{kDefaultNleaf, -1}), Catch::Contains("ncrit >= 0"));
+}
+
 TEST_CASE("every particle sees N-1 sources for any theta", "[tree][walk]")
 {
     const double theta = GENERATE(0.01, 0.3, 0.5, 0.75, 1.0, 1.5, 4.0);
