@@ -35,8 +35,9 @@ HOST_DEVICE inline double rsqrt_fast(double x)
     // Here: the hardware's estimate from x's upper 32 bits (one MUFU.RSQ64H, relative error about
     // 2^-20), then one third-order step y (1 + r/2 + 3r^2/8) with r = 1 - x y^2, whose error
     // (5/16 r^3, below 2^-55) is under the double rounding of its five FP64 operations. No
-    // branch: 0 gives +Inf as it should, and so does a subnormal x (the estimate flushes it to 0),
-    // which only a pair closer than 1e-154 without softening could produce.
+    // branch, so x must be a positive normal number: 0 and subnormals (the estimate flushes them
+    // to 0) give NaN, not +Inf. The callers pass r^2 + eps^2 with eps > 0, or test r^2 > 0 first
+    // (tree/gravity.hpp); only a pair closer than 1e-154 without softening is subnormal.
     double y;
     asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
     const double r = fma(-(x * y), y, 1.0);
