@@ -1,13 +1,13 @@
 // The Hermite force engine on the GPU (kirin, Sapporo lineage): particle states live on the
 // device; each evaluation predicts every j-particle to the block time on the device (double),
-// then computes acceleration, jerk and potential of the active i-particles (in registers, four
-// per thread in mixed precision, two in double) against all j-particles staged through shared
-// memory. Precision double, or mixed:
-// predicted positions split into float pairs (hi + lo) whose differences keep about 48 bits,
-// everything else in float, sums flushed to double per tile. When few particles are active the
-// j-particles are split over blocks and the partial sums reduced on the device. After a
-// correction only the changed particles are uploaded. A 6th-order state (snap and crackle) is
-// predicted to 5th order and evaluated for acceleration, jerk and snap, in double precision only.
+// then computes acceleration, jerk and potential of the active i-particles (in registers, two per
+// thread, or four in mixed precision where that wastes few slots) against all j-particles staged
+// through shared memory. Precision double, or mixed: predicted positions split into float pairs
+// (hi + lo) whose differences keep about 48 bits, everything else in float, sums flushed to
+// double per tile. When few particles are active the j-particles are split over blocks and the
+// partial sums reduced on the device. After a correction only the changed particles are uploaded.
+// A 6th-order state (snap and crackle) is predicted to 5th order and evaluated for acceleration,
+// jerk and snap, in double precision only.
 // Host-only header: includes no CUDA.
 #pragma once
 

@@ -134,6 +134,14 @@ class TopDownBuilder {
     int nleaf_;
 };
 
+// The parameters a build of n particles uses: checked, with ncrit 0 resolved by n.
+BuildParams checked_params(const BuildParams& requested, std::size_t n)
+{
+    if (requested.nleaf < 1 || requested.ncrit < 0)
+        throw std::invalid_argument("tree: nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
+    return {requested.nleaf, resolved_ncrit(requested.ncrit, n)};
+}
+
 // The node arrays in pre-order: the top serially, then every subtree counted and written by one
 // thread at offsets from a scan of the counts.
 void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const BuildParams& params,
@@ -143,8 +151,8 @@ void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const 
     // About 64 subtrees per thread balance the dynamic schedule; fewer, larger ones would leave
     // threads idle at the end, more would grow the serial top. Below 2048 particles a subtree is
     // too little work to be worth a scheduling step.
-    const std::int32_t subtree_limit = std::max({resolved_ncrit(params.ncrit, static_cast<std::size_t>(n)),
-                                                 params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
+    const std::int32_t subtree_limit =
+        std::max({params.ncrit, params.nleaf, 2048, n / (64 * std::max(1, omp_get_max_threads()))});
     segments.clear();
     builder.split_top(0, n, 0, subtree_limit, segments);
     const auto num_segments = static_cast<std::int64_t>(segments.size());
@@ -186,14 +194,13 @@ Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params,
     return tree;
 }
 
-void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times,
+void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& requested, BuildTimes* times,
                        BuildContent content)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
-    if (params.nleaf < 1 || params.ncrit < 0)
-        throw std::invalid_argument("tree: nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
+    const BuildParams params = checked_params(requested, static_cast<std::size_t>(pos.cols()));
     if (pos.cols() != mass.size()) throw std::invalid_argument("tree: positions and masses differ in length");
     if (pos.cols() >= std::numeric_limits<std::int32_t>::max())
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
@@ -251,18 +258,17 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     t.moments = seconds_since(start);
 
     start = WallClock::now();
-    make_groups(tree, resolved_ncrit(params.ncrit, static_cast<std::size_t>(n)), segments, full);
+    make_groups(tree, params.ncrit, segments, full);
     t.groups = seconds_since(start);
 }
 
-void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, std::size_t n, const BuildParams& params,
-                                      BuildTimes* times)
+void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, std::size_t n,
+                                      const BuildParams& requested, BuildTimes* times)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
     t = BuildTimes{};
-    if (params.nleaf < 1 || params.ncrit < 0)
-        throw std::invalid_argument("tree: nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
+    const BuildParams params = checked_params(requested, n);
     if (n == 0) throw std::invalid_argument("tree: no keys");
     if (n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
@@ -275,7 +281,7 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
     build_nodes(tree, keys, static_cast<std::int32_t>(n), params, tree.segments);
     t.build = seconds_since(start);
     start = WallClock::now();
-    make_groups(tree, resolved_ncrit(params.ncrit, n), tree.segments, false);
+    make_groups(tree, params.ncrit, tree.segments, false);
     t.groups = seconds_since(start);
 }
 

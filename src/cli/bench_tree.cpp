@@ -66,7 +66,7 @@ int bench_tree(const BenchConfig& r)
     if (thetas.empty()) throw std::runtime_error("--thetas is empty");
     const DeviceSummary dev = describe_device();
     std::printf("device %s (%d SMs); host: %d OpenMP threads\n", dev.name.c_str(), dev.sm_count, omp_get_max_threads());
-    std::printf("nleaf %d, ncrit %d (0: 96 below 3 million particles, 192 from there), eps %g (uniform) / %g kpc "
+    std::printf("nleaf %d, ncrit %d (" GROVE_AUTO_NCRIT_HELP "), eps %g (uniform) / %g kpc "
                 "(galaxy); GPU phases: median of %d evaluations after "
                 "one warm-up (CUDA events); host build: median of %d builds; errors: |a_tree - a_direct| / |a_direct| "
                 "for %zu random particles against the double-precision GPU direct engine\n\n",

@@ -65,9 +65,7 @@ void add_engine_options(cxxopts::Options& options)
         cxxopts::value<double>()->default_value("0.001"))(
         "nleaf", "Tree: most particles in a leaf cell",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
-        "ncrit",
-        "Tree: most particles in a group that walks the tree together (0: 96 below 3 million particles, 192 from "
-        "there)",
+        "ncrit", "Tree: most particles in a group that walks the tree together (" GROVE_AUTO_NCRIT_HELP ")",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "rebuild-every", "Tree: build the tree every K force evaluations and refit it in between",
         cxxopts::value<int>()->default_value("1"))(

@@ -161,7 +161,7 @@ int command_accuracy(int argc, char** argv)
         "engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
         cxxopts::value<std::string>()->default_value("tree"))(
         "nleaf", "most particles in a leaf", cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
-        "ncrit", "most particles in a group (0: 96 below 3 million particles, 192 from there)",
+        "ncrit", "most particles in a group (" GROVE_AUTO_NCRIT_HELP ")",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "eps", "Plummer softening (length units)", cxxopts::value<double>()->default_value("0"))(
         "G", "gravitational constant (default: the snapshot's units)", cxxopts::value<double>())(

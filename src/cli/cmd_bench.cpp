@@ -132,7 +132,7 @@ int command_bench(int argc, char** argv)
                                                          cxxopts::value<std::string>()->default_value("1e5,1e6"))(
         "nleaf", "tree, tree-build, step: most particles in a leaf cell",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
-        "ncrit", "tree, tree-build, step: most particles in a group (0: 96 below 3 million particles, 192 from there)",
+        "ncrit", "tree, tree-build, step: most particles in a group (" GROVE_AUTO_NCRIT_HELP ")",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "sizes", "log2 N range for all-on-all runs, LO:HI", cxxopts::value<std::string>()->default_value("14:20"))(
         "active", "log2 range of active targets, LO:HI", cxxopts::value<std::string>()->default_value("6:14"))(

@@ -25,12 +25,15 @@ namespace grove {
 constexpr int kDefaultNleaf = 32;
 constexpr int kAutoNcrit = 0;
 constexpr int kDefaultNcrit = kAutoNcrit;
+constexpr int kSmallGroups = 96, kLargeGroups = 192;
 constexpr std::size_t kLargeGroupsFrom = 3'000'000;
+// What the options' help says ncrit = 0 means (the three constants above, in words).
+#define GROVE_AUTO_NCRIT_HELP "0: 96 below 3 million particles, 192 from there"
 
 // The most particles per group in a tree of n particles, for an ncrit option (0: by n, as above).
 constexpr int resolved_ncrit(int ncrit, std::size_t n)
 {
-    return ncrit > 0 ? ncrit : n >= kLargeGroupsFrom ? 192 : 96;
+    return ncrit > 0 ? ncrit : n >= kLargeGroupsFrom ? kLargeGroups : kSmallGroups;
 }
 
 // Everything an engine factory may read; each engine takes what applies to it.
