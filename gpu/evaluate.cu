@@ -76,10 +76,11 @@ struct WarpRole {
 };
 
 // The lane's targets: slot + lanes * k, clamped into the chunk (clamped copies are computed and
-// dropped, which costs nothing extra on a SIMT machine).
+// dropped, which costs nothing extra on a SIMT machine). Target k's particle index (Morton order)
+// is self + lanes * k, with self = first + slot, for the leaf kernel's self test; it is not kept
+// per target, for the registers.
 template <int K> struct Targets {
     float x[K], y[K], z[K];
-    int index[K]; // particle index (Morton order)
     Accum<float> a[K];
 
     __device__ Targets(const Vec4<float>* particles, int first, const LaneLayout& layout, int slot, WideSums& wide,
@@ -90,7 +91,6 @@ template <int K> struct Targets {
             for (int c = 0; c < 4; ++c) wide.v[k][c][lane] = 0.0;
             const int idx = min(slot + layout.lanes * k, layout.targets - 1);
             const Vec4<float> p = particles[first + idx];
-            index[k] = first + idx;
             x[k] = p.x;
             y[k] = p.y;
             z[k] = p.z;
@@ -176,16 +176,19 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
 }
 
 // The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
-// may hold a target itself, whose pair is skipped by index (its mass counts as 0). kGuard: eps is
-// 0, so coincident particles (and the self pair) need the r^2 > 0 test.
+// may hold a target itself, whose pair is skipped by index (its mass counts as 0); target k's
+// index is self + lanes * k (Targets). kGuard: eps is 0, so coincident particles (and the self
+// pair) need the r^2 > 0 test.
 template <int K, bool kSelf, bool kGuard, bool kPot>
-__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, float eps2)
+__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, int self,
+                          int lanes, float eps2)
 {
     for (int s = replica; s < count; s += replicas) {
         const Vec4<float> p = tile.source[s];
+        const int from_self = kSelf ? tile.index[s] - self : -1;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const float m = kSelf && tile.index[s] == t.index[k] ? 0.f : p.w;
+            const float m = kSelf && from_self == lanes * k ? 0.f : p.w;
             t.a[k] = p2p<kGuard, kPot>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
         }
     }
@@ -238,14 +241,18 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             if (active) {
                 if (eps2 > 0.f) {
                     if (own)
-                        leaf_tile<K, true, false, kPot>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, true, false, kPot>(t, tile, replica, layout.replicas, count, first + slot,
+                                                        layout.lanes, eps2);
                     else
-                        leaf_tile<K, false, false, kPot>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, false, false, kPot>(t, tile, replica, layout.replicas, count, first + slot,
+                                                         layout.lanes, eps2);
                 } else {
                     if (own)
-                        leaf_tile<K, true, true, kPot>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, true, true, kPot>(t, tile, replica, layout.replicas, count, first + slot,
+                                                       layout.lanes, eps2);
                     else
-                        leaf_tile<K, false, true, kPot>(t, tile, replica, layout.replicas, count, eps2);
+                        leaf_tile<K, false, true, kPot>(t, tile, replica, layout.replicas, count, first + slot,
+                                                        layout.lanes, eps2);
                 }
             }
             __syncwarp();
@@ -307,6 +314,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
         if ((threadIdx.x & (kWarpLanes - 1)) == 0) g = atomicAdd(next_group, 1);
         g = __shfl_sync(kFullMask, g, 0);
         if (g >= tree.num_groups) return; // the whole warp leaves together
+        if (index.order) g = index.order[g];
         evaluate_group<kNodes, kPot>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
                                      leaf_tiles[kNodes ? 0 : warp], wide);
     }

@@ -19,6 +19,7 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
 #include "gpu/evaluate.cuh"
+#include "gpu/group_order.cuh"
 #include "gpu/tree_gpu.h"
 #include "gpu/tree_walk.cuh"
 #include "tree/acceleration_estimate.hpp"
@@ -77,6 +78,7 @@ struct TreeGpuEngine::Impl {
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
     int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
     gpu::DeviceBuffer<int> d_next_group;  // the evaluation kernels' group counters (nodes, leaves)
+    gpu::GroupOrder group_order;          // the order in which they take the groups
     gpu::PinnedBuffer<float4> h_sorted;   // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
@@ -286,6 +288,7 @@ struct TreeGpuEngine::Impl {
             node_index = {d_node_offset.data(), nullptr, 0};
             leaf_index = {d_leaf_offset.data(), nullptr, 0};
         }
+        group_order.sort(view, node_index, leaf_index, stream);
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
         // A resident step's kick needs only the accelerations; its potentials are made when they
