@@ -37,8 +37,7 @@ using gpu::plan_j_split;
 using Double4 = Vec4<double>; // 32-byte aligned (CUDA 13 deprecates the unaligned Double4)
 
 struct DirectConfig {
-    static constexpr int threads = 128;     // j-particles per tile, threads per block
-    static constexpr int blocks_per_sm = 8; // resident blocks of the acc+pot kernels per SM
+    static constexpr int threads = 128; // j-particles per tile, threads per block
     static_assert(threads % 32 == 0, "whole warps");
 };
 
@@ -223,6 +222,19 @@ __global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int nu
     out_pot[i] = G * t[3];
 }
 
+// Blocks of direct_acc_pot_kernel<P, kGuard> that one SM holds (the j-split plans its waves with
+// them), asked once.
+template <class P, bool kGuard> int direct_blocks_per_sm()
+{
+    static const int blocks = [] {
+        int b = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, direct_acc_pot_kernel<P, kGuard>,
+                                                                 DirectConfig::threads, 0));
+        return std::max(b, 1);
+    }();
+    return blocks;
+}
+
 } // namespace
 
 Precision precision_by_name(const std::string& name)
@@ -301,15 +313,16 @@ struct DirectGpuEngine::Impl {
                 int num_targets)
     {
         constexpr int kThreads = DirectConfig::threads;
+        const double eps2 = gravity.eps * gravity.eps;
+        const int blocks_per_sm = eps2 > 0 ? direct_blocks_per_sm<P, false>() : direct_blocks_per_sm<P, true>();
         const JSplit plan = plan_j_split(
             static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
-            static_cast<std::size_t>(num_sources), kThreads, sm_count, DirectConfig::blocks_per_sm, forced_splits);
+            static_cast<std::size_t>(num_sources), kThreads, sm_count, blocks_per_sm, forced_splits);
         const auto i_blocks = static_cast<std::size_t>(plan.i_blocks);
         const auto j_chunk = static_cast<std::size_t>(plan.chunk);
         splits = plan.splits;
         d_partial.reserve(static_cast<std::size_t>(splits) * num_targets, "direct-gpu partial sums");
 
-        const double eps2 = gravity.eps * gravity.eps;
         const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
         using Real = typename P::Real;
         if (eps2 > 0) {

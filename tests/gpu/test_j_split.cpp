@@ -1,4 +1,6 @@
 // The j-split planner every direct kernel launches with (plain C++, so CI checks it).
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "gpu/j_split.hpp"
@@ -40,6 +42,34 @@ TEST_CASE("j-splits fill the device, cover every source in whole tiles, and obey
         CHECK(plan_j_split(1, 256, 100, 128, 132, 8, 0).splits == 1);
         CHECK(plan_j_split(1, 256, 1000, 128, 132, 8, 0).splits == 8);
         CHECK(plan_j_split(1, 256, 0, 128, 132, 8, 0).splits == 1);
+    }
+    SECTION("many targets: splits that fill whole waves")
+    {
+        // 2^20 float targets, 512 per block, on 7 blocks per SM: one split is 2048 blocks for
+        // 924 places, three waves for 2.2 waves of work.
+        const auto p = plan_j_split(1 << 20, 512, 1 << 20, 128, 132, 7, 0);
+        const double blocks = static_cast<double>(p.i_blocks) * p.splits;
+        const double waves = std::ceil(blocks / 924);
+        INFO("splits " << p.splits << ", " << blocks / 924 << " waves of work in " << waves);
+        CHECK(p.splits > 1);
+        CHECK(blocks / 924 / waves > 0.95);
+        CHECK(static_cast<long long>(p.splits) * p.chunk >= (1 << 20));
+        // Where whole waves come with one split (8 blocks per SM: 1.94 waves), one it stays.
+        CHECK(plan_j_split(1 << 20, 512, 1 << 20, 128, 132, 8, 0).splits == 1);
+        // The partial sums' budget caps the splits.
+        CHECK(plan_j_split(1 << 20, 512, 1 << 20, 128, 132, 7, 0, std::size_t(1) << 20).splits == 1);
+    }
+    SECTION("few targets: never a second wave of a few blocks")
+    {
+        for (int places_per_sm : {4, 7, 8})
+            for (std::size_t targets : {64, 300, 1000, 1024, 2500}) {
+                const auto p = plan_j_split(targets, 256, 1 << 20, 128, 132, places_per_sm, 0);
+                const double blocks = static_cast<double>(p.i_blocks) * p.splits;
+                const double places = 132.0 * places_per_sm;
+                INFO(targets << " targets, " << places_per_sm << " blocks per SM: " << blocks << " blocks");
+                CHECK(blocks / places / std::ceil(blocks / places) > 0.9);
+                CHECK(static_cast<long long>(p.splits) * p.chunk >= (1 << 20));
+            }
     }
     SECTION("forced splits are taken as far as the tiles allow")
     {
