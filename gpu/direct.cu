@@ -21,6 +21,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/occupancy.cuh"
 #include "gpu/j_split.hpp"
 #include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
@@ -226,12 +227,7 @@ __global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int nu
 // them), asked once.
 template <class P, bool kGuard> int direct_blocks_per_sm()
 {
-    static const int blocks = [] {
-        int b = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, direct_acc_pot_kernel<P, kGuard>,
-                                                                 DirectConfig::threads, 0));
-        return std::max(b, 1);
-    }();
+    static const int blocks = gpu::resident_blocks_per_sm(direct_acc_pot_kernel<P, kGuard>, DirectConfig::threads);
     return blocks;
 }
 

@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/occupancy.cuh"
 #include "gpu/j_split.hpp"
 #include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
@@ -41,7 +42,6 @@ inline std::int64_t double_bits(double d)
     return v;
 }
 constexpr int kThreads = 128;
-constexpr int kBlocksPerSm = 4;
 
 // The device j-memory: position and mass, velocity and time, a/2, j/6, s/18 (w unused), names.
 struct JMemory {
@@ -297,6 +297,16 @@ __device__ inline void keep_nearer(double& r2, long long& name, double other_r2,
 
 // One warp per i-particle (gpu/split_reduce.cuh); the nearest neighbour is the nearest of the
 // splits', which does not depend on the order of comparison.
+// The blocks of each force kernel that one SM holds at once, for the j-split's waves: kFast is
+// grape_mixed_kernel, else grape_kernel; kFlag is their template flag.
+template <bool kFast, bool kFlag> int grape_blocks_per_sm()
+{
+    static const int blocks =
+        kFast ? gpu::resident_blocks_per_sm(grape_mixed_kernel<kTargetsPerThread, kFlag>, kThreads)
+              : gpu::resident_blocks_per_sm(grape_kernel<kFlag>, kThreads);
+    return blocks;
+}
+
 __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
 {
     const int i = gpu::warp_target();
@@ -523,15 +533,18 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     if (!fast) CUDA_CHECK(cudaMemsetAsync(d.d_coincident.data(), 0, sizeof(int), d.stream));
 
     const std::size_t per_block = fast ? static_cast<std::size_t>(kThreads) * kTargetsPerThread : kThreads;
+    // A softening that is a normal float keeps every r^2 + eps^2 > 0 (even flushed to zero), so the
+    // fast kernel then drops its test for a pair at zero distance.
+    const float eps2f = static_cast<float>(eps2);
+    const int blocks_per_sm = fast ? (eps2f >= FLT_MIN ? grape_blocks_per_sm<true, true>()
+                                                       : grape_blocks_per_sm<true, false>())
+                                   : (mixed ? grape_blocks_per_sm<false, true>() : grape_blocks_per_sm<false, false>());
     const gpu::JSplit plan =
-        gpu::plan_j_split(ni, per_block, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, kBlocksPerSm, 0);
+        gpu::plan_j_split(ni, per_block, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, blocks_per_sm, 0);
     d.d_partial.reserve(static_cast<std::size_t>(plan.splits) * ni, "GRAPE partial sums");
     d.d_out.reserve(ni, "GRAPE results");
     d.h_out.reserve(ni, "GRAPE results");
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    // A softening that is a normal float keeps every r^2 + eps^2 > 0 (even flushed to zero), so the
-    // fast kernel then drops its test for a pair at zero distance.
-    const float eps2f = static_cast<float>(eps2);
     if (fast && eps2f >= FLT_MIN)
         grape_mixed_kernel<kTargetsPerThread, true><<<grid, kThreads, 0, d.stream>>>(
             static_cast<int>(nj), d.d_hi.data(), d.d_lo.data(), d.d_vel.data(), static_cast<int>(ni), d.d_i.data(),

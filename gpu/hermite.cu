@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/occupancy.cuh"
 #include "gpu/j_split.hpp"
 #include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
@@ -23,8 +24,6 @@ using gpu::ceil_div;
 using D4 = Vec4<double>;
 constexpr int kThreads = 128;
 constexpr int kTargetsDouble = 2; // per thread; the mixed kernel's: mixed_targets_per_thread
-// Blocks per SM that the Hermite launches fill (the value the kernels were tuned with).
-constexpr int kBlocksPerSm = 4;
 
 // The device copy of a particle's state: position and mass, velocity and time, a, j.
 struct DeviceState {
@@ -229,16 +228,11 @@ __global__ void __launch_bounds__(kThreads)
     if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
 }
 
-// The blocks of hermite_kernel<P, T, kGuard> that one SM holds at once, at most kBlocksPerSm: the
-// j-split fills the device with that many per SM (with four targets per thread the mixed kernel
-// fits three, and planning four left a partial last wave).
+// The blocks of hermite_kernel<P, T, kGuard> that one SM holds at once: the j-split plans its
+// waves with them (the four-target mixed kernel holds three, the two-target one five).
 template <class P, int T, bool kGuard> int jerk_blocks_per_sm()
 {
-    static const int blocks = [] {
-        int b = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, hermite_kernel<P, T, kGuard>, kThreads, 0));
-        return std::clamp(b, 1, kBlocksPerSm);
-    }();
+    static const int blocks = gpu::resident_blocks_per_sm(hermite_kernel<P, T, kGuard>, kThreads);
     return blocks;
 }
 
@@ -331,6 +325,13 @@ __global__ void __launch_bounds__(kThreads)
         partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
             Partial6{{sum.ax, sum.ay, sum.az}, {sum.jx, sum.jy, sum.jz}, {sum.sx, sum.sy, sum.sz}, sum.pot};
     if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
+}
+
+// The blocks of snap_kernel<kGuard> that one SM holds at once, for the j-split's waves.
+template <bool kGuard> int snap_blocks_per_sm()
+{
+    static const int blocks = gpu::resident_blocks_per_sm(snap_kernel<kGuard>, kThreads);
+    return blocks;
 }
 
 __global__ void reduce6_kernel(int num_active, int splits, double G, const Partial6* partial, double* out)
@@ -568,8 +569,10 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
 {
     const auto mm = static_cast<std::size_t>(m);
     out.snap.resize(3, m);
+    const bool guard = begin_coincidence_check();
     const gpu::JSplit plan =
-        gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count, kBlocksPerSm, forced_splits);
+        gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count,
+                          guard ? snap_blocks_per_sm<true>() : snap_blocks_per_sm<false>(), forced_splits);
     splits = plan.splits;
     d_partial6.reserve(mm * static_cast<std::size_t>(plan.splits), "hermite6 partial sums");
     d_out.reserve(10 * mm, "hermite6 results");
@@ -579,7 +582,6 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
         n, t, state(), d_snap.data(), d_crackle.data(), d_xp.data(), d_vp.data(), d_ap.data());
     gpu::check_launch("predict6_kernel", stream);
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    const bool guard = begin_coincidence_check();
     if (guard)
         snap_kernel<true><<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m,
                                                          plan.chunk, 0.0, d_partial6.data(), d_coincident.data());
