@@ -14,8 +14,8 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
-#include "gpu/occupancy.cuh"
 #include "gpu/j_split.hpp"
+#include "gpu/occupancy.cuh"
 #include "gpu/split_reduce.cuh"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
@@ -301,9 +301,9 @@ __device__ inline void keep_nearer(double& r2, long long& name, double other_r2,
 // grape_mixed_kernel, else grape_kernel; kFlag is their template flag.
 template <bool kFast, bool kFlag> int grape_blocks_per_sm()
 {
-    static const int blocks =
-        kFast ? gpu::resident_blocks_per_sm(grape_mixed_kernel<kTargetsPerThread, kFlag>, kThreads)
-              : gpu::resident_blocks_per_sm(grape_kernel<kFlag>, kThreads);
+    static const int blocks = kFast
+                                  ? gpu::resident_blocks_per_sm(grape_mixed_kernel<kTargetsPerThread, kFlag>, kThreads)
+                                  : gpu::resident_blocks_per_sm(grape_kernel<kFlag>, kThreads);
     return blocks;
 }
 
@@ -536,9 +536,9 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     // A softening that is a normal float keeps every r^2 + eps^2 > 0 (even flushed to zero), so the
     // fast kernel then drops its test for a pair at zero distance.
     const float eps2f = static_cast<float>(eps2);
-    const int blocks_per_sm = fast ? (eps2f >= FLT_MIN ? grape_blocks_per_sm<true, true>()
-                                                       : grape_blocks_per_sm<true, false>())
-                                   : (mixed ? grape_blocks_per_sm<false, true>() : grape_blocks_per_sm<false, false>());
+    const int blocks_per_sm =
+        fast ? (eps2f >= FLT_MIN ? grape_blocks_per_sm<true, true>() : grape_blocks_per_sm<true, false>())
+             : (mixed ? grape_blocks_per_sm<false, true>() : grape_blocks_per_sm<false, false>());
     const gpu::JSplit plan =
         gpu::plan_j_split(ni, per_block, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, blocks_per_sm, 0);
     d.d_partial.reserve(static_cast<std::size_t>(plan.splits) * ni, "GRAPE partial sums");
