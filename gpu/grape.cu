@@ -295,8 +295,6 @@ __device__ inline void keep_nearer(double& r2, long long& name, double other_r2,
     }
 }
 
-// One warp per i-particle (gpu/split_reduce.cuh); the nearest neighbour is the nearest of the
-// splits', which does not depend on the order of comparison.
 // The blocks of each force kernel that one SM holds at once, for the j-split's waves: kFast is
 // grape_mixed_kernel, else grape_kernel; kFlag is their template flag.
 template <bool kFast, bool kFlag> int grape_blocks_per_sm()
@@ -307,6 +305,8 @@ template <bool kFast, bool kFlag> int grape_blocks_per_sm()
     return blocks;
 }
 
+// One warp per i-particle (gpu/split_reduce.cuh); the nearest neighbour is the nearest of the
+// splits', which does not depend on the order of comparison.
 __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
 {
     const int i = gpu::warp_target();

@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The blocks of hermite_kernel<P, T, kGuard> that one SM holds at once: the j-split plans its
-// waves with them (the four-target mixed kernel holds three, the two-target one five).
+// waves with them (on the H100 the four-target mixed kernel holds three, the two-target one seven).
 template <class P, int T, bool kGuard> int jerk_blocks_per_sm()
 {
     static const int blocks = gpu::resident_blocks_per_sm(hermite_kernel<P, T, kGuard>, kThreads);
