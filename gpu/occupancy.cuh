@@ -12,6 +12,7 @@
 namespace grove::gpu {
 
 // Blocks of `kernel` launched with `threads` threads and no dynamic shared memory; at least 1.
+// The callers ask once per kernel and keep the answer: the GPUs of one run are of one kind.
 template <class Kernel> int resident_blocks_per_sm(Kernel kernel, int threads)
 {
     int blocks = 0;
