@@ -55,6 +55,11 @@ class Hermite {
     int order() const { return params_.order; }
 
   private:
+    // The earliest next time t + dt of all particles, with the particles at it in active_ (in
+    // index order): one pass over all of them per block step.
+    double select_active();
+    // The block step of the particles in active_ to t_next.
+    void step_active(double t_next);
     void evaluate(double t, const std::vector<std::int32_t>& active);
     // The corrector and the new step of active particle i (k-th of the block), for each order.
     bool correct4(Eigen::Index i, Eigen::Index k, double t_next);
