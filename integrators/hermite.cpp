@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -73,6 +72,7 @@ void Hermite::start(const ParticleSet& p)
         if (dt_[i] < params_.dt_min)
             throw std::runtime_error("hermite: particle " + std::to_string(i) + " needs a first step below 2^-40");
     }
+    schedule_.reset(state_.t, dt_);
     engine_.set_state(state_);
 }
 
@@ -94,6 +94,7 @@ void Hermite::resume(const ParticleSet& p, const Eigen::Matrix3Xd& jerk, const E
     state_.t = times;
     state_.mass = p.mass;
     dt_ = steps;
+    schedule_.reset(state_.t, dt_);
     block_steps_ = block_steps;
     particle_steps_ = particle_steps;
     engine_.set_state(state_);
@@ -158,28 +159,10 @@ bool Hermite::correct6(Eigen::Index i, Eigen::Index k, double t_next)
     return dt_[i] < params_.dt_min || !std::isfinite(state_.x(0, i));
 }
 
-double Hermite::select_active()
-{
-    // One pass: a smaller next time restarts the list. It replaced a pass for the minimum, one for
-    // the particles at it and, in advance_to, one to see whether all had reached the output time.
-    // (A heap of next times was slower still: block steps of 64k particles have many active.)
-    const auto n = static_cast<Eigen::Index>(state_.size());
-    double t_next = std::numeric_limits<double>::infinity();
-    active_.clear();
-    for (Eigen::Index i = 0; i < n; ++i) {
-        const double next = state_.t[i] + dt_[i];
-        if (next < t_next) {
-            t_next = next;
-            active_.clear();
-        }
-        if (next == t_next) active_.push_back(static_cast<std::int32_t>(i));
-    }
-    return t_next;
-}
-
 double Hermite::block_step()
 {
-    const double t_next = select_active();
+    if (schedule_.empty()) throw std::logic_error("hermite: block step before start");
+    const double t_next = schedule_.take_next(active_);
     step_active(t_next);
     return t_next;
 }
@@ -198,6 +181,7 @@ void Hermite::step_active(double t_next)
     if (underflow)
         throw std::runtime_error("hermite: a time step fell below 2^-40 at t = " + std::to_string(t_next) +
                                  " (an unresolved close encounter; use a softening --eps > 0)");
+    for (const std::int32_t i : active_) schedule_.put(i, state_.t[i] + dt_[i]);
     engine_.update(state_, active_);
     ++block_steps_;
     particle_steps_ += m;
@@ -211,7 +195,7 @@ void Hermite::advance_to(double t, ParticleSet& p)
     if (state_.t.minCoeff() > t) throw std::invalid_argument("hermite: cannot advance backwards in time");
     // Every particle is at t once the earliest next time is past it: a particle behind t steps
     // to t at the latest.
-    for (double t_next = select_active(); t_next <= t; t_next = select_active()) step_active(t_next);
+    while (schedule_.next_time() <= t) block_step();
     p.pos = state_.x;
     p.vel = state_.v;
     p.time = t;

@@ -15,6 +15,7 @@
 
 #include "core/hermite_engine.hpp"
 #include "core/particles.hpp"
+#include "integrators/block_schedule.hpp"
 
 namespace grove {
 
@@ -55,9 +56,6 @@ class Hermite {
     int order() const { return params_.order; }
 
   private:
-    // The earliest next time t + dt of all particles, with the particles at it in active_ (in
-    // index order): one pass over all of them per block step.
-    double select_active();
     // The block step of the particles in active_ to t_next.
     void step_active(double t_next);
     void evaluate(double t, const std::vector<std::int32_t>& active);
@@ -69,6 +67,7 @@ class Hermite {
     HermiteParams params_;
     HermiteState state_;
     Eigen::VectorXd dt_;
+    BlockSchedule schedule_; // every particle's next time, t_ + dt_
     HermiteForces forces_;
     std::vector<std::int32_t> active_;
     long long block_steps_ = 0, particle_steps_ = 0;

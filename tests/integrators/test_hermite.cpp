@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <random>
 
 #include "core/diagnostics.hpp"
 #include "core/ic_models.hpp"
+#include "integrators/block_schedule.hpp"
 #include "integrators/hermite.hpp"
 #include "support/test_support.hpp"
 #include "tree/hermite_cpu.hpp"
@@ -133,4 +136,42 @@ TEST_CASE("Hermite on a Plummer sphere: energy, and the block-step invariants", 
     // Measured: 2.5e-9 (double precision, eta = 0.01); GRAPE-era codes reported ~1e-7.
     CHECK(std::abs((e1 - e0) / e0) < 5e-9);
     CHECK(p.time == 1.0);
+}
+
+TEST_CASE("the block schedule gives the particles at the earliest next time, in index order", "[hermite]")
+{
+    // Few and many particles per time (the comparison sort and the bitmap), times of a block
+    // scheme: multiples of powers of two.
+    for (const int n : {10, 3000, 40000}) {
+        std::mt19937 rng(static_cast<unsigned>(n));
+        std::uniform_int_distribution<int> level(0, 3), phase(0, 7);
+        Eigen::VectorXd t(n), dt(n);
+        for (int i = 0; i < n; ++i) {
+            dt[i] = std::ldexp(1.0, -level(rng));
+            t[i] = dt[i] * phase(rng);
+        }
+        BlockSchedule schedule;
+        schedule.reset(t, dt);
+        std::vector<std::int32_t> active;
+        for (int step = 0; step < 20; ++step) {
+            const Eigen::VectorXd next = t + dt;
+            const double earliest = next.minCoeff();
+            std::vector<std::int32_t> expected;
+            for (int i = 0; i < n; ++i)
+                if (next[i] == earliest) expected.push_back(i);
+            INFO("n " << n << ", step " << step);
+            REQUIRE(schedule.next_time() == earliest);
+            REQUIRE(schedule.take_next(active) == earliest);
+            REQUIRE(active == expected);
+            for (const std::int32_t i : active) { // advance them, some to another step
+                t[i] = earliest;
+                dt[i] = std::ldexp(1.0, -level(rng));
+                while (std::fmod(t[i], dt[i]) != 0) dt[i] /= 2;
+                schedule.put(i, t[i] + dt[i]);
+            }
+        }
+    }
+    BlockSchedule empty;
+    CHECK(empty.next_time() == std::numeric_limits<double>::infinity());
+    CHECK_THROWS_WITH(empty.put(0, std::nan("")), Catch::Contains("no finite next time"));
 }
