@@ -395,6 +395,9 @@ struct HermiteGpuEngine::Impl {
         h_index.reserve(k, "hermite state upload");
         d_packed.reserve(4 * k, "hermite state upload");
         d_index.reserve(k, "hermite state upload");
+        // A block step's corrected particles (1810 on average in a Plummer 64k): the packing was a
+        // serial part of every block step.
+#pragma omp parallel for schedule(static) if (k > 512)
         for (std::size_t u = 0; u < k; ++u) {
             const Eigen::Index i = index[u];
             h_index[u] = index[u];
@@ -413,6 +416,7 @@ struct HermiteGpuEngine::Impl {
         if (!sixth) return;
         h_packed6.reserve(2 * k, "hermite6 state upload");
         d_packed6.reserve(2 * k, "hermite6 state upload");
+#pragma omp parallel for schedule(static) if (k > 512)
         for (std::size_t u = 0; u < k; ++u) {
             const Eigen::Index i = index[u];
             h_packed6[2 * u] = D4{s.s(0, i), s.s(1, i), s.s(2, i), 0.0};
