@@ -288,7 +288,7 @@ struct TreeGpuEngine::Impl {
             node_index = {d_node_offset.data(), nullptr, 0};
             leaf_index = {d_leaf_offset.data(), nullptr, 0};
         }
-        group_order.sort(view, node_index, leaf_index, stream);
+        group_order.sort(view, node_index, leaf_index, stream); // timed with pass 2 (events[4..5])
         CUDA_CHECK(cudaEventRecord(events[5], stream));
         const float eps2 = static_cast<float>(gravity.eps * gravity.eps);
         // A resident step's kick needs only the accelerations; its potentials are made when they

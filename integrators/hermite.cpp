@@ -163,12 +163,6 @@ double Hermite::block_step()
 {
     if (schedule_.empty()) throw std::logic_error("hermite: block step before start");
     const double t_next = schedule_.take_next(active_);
-    step_active(t_next);
-    return t_next;
-}
-
-void Hermite::step_active(double t_next)
-{
     evaluate(t_next, active_);
     const auto m = static_cast<Eigen::Index>(active_.size());
     bool underflow = false;
@@ -185,6 +179,7 @@ void Hermite::step_active(double t_next)
     engine_.update(state_, active_);
     ++block_steps_;
     particle_steps_ += m;
+    return t_next;
 }
 
 void Hermite::advance_to(double t, ParticleSet& p)

@@ -56,8 +56,6 @@ class Hermite {
     int order() const { return params_.order; }
 
   private:
-    // The block step of the particles in active_ to t_next.
-    void step_active(double t_next);
     void evaluate(double t, const std::vector<std::int32_t>& active);
     // The corrector and the new step of active particle i (k-th of the block), for each order.
     bool correct4(Eigen::Index i, Eigen::Index k, double t_next);

@@ -144,11 +144,11 @@ HOST_DEVICE inline AccumJerk<T> p2p_jerk_r2(AccumJerk<T> acc, T dx, T dy, T dz, 
     return acc;
 }
 
-template <bool kMayBeZero = true, class T>
+template <class T>
 HOST_DEVICE inline AccumJerk<T> p2p_jerk(AccumJerk<T> acc, T dx, T dy, T dz, T dvx, T dvy, T dvz, T m, T eps2)
 {
     // eps2 first: three FMAs, no extra add
-    return p2p_jerk_r2<kMayBeZero>(acc, dx, dy, dz, dvx, dvy, dvz, m, eps2 + dx * dx + dy * dy + dz * dz);
+    return p2p_jerk_r2(acc, dx, dy, dz, dvx, dvy, dvz, m, eps2 + dx * dx + dy * dy + dz * dz);
 }
 
 // Acceleration, jerk, snap and potential of a softened pair for the 6th-order scheme (Nitadori &

@@ -115,7 +115,7 @@ TEST_CASE("Hermite on a Plummer sphere: energy, and the block-step invariants", 
     const double e0 = compute_diagnostics(p, h.potentials()).total;
     // Invariants over the first block steps: steps are powers of two, times are multiples of them;
     // each block step advances exactly the particles whose next time is the earliest (the
-    // schedule's heap against a scan of all of them).
+    // schedule's groups against a scan of all of them).
     for (int b = 0; b < 300; ++b) {
         const Eigen::VectorXd t0 = h.state().t, next = t0 + h.steps();
         const double earliest = next.minCoeff();
