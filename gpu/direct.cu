@@ -223,14 +223,6 @@ __global__ void reduce_splits_kernel(const Double4* __restrict__ partial, int nu
     out_pot[i] = G * t[3];
 }
 
-// Blocks of direct_acc_pot_kernel<P, kGuard> that one SM holds (the j-split plans its waves with
-// them), asked once.
-template <class P, bool kGuard> int direct_blocks_per_sm()
-{
-    static const int blocks = gpu::resident_blocks_per_sm(direct_acc_pot_kernel<P, kGuard>, DirectConfig::threads);
-    return blocks;
-}
-
 } // namespace
 
 Precision precision_by_name(const std::string& name)
@@ -310,7 +302,8 @@ struct DirectGpuEngine::Impl {
     {
         constexpr int kThreads = DirectConfig::threads;
         const double eps2 = gravity.eps * gravity.eps;
-        const int blocks_per_sm = eps2 > 0 ? direct_blocks_per_sm<P, false>() : direct_blocks_per_sm<P, true>();
+        const int blocks_per_sm = eps2 > 0 ? gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, false>, kThreads>()
+                                           : gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, true>, kThreads>();
         const JSplit plan = plan_j_split(
             static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
             static_cast<std::size_t>(num_sources), kThreads, sm_count, blocks_per_sm, forced_splits);

@@ -295,16 +295,6 @@ __device__ inline void keep_nearer(double& r2, long long& name, double other_r2,
     }
 }
 
-// The blocks of each force kernel that one SM holds at once, for the j-split's waves: kFast is
-// grape_mixed_kernel, else grape_kernel; kFlag is their template flag.
-template <bool kFast, bool kFlag> int grape_blocks_per_sm()
-{
-    static const int blocks = kFast
-                                  ? gpu::resident_blocks_per_sm(grape_mixed_kernel<kTargetsPerThread, kFlag>, kThreads)
-                                  : gpu::resident_blocks_per_sm(grape_kernel<kFlag>, kThreads);
-    return blocks;
-}
-
 // One warp per i-particle (gpu/split_reduce.cuh); the nearest neighbour is the nearest of the
 // splits', which does not depend on the order of comparison.
 __global__ void reduce_kernel(int ni, int splits, const Partial* partial, Partial* out)
@@ -536,9 +526,12 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     // A softening that is a normal float keeps every r^2 + eps^2 > 0 (even flushed to zero), so the
     // fast kernel then drops its test for a pair at zero distance.
     const float eps2f = static_cast<float>(eps2);
+    using gpu::resident_blocks_per_sm;
     const int blocks_per_sm =
-        fast ? (eps2f >= FLT_MIN ? grape_blocks_per_sm<true, true>() : grape_blocks_per_sm<true, false>())
-             : (mixed ? grape_blocks_per_sm<false, true>() : grape_blocks_per_sm<false, false>());
+        fast ? (eps2f >= FLT_MIN ? resident_blocks_per_sm<grape_mixed_kernel<kTargetsPerThread, true>, kThreads>()
+                                 : resident_blocks_per_sm<grape_mixed_kernel<kTargetsPerThread, false>, kThreads>())
+             : (mixed ? resident_blocks_per_sm<grape_kernel<true>, kThreads>()
+                      : resident_blocks_per_sm<grape_kernel<false>, kThreads>());
     const gpu::JSplit plan =
         gpu::plan_j_split(ni, per_block, std::max<std::size_t>(nj, 1), kThreads, d.sm_count, blocks_per_sm, 0);
     d.d_partial.reserve(static_cast<std::size_t>(plan.splits) * ni, "GRAPE partial sums");

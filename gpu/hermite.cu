@@ -228,14 +228,6 @@ __global__ void __launch_bounds__(kThreads)
     if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
 }
 
-// The blocks of hermite_kernel<P, T, kGuard> that one SM holds at once: the j-split plans its
-// waves with them (on the H100 the four-target mixed kernel holds three, the two-target one seven).
-template <class P, int T, bool kGuard> int jerk_blocks_per_sm()
-{
-    static const int blocks = gpu::resident_blocks_per_sm(hermite_kernel<P, T, kGuard>, kThreads);
-    return blocks;
-}
-
 // Targets per thread of the mixed kernel for m active particles. Four share each tile's loads and
 // ran 6 % faster than two with all 2^20 particles active (7.42e11 against 6.98e11 interactions/s
 // on the H100, bench/results/kernel-instructions.md), but a block then holds 512 targets: four
@@ -325,13 +317,6 @@ __global__ void __launch_bounds__(kThreads)
         partial[static_cast<std::size_t>(blockIdx.y) * num_active + k] =
             Partial6{{sum.ax, sum.ay, sum.az}, {sum.jx, sum.jy, sum.jz}, {sum.sx, sum.sy, sum.sz}, sum.pot};
     if (kGuard && first_coincident != gpu::kNoCoincidentPair) atomicMin(coincident, first_coincident);
-}
-
-// The blocks of snap_kernel<kGuard> that one SM holds at once, for the j-split's waves.
-template <bool kGuard> int snap_blocks_per_sm()
-{
-    static const int blocks = gpu::resident_blocks_per_sm(snap_kernel<kGuard>, kThreads);
-    return blocks;
 }
 
 __global__ void reduce6_kernel(int num_active, int splits, double G, const Partial6* partial, double* out)
@@ -456,9 +441,9 @@ struct HermiteGpuEngine::Impl {
     template <class P, int T, bool kGuard> void launch_jerk(const typename P::Inputs& in, int m, typename P::Real eps2)
     {
         const auto mm = static_cast<std::size_t>(m);
-        const gpu::JSplit plan =
-            gpu::plan_j_split(mm, static_cast<std::size_t>(kThreads) * T, static_cast<std::size_t>(n), kThreads,
-                              sm_count, jerk_blocks_per_sm<P, T, kGuard>(), forced_splits);
+        const gpu::JSplit plan = gpu::plan_j_split(
+            mm, static_cast<std::size_t>(kThreads) * T, static_cast<std::size_t>(n), kThreads, sm_count,
+            gpu::resident_blocks_per_sm<hermite_kernel<P, T, kGuard>, kThreads>(), forced_splits);
         splits = plan.splits;
         d_partial.reserve(mm * static_cast<std::size_t>(splits), "hermite partial sums");
         const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(splits));
@@ -574,9 +559,10 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
     const auto mm = static_cast<std::size_t>(m);
     out.snap.resize(3, m);
     const bool guard = begin_coincidence_check();
-    const gpu::JSplit plan =
-        gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count,
-                          guard ? snap_blocks_per_sm<true>() : snap_blocks_per_sm<false>(), forced_splits);
+    const gpu::JSplit plan = gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count,
+                                               guard ? gpu::resident_blocks_per_sm<snap_kernel<true>, kThreads>()
+                                                     : gpu::resident_blocks_per_sm<snap_kernel<false>, kThreads>(),
+                                               forced_splits);
     splits = plan.splits;
     d_partial6.reserve(mm * static_cast<std::size_t>(plan.splits), "hermite6 partial sums");
     d_out.reserve(10 * mm, "hermite6 results");

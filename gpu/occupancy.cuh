@@ -11,13 +11,16 @@
 
 namespace grove::gpu {
 
-// Blocks of `kernel` launched with `threads` threads and no dynamic shared memory; at least 1.
-// The callers ask once per kernel and keep the answer: the GPUs of one run are of one kind.
-template <class Kernel> int resident_blocks_per_sm(Kernel kernel, int threads)
+// Blocks of kKernel launched with kThreads threads and no dynamic shared memory; at least 1.
+// Asked once per kernel and kept: the GPUs of one run are of one kind.
+template <auto kKernel, int kThreads> int resident_blocks_per_sm()
 {
-    int blocks = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
-    return std::max(blocks, 1);
+    static const int blocks = [] {
+        int b = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kKernel, kThreads, 0));
+        return std::max(b, 1);
+    }();
+    return blocks;
 }
 
 } // namespace grove::gpu
