@@ -15,6 +15,7 @@
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
 #include "gpu/hermite_gpu.h"
+#include "gpu/loop_ceiling.h"
 
 namespace grove {
 
@@ -60,12 +61,27 @@ void print_kernel_limits(const DeviceSummary& dev, std::initializer_list<KernelC
                 "64-bit conversion and issue bounds.\n\n");
 }
 
+// The kernels' inner loops alone (gpu/loop_ceiling.h), each against `cost`'s limit; the FFMA
+// stream against the FP32 lanes' peak.
+void print_loop_ceilings(const DeviceSummary& dev, const std::vector<LoopCeiling>& loops, const KernelCost& cost)
+{
+    std::printf("| inner loop alone (no global loads, barriers or sums) | rate | of the limit |\n|---|---|---|\n");
+    for (const LoopCeiling& l : loops) {
+        const bool ffma = l.label.rfind("independent FFMAs", 0) == 0;
+        const double peak = static_cast<double>(dev.sm_count) * dev.fp32_lanes_per_sm * dev.clock_ghz * 1e9;
+        std::printf("| %s | %.3e | %.1f%%%s |\n", l.label.c_str(), l.rate,
+                    100 * l.rate / (ffma ? peak : dev.limit(cost)), ffma ? " of the FP32 lanes" : "");
+    }
+    std::printf("\n");
+}
+
 int bench_direct(const BenchConfig& r)
 {
     const DeviceSummary dev = describe_device();
     const double eps = r.eps.value_or(0.01);
     const int repeat = std::max(1, r.repeat);
     print_kernel_limits(dev, {kDirectFloatCost, kDirectMixedCost, kDirectDoubleCost});
+    print_loop_ceilings(dev, measure_direct_loop_ceilings(), kDirectFloatCost);
     std::printf(
         "sources: uniform cube, random masses, eps = %g; median of %d timed runs after one warm-up; kernel time "
         "from CUDA events (force kernel + on-device reduction)\n\n",
@@ -131,6 +147,7 @@ int bench_hermite(const BenchConfig& r)
     const double eps = r.eps.value_or(0.01);
     const DeviceSummary dev = describe_device();
     print_kernel_limits(dev, {kHermiteMixedCost, kHermiteDoubleCost, kSnapDoubleCost});
+    print_loop_ceilings(dev, measure_hermite_loop_ceilings(), kHermiteMixedCost);
     std::printf("Hermite kernel: on-device prediction of all j, acc + jerk + pot of the active i, j-split reduction; "
                 "uniform cube, random masses, eps = %g; median of %d after one warm-up (CUDA events)\n\n",
                 eps, repeat);

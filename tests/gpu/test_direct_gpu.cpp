@@ -6,6 +6,7 @@
 #include "gpu/device_info.h"
 #include "gpu/direct_gpu.h"
 #include "gpu/direct_multi_gpu.h"
+#include "gpu/loop_ceiling.h"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 
@@ -158,4 +159,25 @@ TEST_CASE("direct-gpu on several devices: the targets' shares give the one-devic
     MultiGpuDirectEngine unsoftened(GravityParams{1.0, 0.0}, Precision::Double, devices);
     Forces f;
     CHECK_THROWS_WITH(unsoftened.compute(q.pos, q.mass, f), Catch::Contains("particles 28000 and 29000"));
+}
+
+TEST_CASE("direct-gpu: the inner loops alone stay under their instruction-count limits", "[gpu][direct]")
+{
+    // A loop faster than its limit means the PTX counts (gpu/kernel_costs.hpp) or the device's
+    // figures are wrong; one far below it (under half) means the loop kernels no longer run the
+    // formula they claim to (a dead loop would be far faster, a broken one far slower).
+    const DeviceSummary dev = describe_device();
+    const double fp32_peak = static_cast<double>(dev.sm_count) * dev.fp32_lanes_per_sm * dev.clock_ghz * 1e9;
+    const auto direct = measure_direct_loop_ceilings();
+    REQUIRE(direct.size() == 3);
+    for (int k = 0; k < 2; ++k) {
+        CHECK(direct[k].rate < 1.02 * dev.limit(kDirectFloatCost));
+        CHECK(direct[k].rate > 0.5 * dev.limit(kDirectFloatCost));
+    }
+    CHECK(direct[2].rate < 1.02 * fp32_peak);
+    CHECK(direct[2].rate > 0.5 * fp32_peak);
+    const auto hermite = measure_hermite_loop_ceilings();
+    REQUIRE(hermite.size() == 1);
+    CHECK(hermite[0].rate < 1.02 * dev.limit(kHermiteMixedCost));
+    CHECK(hermite[0].rate > 0.5 * dev.limit(kHermiteMixedCost));
 }
