@@ -17,17 +17,33 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kTargets = 4;
 
+// A thread's float targets, placed by a per-thread number t (no value is a compile-time
+// constant), and their sums.
+struct FloatTargets {
+    float x[kTargets], y[kTargets], z[kTargets];
+    Accum<float> a[kTargets];
+    __device__ explicit FloatTargets(float t)
+    {
+#pragma unroll
+        for (int k = 0; k < kTargets; ++k) {
+            x[k] = t + k;
+            y[k] = 0.5f * t - k;
+            z[k] = 0.25f * k - t;
+        }
+    }
+    __device__ float sum() const
+    {
+        float total = 0.f;
+#pragma unroll
+        for (int k = 0; k < kTargets; ++k) total += a[k].ax + a[k].ay + a[k].az + a[k].pot;
+        return total;
+    }
+};
+
 template <int S> __global__ void __launch_bounds__(kThreads) float_register_loop(int passes, float eps2, float* out)
 {
     const float t = 1e-3f * static_cast<float>(blockIdx.x * blockDim.x + threadIdx.x);
-    float x[kTargets], y[kTargets], z[kTargets];
-    Accum<float> a[kTargets];
-#pragma unroll
-    for (int k = 0; k < kTargets; ++k) {
-        x[k] = t + k;
-        y[k] = 0.5f * t - k;
-        z[k] = 0.25f * k - t;
-    }
+    FloatTargets f(t);
     float4 s[S];
 #pragma unroll
     for (int q = 0; q < S; ++q) s[q] = make_float4(0.1f * q + t, 1.f - 0.2f * q, 0.3f * q - t, 1e-3f * (q + 1));
@@ -36,18 +52,15 @@ template <int S> __global__ void __launch_bounds__(kThreads) float_register_loop
         for (int q = 0; q < S; ++q)
 #pragma unroll
             for (int k = 0; k < kTargets; ++k)
-                a[k] = p2p<false>(a[k], s[q].x - x[k], s[q].y - y[k], s[q].z - z[k], s[q].w, eps2);
+                f.a[k] = p2p<false>(f.a[k], s[q].x - f.x[k], s[q].y - f.y[k], s[q].z - f.z[k], s[q].w, eps2);
 #pragma unroll
         for (int k = 0; k < kTargets; ++k) {
-            x[k] += 1e-6f;
-            y[k] += 1e-6f;
-            z[k] += 1e-6f;
+            f.x[k] += 1e-6f;
+            f.y[k] += 1e-6f;
+            f.z[k] += 1e-6f;
         }
     }
-    float sum = 0.f;
-#pragma unroll
-    for (int k = 0; k < kTargets; ++k) sum += a[k].ax + a[k].ay + a[k].az + a[k].pot;
-    out[blockIdx.x * blockDim.x + threadIdx.x] = sum; // keeps the sums, hence the loop
+    out[blockIdx.x * blockDim.x + threadIdx.x] = f.sum(); // keeps the sums, hence the loop
 }
 
 __global__ void __launch_bounds__(kThreads) float_shared_loop(int passes, float eps2, float* out)
@@ -57,26 +70,17 @@ __global__ void __launch_bounds__(kThreads) float_shared_loop(int passes, float 
     const float u = static_cast<float>(threadIdx.x);
     tile[threadIdx.x] = make_float4(0.1f * u + t, 1.f - 0.2f * u, 0.3f * u, 1e-3f);
     __syncthreads();
-    float x[kTargets], y[kTargets], z[kTargets];
-    Accum<float> a[kTargets];
-#pragma unroll
-    for (int k = 0; k < kTargets; ++k) {
-        x[k] = t + k;
-        y[k] = 0.5f * t - k;
-        z[k] = 0.25f * k - t;
-    }
+    FloatTargets f(t);
     for (int r = 0; r < passes; ++r) {
 #pragma unroll 8
         for (int s = 0; s < kThreads; ++s) {
             const float4 p = tile[s];
 #pragma unroll
-            for (int k = 0; k < kTargets; ++k) a[k] = p2p<false>(a[k], p.x - x[k], p.y - y[k], p.z - z[k], p.w, eps2);
+            for (int k = 0; k < kTargets; ++k)
+                f.a[k] = p2p<false>(f.a[k], p.x - f.x[k], p.y - f.y[k], p.z - f.z[k], p.w, eps2);
         }
     }
-    float sum = 0.f;
-#pragma unroll
-    for (int k = 0; k < kTargets; ++k) sum += a[k].ax + a[k].ay + a[k].az + a[k].pot;
-    out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = f.sum();
 }
 
 // The mixed Hermite kernel's source: position as a float pair hi + lo (mass in hi.w), velocity.
