@@ -74,14 +74,48 @@ HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, d
 // sqrt(3)/2 size of that centre, the bound the criterion's floor needs, and a cell whose
 // particles fill only a corner of it is accepted as early as its extent allows. A build and a
 // refit give a node the same size for the same positions, however far the particles moved.
-HOST_DEVICE inline void set_node_box(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box)
+// The most children a node of an octree has.
+constexpr int kMaxChildren = 8;
+
+// An internal node's children in order, with their centres of mass. Every loop runs over
+// kMaxChildren with the count as a guard, so the compiler unrolls it, keeps the arrays in
+// registers and issues the children's loads together: the device refit (one thread per node,
+// a launch per level) waited on one dependent load after another when each of finish_node's
+// passes followed the `next` links.
+struct NodeChildren {
+    int count = 0;
+    std::int32_t index[kMaxChildren] = {};
+    Vec4<double> com_mass[kMaxChildren] = {};
+    NodeChildren() = default; // a leaf's: none
+    HOST_DEVICE NodeChildren(const MomentArrays& t, std::int32_t i)
+    {
+        const std::int32_t end = t.next[i];
+        std::int32_t c = i + 1;
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (c < end) {
+                index[k] = c;
+                count = k + 1;
+                c = t.next[c];
+            }
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < count) com_mass[k] = t.com_mass[index[k]];
+    }
+};
+
+// children == nullptr: a leaf, whose box is *leaf_box.
+HOST_DEVICE inline void set_node_box(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box,
+                                     const NodeChildren* children)
 {
     NodeBox& b = t.boxes[i];
     if (leaf_box) {
         b = *leaf_box;
     } else {
+        NodeBox box[kMaxChildren] = {};
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < children->count) box[k] = t.boxes[children->index[k]];
         b = empty_node_box();
-        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) cover(b, t.boxes[c]);
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < children->count) cover(b, box[k]);
     }
     Vec4<double>& centre = t.cell_centre[i];
     centre.x = (b.lo[0] + b.hi[0]) / 2;
@@ -112,16 +146,18 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
             my += s.w * s.y;
             mz += s.w * s.z;
         }
-    } else {
-        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
-            const Vec4<double> s = t.com_mass[c];
+        set_node_box(t, i, &leaf_box, nullptr);
+    }
+    const NodeChildren children = leaf ? NodeChildren{} : NodeChildren(t, i);
+    for (int k = 0; k < kMaxChildren; ++k)
+        if (k < children.count) {
+            const Vec4<double> s = children.com_mass[k];
             m += s.w;
             mx += s.w * s.x;
             my += s.w * s.y;
             mz += s.w * s.z;
         }
-    }
-    set_node_box(t, i, leaf ? &leaf_box : nullptr);
+    if (!leaf) set_node_box(t, i, nullptr, &children);
     const Vec4<double> centre = t.cell_centre[i];
     const Vec4<double> cm =
         m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
@@ -132,19 +168,23 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
             accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
         }
     } else {
-        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
-            const Vec4<double> s = t.com_mass[c];
-            accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
-        }
-        for (std::int32_t c = i + 1; c < t.next[i]; c = t.next[c]) {
-            const Quadrupole<double> qc = t.quad[c];
-            q.xx += qc.xx;
-            q.xy += qc.xy;
-            q.xz += qc.xz;
-            q.yy += qc.yy;
-            q.yz += qc.yz;
-            q.trace += qc.trace; // plus the point-mass part m_c |com_c - com|^2 added above
-        }
+        Quadrupole<double> qc[kMaxChildren];
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < children.count) qc[k] = t.quad[children.index[k]];
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < children.count) {
+                const Vec4<double> s = children.com_mass[k];
+                accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
+            }
+        for (int k = 0; k < kMaxChildren; ++k)
+            if (k < children.count) {
+                q.xx += qc[k].xx;
+                q.xy += qc[k].xy;
+                q.xz += qc[k].xz;
+                q.yy += qc[k].yy;
+                q.yz += qc[k].yz;
+                q.trace += qc[k].trace; // plus the point-mass part m_c |com_c - com|^2 added above
+            }
     }
     t.com_mass[i] = cm;
     t.quad[i] = q;
