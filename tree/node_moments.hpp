@@ -68,13 +68,7 @@ HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, d
     q.trace += m * d2;
 }
 
-// The node's box: a leaf's particles' own, an internal node's the union of its children's. Its
-// centre and its longest side are what the opening criterion (tree/mac.hpp) measures a node by
-// (Bonsai's convention rather than the octree cell's side): every particle lies within
-// sqrt(3)/2 size of that centre, the bound the criterion's floor needs, and a cell whose
-// particles fill only a corner of it is accepted as early as its extent allows. A build and a
-// refit give a node the same size for the same positions, however far the particles moved.
-// The most children a node of an octree has.
+// The most children a node of an octree has (the tree invariants test checks it).
 constexpr int kMaxChildren = 8;
 
 // An internal node's children in order, with their centres of mass. Every loop runs over
@@ -102,6 +96,12 @@ struct NodeChildren {
     }
 };
 
+// The node's box: a leaf's particles' own, an internal node's the union of its children's. Its
+// centre and its longest side are what the opening criterion (tree/mac.hpp) measures a node by
+// (Bonsai's convention rather than the octree cell's side): every particle lies within
+// sqrt(3)/2 size of that centre, the bound the criterion's floor needs, and a cell whose
+// particles fill only a corner of it is accepted as early as its extent allows. A build and a
+// refit give a node the same size for the same positions, however far the particles moved.
 // children == nullptr: a leaf, whose box is *leaf_box.
 HOST_DEVICE inline void set_node_box(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box,
                                      const NodeChildren* children)

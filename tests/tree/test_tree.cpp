@@ -18,6 +18,7 @@
 #include "tree/mac.hpp"
 #include "tree/moments.hpp"
 #include "tree/morton.hpp"
+#include "tree/node_moments.hpp"
 #include "tree/radix_sort.hpp"
 #include "tree/refit.hpp"
 #include "tree/tree_cpu.hpp"
@@ -143,13 +144,16 @@ void check_tree_invariants(const Octree& tree, const ParticleSet& p, int nleaf)
                 CHECK((tree.keys[static_cast<std::size_t>(r.begin)] == tree.keys[static_cast<std::size_t>(r.end - 1)] ||
                        deepest));
             }
-        } else { // children tile the parent's range in order
+        } else { // children tile the parent's range in order, at most 8 (what finish_node reads)
             std::int32_t expect = r.begin;
+            int children = 0;
             for (std::int32_t c = i + 1; c < tree.next[i]; c = tree.next[c]) {
                 REQUIRE(tree.range[c].begin == expect);
                 expect = tree.range[c].end;
+                ++children;
             }
             REQUIRE(expect == r.end);
+            REQUIRE(children <= kMaxChildren);
         }
         // Brute-force moments.
         double m = 0;
