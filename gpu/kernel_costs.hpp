@@ -37,9 +37,9 @@ inline constexpr KernelCost kDirectMixedCost{
 inline constexpr KernelCost kDirectDoubleCost{
     "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 18.0, 1.0, 0.0, 1.4};
 inline constexpr KernelCost kHermiteMixedCost{
-    "mixed acc+jerk+pot", "hermite_kernelINS0_15MixedJerkPolicyELi4ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
+    "mixed acc+jerk+pot", "hermite_kernelINS_3gpu15MixedJerkPolicyELi4ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
 inline constexpr KernelCost kHermiteDoubleCost{
-    "double acc+jerk+pot", "hermite_kernelINS0_16DoubleJerkPolicyELi2ELb0E", 0.0, 32.0, 1.0, 0.0, 2.6};
+    "double acc+jerk+pot", "hermite_kernelINS_3gpu16DoubleJerkPolicyELi2ELb0E", 0.0, 32.0, 1.0, 0.0, 2.6};
 inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernelILb0E", 0.0, 74.0, 1.0, 0.0, 18.0};
 // The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
 // in their best loop: four targets per lane, no test for a target's own index. The PTX's FP32

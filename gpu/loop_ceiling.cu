@@ -1,13 +1,16 @@
 // Kernels that run only the direct kernels' inner loops, many times over; see loop_ceiling.h.
-// Every thread evaluates four targets, as the direct and mixed Hermite kernels do, with the
-// formulas of tree/gravity.hpp. The register variant moves its targets by 1e-6 after each pass
-// over its sources (12 additions per 64 pairs), so that no difference is loop-invariant.
+// Every thread evaluates four targets, as the direct and mixed Hermite kernels do, with their
+// pair code (tree/gravity.hpp, gpu/jerk_pair.cuh): the shared loops count, in their PTX, the
+// instructions per pair of the kernels' own loops. The register variant moves its targets by 1e-6
+// after each pass over its sources (12 additions per 64 pairs), so that no difference is
+// loop-invariant.
 #include "gpu/loop_ceiling.h"
 
 #include <algorithm>
 
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
+#include "gpu/jerk_pair.cuh"
 #include "tree/gravity.hpp"
 
 namespace grove {
@@ -17,8 +20,16 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kTargets = 4;
 
-// A thread's float targets, placed by a per-thread number t (no value is a compile-time
-// constant), and their sums.
+// The tile entry whose position stands for this thread's target k in the shared loops.
+__device__ inline int target_slot(int k)
+{
+    return (static_cast<int>(threadIdx.x) + 31 * k + 1) % kThreads;
+}
+
+// A thread's float targets and their sums. Placed by a per-thread number t (the register loop,
+// which moves them every pass), or read from a shared tile (the shared loop): the compiler then
+// keeps them in registers as the direct kernel keeps targets it loaded, where targets it can
+// compute from t it recomputed inside the loop to save registers.
 struct FloatTargets {
     float x[kTargets], y[kTargets], z[kTargets];
     Accum<float> a[kTargets];
@@ -29,6 +40,16 @@ struct FloatTargets {
             x[k] = t + k;
             y[k] = 0.5f * t - k;
             z[k] = 0.25f * k - t;
+        }
+    }
+    __device__ explicit FloatTargets(const float4* tile)
+    {
+#pragma unroll
+        for (int k = 0; k < kTargets; ++k) {
+            const float4 q = tile[target_slot(k)];
+            x[k] = q.x;
+            y[k] = q.y;
+            z[k] = q.z;
         }
     }
     __device__ float sum() const
@@ -70,7 +91,7 @@ __global__ void __launch_bounds__(kThreads) float_shared_loop(int passes, float 
     const float u = static_cast<float>(threadIdx.x);
     tile[threadIdx.x] = make_float4(0.1f * u + t, 1.f - 0.2f * u, 0.3f * u, 1e-3f);
     __syncthreads();
-    FloatTargets f(t);
+    FloatTargets f(tile);
     for (int r = 0; r < passes; ++r) {
 #pragma unroll 8
         for (int s = 0; s < kThreads; ++s) {
@@ -83,46 +104,33 @@ __global__ void __launch_bounds__(kThreads) float_shared_loop(int passes, float 
     out[blockIdx.x * blockDim.x + threadIdx.x] = f.sum();
 }
 
-// The mixed Hermite kernel's source: position as a float pair hi + lo (mass in hi.w), velocity.
-struct MixedJerkSource {
-    float4 hi, lo, v;
-};
-
+// The mixed Hermite kernel's pair (gpu/jerk_pair.cuh), softened and unguarded as
+// hermite_kernel runs it with eps > 0, over a tile of its sources.
 __global__ void __launch_bounds__(kThreads) mixed_jerk_shared_loop(int passes, float eps2, float* out)
 {
-    __shared__ MixedJerkSource tile[kThreads];
+    using P = gpu::MixedJerkPolicy;
+    __shared__ P::Source tile[kThreads];
     const float t = 1e-3f * static_cast<float>(blockIdx.x * blockDim.x + threadIdx.x);
     const float u = static_cast<float>(threadIdx.x);
     tile[threadIdx.x] = {make_float4(0.1f * u + t, 1.f - 0.2f * u, 0.3f * u, 1e-3f),
                          make_float4(1e-9f * u, -2e-9f * u, 3e-9f, 0.f),
                          make_float4(0.01f * u, 0.02f, -0.01f * u, 0.f)};
     __syncthreads();
-    float hx[kTargets], hy[kTargets], hz[kTargets], lx[kTargets], ly[kTargets], lz[kTargets];
-    float vx[kTargets], vy[kTargets], vz[kTargets];
+    P::Target target[kTargets];
     AccumJerk<float> a[kTargets];
 #pragma unroll
-    for (int k = 0; k < kTargets; ++k) { // all from t: no target value is a compile-time constant
-        hx[k] = t + k;
-        hy[k] = 0.5f * t - k;
-        hz[k] = 0.25f * k - t;
-        lx[k] = 1e-9f * (k + t);
-        ly[k] = -1e-9f * t;
-        lz[k] = 2e-9f * t;
-        vx[k] = 0.1f * (k + t);
-        vy[k] = t;
-        vz[k] = -t - k;
+    for (int k = 0; k < kTargets; ++k) { // read, not computed: kept in registers as the kernel keeps them
+        const P::Source q = tile[target_slot(k)];
+        target[k] = {q.hi.x, q.hi.y, q.hi.z, q.lo.x, q.lo.y, q.lo.z, q.v.x, q.v.y, q.v.z};
     }
+    unsigned long long unused = gpu::kNoCoincidentPair; // kGuard = false never writes it
     for (int r = 0; r < passes; ++r) {
 #pragma unroll 4
         for (int s = 0; s < kThreads; ++s) {
-            const MixedJerkSource p = tile[s];
+            const P::Source p = tile[s];
 #pragma unroll
-            for (int k = 0; k < kTargets; ++k) {
-                const float dx = (p.hi.x - hx[k]) + (p.lo.x - lx[k]);
-                const float dy = (p.hi.y - hy[k]) + (p.lo.y - ly[k]);
-                const float dz = (p.hi.z - hz[k]) + (p.lo.z - lz[k]);
-                a[k] = p2p_jerk(a[k], dx, dy, dz, p.v.x - vx[k], p.v.y - vy[k], p.v.z - vz[k], p.hi.w, eps2);
-            }
+            for (int k = 0; k < kTargets; ++k)
+                gpu::jerk_pair<P, false>(a[k], target[k], p, P::mass(p), eps2, -1, s, unused);
         }
     }
     float sum = 0.f;
