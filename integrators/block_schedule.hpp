@@ -1,8 +1,8 @@
 // The block-step schedule of the Hermite integrator: the particles grouped by their next time
 // t + dt. A block step takes the group of the earliest time, which is exactly what a scan of all
 // N particles for the earliest next time and the particles at it finds, in O(m log m) for its m
-// particles (O(N / 64 + m) for large groups) instead of O(N). Block steps keep few groups: every particle's step is a
-// power of two and its time a multiple of it.
+// particles (O(N / 64 + m) for large groups) instead of O(N). Block steps keep few groups: every
+// particle's step is a power of two and its time a multiple of it.
 #pragma once
 
 #include <algorithm>
