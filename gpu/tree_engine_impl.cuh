@@ -68,8 +68,9 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<int> d_mismatch; // pass 2's length check
     gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk
     // Room per group for the one-pass walk, by opening criterion (kind, parameter): the longest
-    // lists of the last walk under it, a quarter more, in multiples of 4; the totals of its last
-    // two-pass walk bound the memory that room may take.
+    // lists of the last walk under it, a quarter more, in multiples of 8 (every room starts on a
+    // 32-byte sector, which the walk writes whole); the totals of its last two-pass walk bound the
+    // memory that room may take.
     struct ListRoom {
         int nodes = 0, leaves = 0;
         long long total = 0;
@@ -319,7 +320,7 @@ struct TreeGpuEngine::Impl {
             throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                    std::to_string(h_mismatch[0] - 1) + ")");
         // The next walk under this criterion gets a quarter more room than this one's longest lists.
-        const auto room_for = [](int longest) { return (longest + longest / 4 + 7) / 4 * 4; };
+        const auto room_for = [](int longest) { return (longest + longest / 4 + 15) / 8 * 8; };
         list_room[key] = ListRoom{room_for(h_longest[0]), room_for(h_longest[1]),
                                   one_pass ? room.total : total_nodes + total_leaves};
         node_stride = one_pass ? room.nodes : 0;

@@ -59,6 +59,38 @@ struct Quad {
     }
 };
 
+// Eight entries in two Quads, which leave together as one 32-byte sector (two 16-byte stores in a
+// row). Threads of a warp write to unrelated lists, so every store is a transaction of its own,
+// and a sector written in two halves far apart in time can leave the L2 half-written once the
+// lists outgrow it. With whole sectors the 2^23 walk took 3.9 ms instead of 7.0
+// (bench/results/leaf-lists-breakdown-h100.md, section 10).
+struct Octet {
+    Quad first, second;
+    // Entry number `staged` (0..7) of the eight.
+    __device__ void push(std::int32_t e, int staged)
+    {
+        if (staged < 4)
+            first.push(e);
+        else
+            second.push(e);
+    }
+    __device__ void store(std::int32_t* out) const
+    {
+        reinterpret_cast<int4*>(out)[0] = first.v;
+        reinterpret_cast<int4*>(out)[1] = second.v;
+    }
+    // The first k (0..7) entries, pushed since the last store, to out[0..k).
+    __device__ void store_first(std::int32_t* out, int k) const
+    {
+        if (k >= 4) {
+            *reinterpret_cast<int4*>(out) = first.v;
+            second.store_last(out + 4, k - 4);
+        } else {
+            first.store_last(out, k);
+        }
+    }
+};
+
 // A walk's sink that hands node and leaf entries to two lists of type List.
 template <class List> struct ListPass {
     List nodes, leaves;
@@ -66,54 +98,52 @@ template <class List> struct ListPass {
     __device__ void leaf(std::int32_t i) { leaves.push(i); }
 };
 
-// One thread's list written through four registers: once the write position is 16-byte aligned,
-// entries leave four at a time in one 16-byte store. Threads of a warp write to unrelated lists,
-// so one-entry stores cost a memory transaction each; four to a store cut the write pass's
-// transactions about fourfold.
+// One thread's list at a scanned offset: single entries until the write position is 32-byte
+// aligned, then eight at a time in one sector.
 struct StagedList {
     std::int32_t* out;
     int written = 0; // entries stored
     int staged = 0;  // entries held in `buffer`
-    Quad buffer;
+    Octet buffer;
 
     __device__ void push(std::int32_t v)
     {
-        if (staged == 0 && (reinterpret_cast<std::uintptr_t>(out + written) & 15) != 0) {
+        if (staged == 0 && (reinterpret_cast<std::uintptr_t>(out + written) & 31) != 0) {
             out[written++] = v; // until the position is aligned
             return;
         }
-        buffer.push(v);
-        if (++staged == 4) {
-            *reinterpret_cast<int4*>(out + written) = buffer.v;
-            written += 4;
+        buffer.push(v, staged);
+        if (++staged == 8) {
+            buffer.store(out + written);
+            written += 8;
             staged = 0;
         }
     }
     __device__ void flush()
     {
-        buffer.store_last(out + written, staged);
+        buffer.store_first(out + written, staged);
         written += staged;
         staged = 0;
     }
 };
 
-// A list in a region of `capacity` entries (a multiple of 4, 16-byte aligned): entries leave four
-// at a time in one 16-byte store; past the capacity they are only counted.
+// A list in a region of `capacity` entries (a multiple of 8, 32-byte aligned): entries leave
+// eight at a time in one sector; past the capacity they are only counted.
 struct BoundedList {
     std::int32_t* out;
     int capacity;
     int length = 0; // entries seen
-    Quad buffer;
+    Octet buffer;
 
     __device__ void push(std::int32_t v)
     {
-        buffer.push(v);
-        if (++length % 4 == 0 && length <= capacity) *reinterpret_cast<int4*>(out + length - 4) = buffer.v;
+        buffer.push(v, length & 7);
+        if (++length % 8 == 0 && length <= capacity) buffer.store(out + length - 8);
     }
     __device__ void flush()
     {
-        const int k = length & 3, at = length - k;
-        if (at + k <= capacity) buffer.store_last(out + at, k);
+        const int k = length & 7, at = length - k;
+        if (at + k <= capacity) buffer.store_first(out + at, k);
     }
 };
 

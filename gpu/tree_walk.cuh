@@ -35,7 +35,7 @@ void launch_walk_count(const OctreeView<float>& tree, long long* node_count, lon
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
                        std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream);
 
-// One pass instead of both, when the caller knows room enough per group (capacities multiples of 4):
+// One pass instead of both, when the caller knows room enough per group (capacities multiples of 8):
 // group g's lists at node_list + g * node_capacity and leaf_list + g * leaf_capacity, their lengths
 // (cut at the capacity) in node_count[g] and leaf_count[g], the longest uncut ones in longest[] as
 // for pass 1. A longest above its capacity means some list was cut: the caller walks again.
