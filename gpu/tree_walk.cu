@@ -74,10 +74,11 @@ struct Octet {
         else
             second.push(e);
     }
+    // With the evict-first hint: the lists outgrow the L2 and are read once, by the evaluation.
     __device__ void store(std::int32_t* out) const
     {
-        reinterpret_cast<int4*>(out)[0] = first.v;
-        reinterpret_cast<int4*>(out)[1] = second.v;
+        __stcs(reinterpret_cast<int4*>(out), first.v);
+        __stcs(reinterpret_cast<int4*>(out) + 1, second.v);
     }
     // The first k (0..7) entries, pushed since the last store, to out[0..k).
     __device__ void store_first(std::int32_t* out, int k) const
