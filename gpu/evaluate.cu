@@ -52,7 +52,6 @@ __device__ inline unsigned warp_or(unsigned v)
 #endif
 }
 
-constexpr int kMaxPerLane = kMaxTargetsPerWarp / kWarpLanes;
 // Node tiles summed in float between two flushes into double: at most 128 terms per lane in
 // float, and a quarter of the shared-memory traffic of a flush per tile.
 constexpr int kTilesPerFlush = 4;
@@ -280,8 +279,10 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
                 node_chunk<2, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
                 node_chunk<3, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
-            else
+            else if (layout.per_lane == 4)
                 node_chunk<4, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+            else
+                node_chunk<5, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
         } else {
             if (layout.per_lane == 1)
                 leaf_chunk<1, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
@@ -289,8 +290,10 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
                 leaf_chunk<2, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
                 leaf_chunk<3, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
-            else
+            else if (layout.per_lane == 4)
                 leaf_chunk<4, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+            else
+                leaf_chunk<5, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
         }
     }
 }

@@ -17,25 +17,30 @@
 namespace grove {
 
 constexpr int kWarpLanes = 32;
-constexpr int kMaxTargetsPerWarp = 128; // 32 lanes x 4 targets; larger groups go in chunks
+constexpr int kMaxTargetsPerWarp = 128; // larger groups go in chunks
+constexpr int kMaxPerLane = 5;          // targets a lane holds at most
 
 struct LaneLayout {
     int targets;  // targets in this chunk (1..128)
-    int per_lane; // targets per lane: 1 to 4
+    int per_lane; // targets per lane: 1 to kMaxPerLane
     int lanes;    // lanes per replica: ceil(targets / per_lane) <= 32
     int replicas; // 32 / lanes
 };
 
 // The layout that streams a tile of 32 sources in the fewest issued instructions: ceil(32 /
 // replicas) steps, each of per_lane evaluations plus the step's own cost (the source's shared
-// load, its address and the loop), which is about a third of an evaluation in both list kernels
-// (sm_90 SASS: 21, 37, 53 and 69 instructions per step for 1 to 4 targets per lane). The useful
-// fraction of lane-slots is targets / (per_lane * steps); ties go to fewer targets per lane.
+// load, its address and the loop), which is about a third of an evaluation in the leaf kernel
+// (sm_90 SASS: 14 per evaluation and 5 per step) and a quarter in the node kernel (34 and 8). The
+// useful fraction of lane-slots is targets / (per_lane * steps); ties go to fewer targets per
+// lane. Five targets per lane fill more of the warp for chunks of 17-20, 33-40 and 65-80 targets
+// among others: the node kernel took 4-9 % less time for it (80 registers instead of 72), the
+// leaf kernel about as long (bench/results/leaf-lists-breakdown-h100.md, section 11). Six would
+// take the node kernel to 104 registers.
 HOST_DEVICE inline LaneLayout choose_lane_layout(int targets)
 {
     LaneLayout best{targets, 4, (targets + 3) / 4, 1};
     int best_cost = 1 << 30;
-    for (int per_lane = 1; per_lane <= 4; ++per_lane) {
+    for (int per_lane = 1; per_lane <= kMaxPerLane; ++per_lane) {
         const int lanes = (targets + per_lane - 1) / per_lane;
         if (lanes > kWarpLanes) continue;
         const int replicas = kWarpLanes / lanes;

@@ -626,10 +626,12 @@ TEST_CASE("lane layouts cover every target and keep most lanes busy", "[tree][gp
         CHECK(l.per_lane == 4);
         CHECK(l.lanes * l.replicas == kWarpLanes);
     }
-    // Octgrav's scheme (one thread per target) would use 20 of 32 lanes here; we use 30 of 32.
+    // Octgrav's scheme (one thread per target) would use 20 of 32 lanes here; we use all 32, as
+    // 8 replicas of 4 lanes with 5 targets each.
     const LaneLayout twenty = choose_lane_layout(20);
-    CHECK(twenty.per_lane == 2);
-    CHECK(twenty.replicas == 3);
+    CHECK(twenty.per_lane == 5);
+    CHECK(twenty.replicas == 8);
+    CHECK(twenty.lanes * twenty.replicas == kWarpLanes);
 }
 
 TEST_CASE("the float tree keeps every particle in its group box and covers N-1 sources", "[tree][float]")
