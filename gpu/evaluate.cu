@@ -24,10 +24,12 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
-// The leaf kernel asks the compiler for 8 resident blocks per SM (64 registers, a few bytes of
-// spills): with the 7 that its 71 registers allowed it took 8-10 % longer on the H100
-// (bench/results/group-scheduling-h100.md). The node kernel keeps its 72 registers (0: no bound).
-constexpr int kLeafBlocksPerSm = 8;
+// The leaf kernel asks the compiler for 7 resident blocks per SM (72 registers, a few bytes of
+// spills). With four targets per lane at most, 8 blocks (64 registers) had been 8-10 % faster
+// than 7 (bench/results/group-scheduling-h100.md); with five, 8 blocks spilled 72-76 bytes and 7
+// are 3-7 % faster (bench/results/leaf-lists-breakdown-h100.md, section 11). The node kernel
+// keeps the registers it needs (0: no bound; 80, 6 blocks): asked for 7 it was 3-6 % slower.
+constexpr int kLeafBlocksPerSm = 7;
 
 // A tile of cells, each with its terms made once for all targets (tree/gravity.hpp).
 struct NodeTile {
