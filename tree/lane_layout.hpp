@@ -4,8 +4,8 @@
 // hold about a third of ncrit particles. Here a warp takes a group (up to 128 targets at a time)
 // and arranges its 32 lanes as `replicas` copies of `lanes` lanes: each lane holds `per_lane`
 // targets in registers, and each replica takes every replicas-th source of a tile, so a group of
-// 20 targets runs as 3 replicas of 10 lanes with 2 targets each (94 % of the lane-slots useful)
-// instead of 20 busy lanes out of 32 (62 %). The replicas' partial sums are added with shuffles.
+// 20 targets runs as 8 replicas of 4 lanes with 5 targets each (every lane-slot useful) instead
+// of 20 busy lanes out of 32 (62 %). The replicas' partial sums are added with shuffles.
 // The layout is chosen per group by the same function on host and device, so the host can report
 // the busy fraction exactly.
 #pragma once
