@@ -24,12 +24,33 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
-// The leaf kernel asks the compiler for 7 resident blocks per SM (72 registers, a few bytes of
-// spills). With four targets per lane at most, 8 blocks (64 registers) had been 8-10 % faster
-// than 7 (bench/results/group-scheduling-h100.md); with five, 8 blocks spilled 72-76 bytes and 7
-// are 3-7 % faster (bench/results/leaf-lists-breakdown-h100.md, section 11). The node kernel
-// keeps the registers it needs (0: no bound; 80, 6 blocks): asked for 7 it was 3-6 % slower.
-constexpr int kLeafBlocksPerSm = 7;
+// The leaf kernel asks the compiler for 6 resident blocks per SM (80 registers): with its loops
+// the same for every lane, 6 blocks are 3-5 % faster than 7 (72 registers and spills), 8 (64) are
+// 6 % slower than 7, and 5 or no bound are slower than 6 (section 12 of
+// bench/results/leaf-lists-breakdown-h100.md). The node kernel keeps the registers it needs (0: no
+// bound; 80, 6 blocks): asked for 7 it was 3-6 % slower.
+constexpr int kLeafBlocksPerSm = 6;
+
+// A leaf tile holds up to 32 sources in slots 0-31, and replica r takes slots r, r + replicas, ...
+// while they lie below the tile's count: every replica runs ceil(count / replicas) steps, the
+// same loop for the whole warp (no lane leaves it early). A replica's last step may read past the
+// sources: slots 32 and up, and those past the end of a batch, hold a massless source far away,
+// whose pair adds exactly zero for every target (and never 0/0: its distance is never zero).
+// Lanes outside the replicas read replica 0's sources and their sums are never read.
+constexpr int kLeafSlots = 2 * kWarpLanes;
+// The farthest slot a lane's loop reaches, past its last step: below 2 * 32 for every layout, so
+// the loop's pointers stay inside the tile's arrays.
+HOST_DEVICE constexpr int leaf_slots_reached()
+{
+    int most = 0;
+    for (int lanes = 1; lanes <= kWarpLanes; ++lanes) {
+        const int replicas = kWarpLanes / lanes;
+        most = std::max(most, replicas - 1 + replicas * ((kWarpLanes + replicas - 1) / replicas));
+    }
+    return most;
+}
+static_assert(leaf_slots_reached() <= kLeafSlots, "a lane's loop must stay inside the tile");
+constexpr float kFarAway = 1e19f; // three of its squares still fit in a float
 
 // A tile of cells, each with its terms made once for all targets (tree/gravity.hpp).
 struct NodeTile {
@@ -38,8 +59,8 @@ struct NodeTile {
 };
 
 struct LeafTile {
-    Vec4<float> source[kWarpLanes];
-    int index[kWarpLanes];  // the sources' particle indices
+    Vec4<float> source[kLeafSlots];
+    int index[kLeafSlots];  // the sources' particle indices (-1 for padding)
     int offset[kWarpLanes]; // leaf l's source u is particle offset[l] + u
 };
 
@@ -176,37 +197,99 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
     t.finish(layout, replica, slot, acc + first, false, wide, lane);
 }
 
-// The lane's replica of one staged tile of leaf sources against its targets. kSelf: the tile
+// One staged tile of `count` leaf sources against the lane's targets: the lane's replica takes
+// the slots from `first` on, `stride` apart, below first + count (kLeafSlots). kSelf: the tile
 // may hold a target itself, whose pair is skipped by index (its mass counts as 0); target k's
 // index is self + lanes * k (Targets). kGuard: eps is 0, so coincident particles (and the self
 // pair) need the r^2 > 0 test.
 template <int K, bool kSelf, bool kGuard, bool kPot>
-__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int replica, int replicas, int count, int self,
-                          int lanes, float eps2)
+__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int first, int stride, int count, int self, int lanes,
+                          float eps2)
 {
-    for (int s = replica; s < count; s += replicas) {
-        const Vec4<float> p = tile.source[s];
-        const int from_self = kSelf ? tile.index[s] - self : -1;
+    const Vec4<float>* const end = tile.source + first + count;
+    const int* index = tile.index + first;
+    for (const Vec4<float>* p = tile.source + first; p < end; p += stride) {
+        const Vec4<float> source = *p;
+        int from_self = -1;
+        if constexpr (kSelf) {
+            from_self = *index - self;
+            index += stride;
+        }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const float m = kSelf && from_self == lanes * k ? 0.f : p.w;
-            t.a[k] = p2p<kGuard, kPot>(t.a[k], p.x - t.x[k], p.y - t.y[k], p.z - t.z[k], m, eps2);
+            const float m = kSelf && from_self == lanes * k ? 0.f : source.w;
+            t.a[k] = p2p<kGuard, kPot>(t.a[k], source.x - t.x[k], source.y - t.y[k], source.z - t.z[k], m, eps2);
         }
     }
 }
 
-template <int K, bool kPot>
+// A batch of up to 32 leaves of a list, lane l holding leaf l's first source in the batch.
+struct LeafBatch {
+    int leaves, first_source, total; // total: the batch's sources
+};
+
+// Stages the batch's sources base .. base + 31 in the tile's slots 0-31 (padding past the batch's
+// end) and returns the particle index of the lane's source (-1 for padding).
+__device__ inline int stage_tile(const OctreeView<float>& tree, LeafTile& tile, const LeafBatch& batch, int base,
+                                 int lane)
+{
+    const int u = base + lane;
+    // Source u belongs to the last leaf that starts at or before it (leaves are never empty): the
+    // leaves started before the tile plus those starting in it up to u.
+    const int start = batch.first_source - base;
+    const bool mine = lane < batch.leaves;
+    const unsigned starts = warp_or(mine && start >= 0 && start < kWarpLanes ? 1u << start : 0u);
+    const int before = __popc(__ballot_sync(kFullMask, mine && start < 0));
+    const int leaf = before + __popc(starts & ((2u << lane) - 1u)) - 1;
+    if (u < batch.total) {
+        const int j = tile.offset[leaf] + u;
+        tile.source[lane] = tree.particles[j];
+        return j;
+    }
+    tile.source[lane] = tile.source[kLeafSlots - 1]; // padding, always
+    return -1;
+}
+
+// The tiles of one batch. kOwnBatch: the batch holds some of the chunk's own particles
+// [first, own_end), so each tile is tested for them and only a tile holding one pays for the self
+// test; the other batches (most of them) skip the test, in a loop of their own.
+template <int K, bool kGuard, bool kPot, bool kOwnBatch>
+__device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, const LeafBatch& batch, Targets<K>& t,
+                            const LaneLayout& layout, int lane, int mine, int self, int first, int own_end, float eps2)
+{
+    for (int base = 0; base < batch.total; base += kWarpLanes) {
+        const int j = stage_tile(tree, tile, batch, base, lane);
+        bool own = false;
+        if constexpr (kOwnBatch) {
+            tile.index[lane] = j;
+            own = __any_sync(kFullMask, j >= first && j < own_end);
+        }
+        __syncwarp();
+        const int count = min(kWarpLanes, batch.total - base);
+        if (own)
+            leaf_tile<K, true, kGuard, kPot>(t, tile, mine, layout.replicas, count, self, layout.lanes, eps2);
+        else
+            leaf_tile<K, false, kGuard, kPot>(t, tile, mine, layout.replicas, count, self, layout.lanes, eps2);
+        __syncwarp();
+    }
+}
+
+template <int K, bool kGuard, bool kPot>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, LeafTile& tile, WideSums& wide, float eps2, float4* acc)
 {
     const WarpRole role(layout);
-    const int lane = role.lane, replica = role.replica, slot = role.slot;
-    const bool active = role.active;
+    const int lane = role.lane, slot = role.slot;
+    const int mine = role.active ? role.replica : 0; // the first slot of the lane's replica (kLeafSlots)
     Targets<K> t(tree.particles, first, layout, slot, wide, lane);
+    const int own_end = first + layout.targets, self = first + slot;
+    tile.source[lane + kWarpLanes] = Vec4<float>{kFarAway, kFarAway, kFarAway, 0.f};
+    tile.index[lane + kWarpLanes] = -1;
     for (long long leaf_base = 0; leaf_base < length; leaf_base += kWarpLanes) {
-        const int leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));
+        LeafBatch batch;
+        batch.leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));
         int begin = 0, size = 0;
-        if (lane < leaves) {
+        if (lane < batch.leaves) {
             const ParticleRange r = tree.range[list[leaf_base + lane]];
             begin = r.begin;
             size = r.end - r.begin;
@@ -217,56 +300,26 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             const int v = __shfl_up_sync(kFullMask, inclusive, d);
             if (lane >= d) inclusive += v;
         }
-        const int total = __shfl_sync(kFullMask, inclusive, kWarpLanes - 1);
-        const int first_source = inclusive - size; // of leaf `lane` in the batch
-        tile.offset[lane] = begin - first_source;
+        batch.total = __shfl_sync(kFullMask, inclusive, kWarpLanes - 1);
+        batch.first_source = inclusive - size;
+        tile.offset[lane] = begin - batch.first_source;
+        // A leaf is one range of particles: one test per leaf finds whether the batch holds any of
+        // the chunk's own particles.
+        const bool own_batch = __any_sync(kFullMask, lane < batch.leaves && begin < own_end && begin + size > first);
         __syncwarp();
-        for (int base = 0; base < total; base += kWarpLanes) {
-            const int u = base + lane;
-            // Source u belongs to the last leaf that starts at or before it (leaves are never
-            // empty): the leaves started before the tile plus those starting in it up to u.
-            const int start = first_source - base;
-            const unsigned starts = warp_or(lane < leaves && start >= 0 && start < kWarpLanes ? 1u << start : 0u);
-            const int before = __popc(__ballot_sync(kFullMask, lane < leaves && start < 0));
-            const int leaf = before + __popc(starts & ((2u << lane) - 1u)) - 1;
-            if (u < total) {
-                const int j = tile.offset[leaf] + u;
-                tile.index[lane] = j;
-                tile.source[lane] = tree.particles[j];
-            }
-            __syncwarp();
-            const int count = min(kWarpLanes, total - base);
-            // Only a tile holding some of the chunk's own particles pays for the self test.
-            const bool own = __any_sync(kFullMask, u < total && tile.index[lane] >= first &&
-                                                       tile.index[lane] < first + layout.targets);
-            if (active) {
-                if (eps2 > 0.f) {
-                    if (own)
-                        leaf_tile<K, true, false, kPot>(t, tile, replica, layout.replicas, count, first + slot,
-                                                        layout.lanes, eps2);
-                    else
-                        leaf_tile<K, false, false, kPot>(t, tile, replica, layout.replicas, count, first + slot,
-                                                         layout.lanes, eps2);
-                } else {
-                    if (own)
-                        leaf_tile<K, true, true, kPot>(t, tile, replica, layout.replicas, count, first + slot,
-                                                       layout.lanes, eps2);
-                    else
-                        leaf_tile<K, false, true, kPot>(t, tile, replica, layout.replicas, count, first + slot,
-                                                        layout.lanes, eps2);
-                }
-            }
-            __syncwarp();
-        }
+        if (own_batch)
+            batch_tiles<K, kGuard, kPot, true>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
+        else
+            batch_tiles<K, kGuard, kPot, false>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
         // Once per batch of 32 leaves (at most 32 nleaf sources): a flush per tile slowed the
         // leaf kernel by 8 % (bench/results/opening-criteria-h100.md).
         t.flush(wide, lane);
     }
-    t.finish(layout, replica, slot, acc + first, true, wide, lane);
+    t.finish(layout, role.replica, slot, acc + first, true, wide, lane);
 }
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp.
-template <bool kNodes, bool kPot>
+template <bool kNodes, bool kPot, bool kGuard>
 __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListIndex& index, const std::int32_t* list,
                                float eps2, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile, WideSums& wide)
 {
@@ -287,15 +340,15 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
                 node_chunk<5, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
         } else {
             if (layout.per_lane == 1)
-                leaf_chunk<1, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<1, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 2)
-                leaf_chunk<2, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<2, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 3)
-                leaf_chunk<3, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<3, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else if (layout.per_lane == 4)
-                leaf_chunk<4, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<4, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
             else
-                leaf_chunk<5, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<5, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
         }
     }
 }
@@ -304,7 +357,7 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 // finishes its group takes the next one from *next_group: with one fixed group per warp a block
 // stayed resident until its longest list was done, and the SMs ran at 32 % occupancy where their
 // registers allow 44 % (ncu, galaxy 2^20). A group's sums do not depend on which warp takes it.
-template <bool kNodes, bool kPot>
+template <bool kNodes, bool kPot, bool kGuard>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
     evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,
                     int* next_group)
@@ -320,14 +373,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
         g = __shfl_sync(kFullMask, g, 0);
         if (g >= tree.num_groups) return; // the whole warp leaves together
         if (index.order) g = index.order[g];
-        evaluate_group<kNodes, kPot>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
-                                     leaf_tiles[kNodes ? 0 : warp], wide);
+        evaluate_group<kNodes, kPot, kGuard>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
+                                             leaf_tiles[kNodes ? 0 : warp], wide);
     }
 }
 
 // Blocks that fill the device once: the warps then take groups until none is left. The device's
 // capacity is asked once per device and thread, not at every launch.
-template <bool kNodes, bool kPot> unsigned resident_blocks(std::int32_t num_groups)
+template <bool kNodes, bool kPot, bool kGuard> unsigned resident_blocks(std::int32_t num_groups)
 {
     thread_local int cached_device = -1, capacity = 1;
     int device = 0;
@@ -335,7 +388,7 @@ template <bool kNodes, bool kPot> unsigned resident_blocks(std::int32_t num_grou
     if (device != cached_device) {
         int sms = 0, per_sm = 0;
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes, kPot>,
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes, kPot, kGuard>,
                                                                  kWarpsPerBlock * kWarpLanes, 0));
         capacity = std::max(sms * per_sm, 1);
         cached_device = device;
@@ -344,12 +397,12 @@ template <bool kNodes, bool kPot> unsigned resident_blocks(std::int32_t num_grou
     return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(capacity)));
 }
 
-template <bool kNodes, bool kPot>
+template <bool kNodes, bool kPot, bool kGuard>
 void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list, float eps2,
                      float4* sorted, int* next_group, cudaStream_t stream)
 {
-    evaluate_kernel<kNodes, kPot>
-        <<<resident_blocks<kNodes, kPot>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
+    evaluate_kernel<kNodes, kPot, kGuard>
+        <<<resident_blocks<kNodes, kPot, kGuard>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
             tree, index, list, eps2, sorted, next_group);
     check_launch(kNodes ? "evaluate_kernel<nodes>" : "evaluate_kernel<leaves>", stream);
 }
@@ -361,19 +414,26 @@ void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_
 {
     if (tree.num_groups == 0) return;
     if (potential)
-        launch_evaluate<true, true>(tree, node_index, node_list, eps2, sorted, next_group, stream);
+        launch_evaluate<true, true, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
     else
-        launch_evaluate<true, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
+        launch_evaluate<true, false, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    if (potential)
-        launch_evaluate<false, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+    // Unsoftened pairs need the r^2 > 0 test in every pair, softened ones never: a kernel each, so
+    // neither carries the other's loops.
+    const bool guard = !(eps2 > 0.f);
+    if (potential && guard)
+        launch_evaluate<false, true, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+    else if (potential)
+        launch_evaluate<false, true, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+    else if (guard)
+        launch_evaluate<false, false, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
     else
-        launch_evaluate<false, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+        launch_evaluate<false, false, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
 }
 
 } // namespace grove::gpu

@@ -46,6 +46,6 @@ inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_ke
 // count includes moves between registers that ptxas folds (the node loop issues 33 FP32 per
 // interaction in SASS), so the node limit is a low one.
 inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.0, 0.0, 1.0, 0.0, 3.0};
-inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1E", 13.0, 0.0, 1.0, 0.0, 1.4};
+inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1ELb0E", 13.0, 0.0, 1.0, 0.0, 1.0};
 
 } // namespace grove
