@@ -28,7 +28,8 @@ constexpr int kWarpsPerBlock = 4;
 // the same for every lane, 6 blocks are 3-5 % faster than 7 (72 registers and spills), 8 (64) are
 // 6 % slower than 7, and 5 or no bound are slower than 6 (section 12 of
 // bench/results/leaf-lists-breakdown-h100.md). The node kernel keeps the registers it needs (0: no
-// bound; 80, 6 blocks): asked for 7 it was 3-6 % slower.
+// bound; 86, 5 blocks): asked for 7 it was 3-6 % slower, and for 6 with its list read one tile
+// ahead it spilled and was 1-5 % slower than 5.
 constexpr int kLeafBlocksPerSm = 6;
 
 // A leaf tile holds up to 32 sources in slots 0-31, and replica r takes slots r, r + replicas, ...
@@ -175,10 +176,14 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
     const bool active = role.active;
     Targets<K> t(tree.particles, first, layout, slot, wide, lane);
     int tiles = 0;
+    // The next tile's cells are read from the list while this one is evaluated: a tile then waits
+    // for one load (the cells' data), not for two in a row.
+    std::int32_t next = lane < length ? list[lane] : 0;
     for (long long base = 0; base < length; base += kWarpLanes) {
         const int count = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - base));
+        const std::int32_t node = next;
+        if (base + kWarpLanes + lane < length) next = list[base + kWarpLanes + lane];
         if (lane < count) {
-            const std::int32_t node = list[base + lane];
             tile.com[lane] = tree.com_mass[node];
             tile.terms[lane] = cell_terms(tree.quad[node], eps2);
         }
