@@ -247,8 +247,16 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
                                   "--sample 200 --rebuild-every ") +
                       k + " 2>&1");
         REQUIRE(r.status == 0);
-        CHECK_THAT(r.output, Catch::Contains("| sort | host |") && Catch::Contains("| integration | host |"));
+        CHECK_THAT(r.output, Catch::Contains("| phase | where | ms per step | slowest step |") &&
+                                 Catch::Contains("| sort | host |") && Catch::Contains("| integration | host |"));
         CHECK_THAT(r.output, Catch::Contains(std::string("| plummer | 3000 | theta 0.5 | ") + k + " | tree-cpu | **"));
+        // The whole step's mean and slowest: a step is no faster than the mean of all.
+        const auto row = r.output.find("| whole step | | ");
+        REQUIRE(row != std::string::npos);
+        double mean = 0, slowest = 0;
+        REQUIRE(std::sscanf(r.output.c_str() + row, "| whole step | | %lf | %lf |", &mean, &slowest) == 2);
+        CHECK(mean > 0);
+        CHECK(slowest >= mean * (1 - 1e-3)); // both printed to 1 microsecond
     }
     // Particles in the tree's order between steps (the default) or in the model's: the same
     // energy error and force errors (every column after the timings).
