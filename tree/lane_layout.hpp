@@ -30,12 +30,12 @@ struct LaneLayout {
 // The layout that streams a tile of 32 sources in the fewest issued instructions: ceil(32 /
 // replicas) steps, each of per_lane evaluations plus the step's own cost (the source's shared
 // load, its address and the loop), which is about a third of an evaluation in the leaf kernel
-// (sm_90 SASS: 14 per evaluation and 5 per step) and a quarter in the node kernel (34 and 8). The
+// (sm_90 SASS: 14 per evaluation and 4 per step) and a quarter in the node kernel (34 and 8). The
 // useful fraction of lane-slots is targets / (per_lane * steps); ties go to fewer targets per
 // lane. Five targets per lane fill more of the warp for chunks of 17-20, 33-40 and 65-80 targets
-// among others: the node kernel took 4-9 % less time for it (80 registers instead of 72), the
-// leaf kernel about as long (bench/results/leaf-lists-breakdown-h100.md, section 11). Six would
-// take the node kernel to 104 registers.
+// among others: the node kernel took 4-9 % less time for it, the leaf kernel about as long
+// (bench/results/leaf-lists-breakdown-h100.md, section 11). Six would take the node kernel to
+// 104 registers.
 HOST_DEVICE inline LaneLayout choose_lane_layout(int targets)
 {
     LaneLayout best{targets, 4, (targets + 3) / 4, 1};
