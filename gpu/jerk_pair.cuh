@@ -28,11 +28,11 @@ struct MixedJerkPolicy {
         float hx, hy, hz, lx, ly, lz, vx, vy, vz;
     };
     __device__ static Source load(const Inputs& in, int j) { return {in.hi[j], in.lo[j], in.vel[j]}; }
-    __device__ static Target target(const Inputs& in, int i)
+    __device__ static Target target(const Source& s)
     {
-        const float4 h = in.hi[i], l = in.lo[i], v = in.vel[i];
-        return {h.x, h.y, h.z, l.x, l.y, l.z, v.x, v.y, v.z};
+        return {s.hi.x, s.hi.y, s.hi.z, s.lo.x, s.lo.y, s.lo.z, s.v.x, s.v.y, s.v.z};
     }
+    __device__ static Target target(const Inputs& in, int i) { return target(load(in, i)); }
     __device__ static float mass(const Source& s) { return s.hi.w; }
     // Source minus target, exact in its leading part (Sapporo's double-single difference).
     __device__ static void differences(const Source& s, const Target& t, float d[3], float dv[3])
@@ -58,11 +58,8 @@ struct DoubleJerkPolicy {
         double x, y, z, vx, vy, vz;
     };
     __device__ static Source load(const Inputs& in, int j) { return {in.x[j], in.v[j]}; }
-    __device__ static Target target(const Inputs& in, int i)
-    {
-        const Vec4<double> x = in.x[i], v = in.v[i];
-        return {x.x, x.y, x.z, v.x, v.y, v.z};
-    }
+    __device__ static Target target(const Source& s) { return {s.x.x, s.x.y, s.x.z, s.v.x, s.v.y, s.v.z}; }
+    __device__ static Target target(const Inputs& in, int i) { return target(load(in, i)); }
     __device__ static double mass(const Source& s) { return s.x.w; }
     __device__ static void differences(const Source& s, const Target& t, double d[3], double dv[3])
     {

@@ -119,10 +119,8 @@ __global__ void __launch_bounds__(kThreads) mixed_jerk_shared_loop(int passes, f
     P::Target target[kTargets];
     AccumJerk<float> a[kTargets];
 #pragma unroll
-    for (int k = 0; k < kTargets; ++k) { // read, not computed: kept in registers as the kernel keeps them
-        const P::Source q = tile[target_slot(k)];
-        target[k] = {q.hi.x, q.hi.y, q.hi.z, q.lo.x, q.lo.y, q.lo.z, q.v.x, q.v.y, q.v.z};
-    }
+    for (int k = 0; k < kTargets; ++k) // read, not computed: kept in registers as the kernel keeps them
+        target[k] = P::target(tile[target_slot(k)]);
     unsigned long long unused = gpu::kNoCoincidentPair; // kGuard = false never writes it
     for (int r = 0; r < passes; ++r) {
 #pragma unroll 4

@@ -50,12 +50,12 @@ __global__ void walk_count_kernel(OctreeView<float> tree, long long* node_count,
 struct Quad {
     int4 v;
     __device__ void push(std::int32_t e) { v = make_int4(v.y, v.z, v.w, e); }
-    // The newest k (0..3) entries, oldest first, to out[0..k).
+    // The newest k (0..3) entries, oldest first, to out[0..k), with the evict-first hint (Octet).
     __device__ void store_last(std::int32_t* out, int k) const
     {
-        if (k > 2) out[k - 3] = v.y;
-        if (k > 1) out[k - 2] = v.z;
-        if (k > 0) out[k - 1] = v.w;
+        if (k > 2) __stcs(out + k - 3, v.y);
+        if (k > 1) __stcs(out + k - 2, v.z);
+        if (k > 0) __stcs(out + k - 1, v.w);
     }
 };
 
@@ -84,7 +84,7 @@ struct Octet {
     __device__ void store_first(std::int32_t* out, int k) const
     {
         if (k >= 4) {
-            *reinterpret_cast<int4*>(out) = first.v;
+            __stcs(reinterpret_cast<int4*>(out), first.v);
             second.store_last(out + 4, k - 4);
         } else {
             first.store_last(out, k);
