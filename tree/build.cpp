@@ -87,18 +87,9 @@ class TopDownBuilder {
         segments[self].end_segment = segments.size();
     }
 
-    // Number of nodes in the subtree of a cell.
-    std::int32_t count(std::int32_t begin, std::int32_t end, int level) const
-    {
-        std::int32_t nodes = 1;
-        if (!is_leaf(begin, end, level))
-            for_each_child(begin, end, level, [&](std::int32_t b, std::int32_t e) { nodes += count(b, e, level + 1); });
-        return nodes;
-    }
-
-    // Writes one node at `index` (its `next` is filled by the caller for top nodes). The cell's
-    // corner is its first key with the bits below `level` cleared.
-    void write_node(std::int32_t index, std::int32_t begin, std::int32_t end, int level, bool leaf) const
+    // One node (its `next` is set by the caller). The cell's corner is its first key with the
+    // bits below `level` cleared.
+    StagedNode node(std::int32_t begin, std::int32_t end, int level, bool leaf) const
     {
         const std::uint32_t cells = kMortonAxisCells >> level; // per axis, in level-21 cells
         const std::uint64_t key = keys_[begin];
@@ -106,26 +97,35 @@ class TopDownBuilder {
                                          compact_bits_21(key >> 2) & ~(cells - 1)};
         const double half_cells = static_cast<double>(cells) / 2;
         const double unit = tree_.box_side / kMortonAxisCells;
-        tree_.is_leaf[index] = leaf ? 1 : 0;
-        tree_.range[index] = {begin, end};
         const double side = tree_.box_side / static_cast<double>(1u << level);
-        tree_.size[index] = side;
-        tree_.cell_centre[index] = {tree_.box_lo[0] + (corner[0] + half_cells) * unit,
-                                    tree_.box_lo[1] + (corner[1] + half_cells) * unit,
-                                    tree_.box_lo[2] + (corner[2] + half_cells) * unit, side};
+        return {{tree_.box_lo[0] + (corner[0] + half_cells) * unit, tree_.box_lo[1] + (corner[1] + half_cells) * unit,
+                 tree_.box_lo[2] + (corner[2] + half_cells) * unit, side},
+                {begin, end},
+                0,
+                leaf};
     }
 
-    // Writes the subtree of a cell in pre-order from `index`; returns the index after it.
-    std::int32_t write(std::int32_t index, std::int32_t begin, std::int32_t end, int level) const
+    // Appends the subtree of a cell to `out` in pre-order, `next` counted from `root`, the
+    // subtree's first node in `out`.
+    void stage(std::vector<StagedNode>& out, std::size_t root, std::int32_t begin, std::int32_t end, int level) const
     {
         const bool leaf = is_leaf(begin, end, level);
-        write_node(index, begin, end, level, leaf);
-        std::int32_t after = index + 1;
+        const std::size_t self = out.size();
+        out.push_back(node(begin, end, level, leaf));
         if (!leaf)
             for_each_child(begin, end, level,
-                           [&](std::int32_t b, std::int32_t e) { after = write(after, b, e, level + 1); });
-        tree_.next[index] = after;
-        return after;
+                           [&](std::int32_t b, std::int32_t e) { stage(out, root, b, e, level + 1); });
+        out[self].next = static_cast<std::int32_t>(out.size() - root);
+    }
+
+    // Node `index` from its staged form, `next` moved by `offset`.
+    void write(std::int32_t index, const StagedNode& staged, std::int32_t offset) const
+    {
+        tree_.next[index] = staged.next + offset;
+        tree_.is_leaf[index] = staged.leaf ? 1 : 0;
+        tree_.range[index] = staged.range;
+        tree_.size[index] = staged.centre.w;
+        tree_.cell_centre[index] = staged.centre;
     }
 
   private:
@@ -142,8 +142,10 @@ BuildParams checked_params(const BuildParams& requested, std::size_t n)
     return {requested.nleaf, resolved_ncrit(requested.ncrit, n)};
 }
 
-// The node arrays in pre-order: the top serially, then every subtree counted and written by one
-// thread at offsets from a scan of the counts.
+// The node arrays in pre-order: the top serially, then every subtree staged by one thread in
+// its own buffer and copied to its place once a scan of the subtrees' sizes has placed them. One
+// recursion per subtree: counting the nodes first and writing them in a second recursion spent
+// 40 % of the time in the count.
 void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const BuildParams& params,
                  std::vector<Segment>& segments)
 {
@@ -156,10 +158,32 @@ void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const 
     segments.clear();
     builder.split_top(0, n, 0, subtree_limit, segments);
     const auto num_segments = static_cast<std::int64_t>(segments.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        Segment& seg = segments[static_cast<std::size_t>(s)];
-        seg.num_nodes = seg.top ? 1 : builder.count(seg.begin, seg.end, seg.level);
+    // Where each segment's nodes were staged: the thread, and the first record there.
+    std::vector<int> owner(segments.size());
+    std::vector<std::size_t> first_staged(segments.size());
+    const int max_threads = omp_get_max_threads();
+    if (tree.staging.size() < static_cast<std::size_t>(max_threads))
+        tree.staging.resize(static_cast<std::size_t>(max_threads));
+#pragma omp parallel num_threads(max_threads)
+    {
+        const int thread = omp_get_thread_num();
+        // Moved out and back: the threads' vectors lie side by side in tree.staging, and each
+        // append writing its vector's end there made the threads fight over those cache lines
+        // (the build 1.3 -> 1.8 ms at 10^6 particles on 16 threads).
+        std::vector<StagedNode> staged = std::move(tree.staging[static_cast<std::size_t>(thread)]);
+        staged.clear();
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t s = 0; s < num_segments; ++s) {
+            Segment& seg = segments[static_cast<std::size_t>(s)];
+            owner[static_cast<std::size_t>(s)] = thread;
+            first_staged[static_cast<std::size_t>(s)] = staged.size();
+            if (seg.top)
+                staged.push_back(builder.node(seg.begin, seg.end, seg.level, false));
+            else
+                builder.stage(staged, staged.size(), seg.begin, seg.end, seg.level);
+            seg.num_nodes = static_cast<std::int32_t>(staged.size() - first_staged[static_cast<std::size_t>(s)]);
+        }
+        tree.staging[static_cast<std::size_t>(thread)] = std::move(staged);
     }
     std::int32_t num_nodes = 0;
     for (Segment& seg : segments) {
@@ -172,17 +196,17 @@ void build_nodes(Octree& tree, const std::uint64_t* keys, std::int32_t n, const 
     tree.range.resize(nodes);
     tree.size.resize(nodes);
     tree.cell_centre.resize(nodes);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t s = 0; s < num_segments; ++s) {
-        const Segment& seg = segments[static_cast<std::size_t>(s)];
-        if (seg.top) {
-            builder.write_node(seg.first_node, seg.begin, seg.end, seg.level, false);
+        const auto k = static_cast<std::size_t>(s);
+        const Segment& seg = segments[k];
+        const StagedNode* staged = tree.staging[static_cast<std::size_t>(owner[k])].data() + first_staged[k];
+        for (std::int32_t i = 0; i < seg.num_nodes; ++i) builder.write(seg.first_node + i, staged[i], seg.first_node);
+        if (seg.top)
             tree.next[seg.first_node] =
                 seg.end_segment < segments.size() ? segments[seg.end_segment].first_node : num_nodes;
-        } else {
-            builder.write(seg.first_node, seg.begin, seg.end, seg.level);
-        }
     }
+    for (std::vector<StagedNode>& staged : tree.staging) staged.clear();
 }
 
 } // namespace

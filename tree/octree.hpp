@@ -16,8 +16,11 @@ struct Octree : TreeArrays<double, HostVector> {
     // cell's centre before); w: the octree cell's side, which fixes the node's level.
     std::vector<Vec4<double>> cell_centre;
     std::vector<Segment> segments; // how the build cut the node array (tree/segments.hpp)
-    double box_lo[3] = {0, 0, 0};  // bounding cube corner
-    double box_side = 0;           // bounding cube side
+    // The build's buffer per thread, emptied after each build but kept (with its capacity) for the
+    // next one, so that repeated builds do not allocate; a copy of the tree copies none of it.
+    std::vector<std::vector<StagedNode>> staging;
+    double box_lo[3] = {0, 0, 0}; // bounding cube corner
+    double box_side = 0;          // bounding cube side
 
     std::int32_t num_nodes() const { return static_cast<std::int32_t>(next.size()); }
     OctreeView<double> view() const

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tree/tree_arrays.hpp"
+
 namespace grove {
 
 // One piece of the pre-order node array. The top of the tree (cells with more than
@@ -20,6 +22,15 @@ struct Segment {
     std::int32_t num_nodes = 0;
     std::int32_t first_group = 0;
     std::int32_t num_groups = 0;
+};
+
+// One node as the build stages it in a thread's buffer before the scan of the subtrees' sizes
+// places it: `next` counted from its subtree's root, the cell's centre with its side in w.
+struct StagedNode {
+    Vec4<double> centre;
+    ParticleRange range;
+    std::int32_t next;
+    bool leaf;
 };
 
 } // namespace grove
