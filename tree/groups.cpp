@@ -8,23 +8,6 @@ namespace grove {
 
 namespace {
 
-// Calls f(range) for the groups of one subtree segment: its maximal cells of at most ncrit
-// particles, in pre-order (hence Morton order); a leaf holding more (coincident particles, or
-// nleaf > ncrit) is cut into consecutive chunks of ncrit.
-template <class F> void for_each_group(const Octree& tree, const Segment& seg, int ncrit, F&& f)
-{
-    const std::int32_t last = seg.first_node + seg.num_nodes;
-    for (std::int32_t i = seg.first_node; i < last;) {
-        const auto r = tree.range[i];
-        if (r.end - r.begin <= ncrit || tree.is_leaf[i]) {
-            for (std::int32_t b = r.begin; b < r.end; b += ncrit) f(ParticleRange{b, std::min(b + ncrit, r.end)});
-            i = tree.next[i];
-        } else {
-            ++i;
-        }
-    }
-}
-
 Group<double> make_group(const Octree& tree, ParticleRange range)
 {
     double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
@@ -53,39 +36,6 @@ Group<double> make_group(const Octree& tree, ParticleRange range)
 }
 
 } // namespace
-
-// Groups segment by segment: counted, scanned, then written (with their bounding boxes).
-void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments, bool with_boxes)
-{
-    const auto num_segments = static_cast<std::int64_t>(segments.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        Segment& seg = segments[static_cast<std::size_t>(s)];
-        std::int32_t count = 0; // counted locally: neighbouring segments share cache lines
-        if (!seg.top) for_each_group(tree, seg, ncrit, [&](ParticleRange) { ++count; });
-        seg.num_groups = count;
-    }
-    std::int32_t num_groups = 0;
-    for (Segment& seg : segments) {
-        seg.first_group = num_groups;
-        num_groups += seg.num_groups;
-    }
-    tree.groups.resize(static_cast<std::size_t>(num_groups));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t s = 0; s < num_segments; ++s) {
-        const Segment& seg = segments[static_cast<std::size_t>(s)];
-        if (seg.top) continue;
-        std::int32_t g = seg.first_group;
-        for_each_group(tree, seg, ncrit, [&](ParticleRange r) {
-            if (with_boxes) {
-                tree.groups[g++] = make_group(tree, r);
-            } else {
-                tree.groups[g] = Group<double>{};
-                tree.groups[g++].range = r;
-            }
-        });
-    }
-}
 
 void refit_group_boxes(Octree& tree)
 {

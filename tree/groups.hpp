@@ -5,16 +5,11 @@
 #include <vector>
 
 #include "tree/octree.hpp"
-#include "tree/segments.hpp"
 
 namespace grove {
 
-// Counted per segment, scanned, then written with their boxes (with_boxes = false: ranges only,
-// for a tree that a refit completes); a leaf holding more than ncrit particles is cut into
-// consecutive chunks.
-void make_groups(Octree& tree, int ncrit, std::vector<Segment>& segments, bool with_boxes = true);
-
-// New boxes for the existing groups after the particles moved (a refit).
+// The groups' ranges are found by the build, with the nodes (tree/build.cpp); their boxes by this,
+// after the build and again whenever the particles have moved (a refit).
 void refit_group_boxes(Octree& tree);
 
 } // namespace grove

@@ -18,7 +18,7 @@ struct Octree : TreeArrays<double, HostVector> {
     std::vector<Segment> segments; // how the build cut the node array (tree/segments.hpp)
     // The build's buffer per thread, emptied after each build but kept (with its capacity) for the
     // next one, so that repeated builds do not allocate; a copy of the tree copies none of it.
-    std::vector<std::vector<StagedNode>> staging;
+    std::vector<BuildStaging> staging;
     double box_lo[3] = {0, 0, 0}; // bounding cube corner
     double box_side = 0;          // bounding cube side
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "tree/tree_arrays.hpp"
 
@@ -31,6 +32,12 @@ struct StagedNode {
     ParticleRange range;
     std::int32_t next;
     bool leaf;
+};
+
+// What one thread of the build stages: its subtrees' nodes and their groups' particle ranges.
+struct BuildStaging {
+    std::vector<StagedNode> nodes;
+    std::vector<ParticleRange> groups;
 };
 
 } // namespace grove
