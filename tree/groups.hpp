@@ -2,8 +2,6 @@
 // bounding box of its particles. A group walks the tree together (tree/walk.hpp).
 #pragma once
 
-#include <vector>
-
 #include "tree/octree.hpp"
 
 namespace grove {
