@@ -332,8 +332,7 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
     tree.particles.resize(n);
     auto start = WallClock::now();
     build_nodes(tree, keys, static_cast<std::int32_t>(n), params, tree.segments);
-    t.build = seconds_since(start);
-    t.groups = 0; // the groups' ranges come with the nodes, their boxes with the refit
+    t.build = seconds_since(start); // the groups' ranges come with the nodes, their boxes with the refit
 }
 
 } // namespace grove

@@ -1,7 +1,8 @@
 // Host octree construction, after Octgrav (Gaburov, Bedorf & Portegies Zwart 2010, section 2.1):
 // bounding cube -> Morton keys -> parallel radix sort -> top-down split over key ranges in
-// pre-order -> bottom-up multipole moments (tree/moments.hpp) -> groups of at most ncrit particles
-// (tree/groups.hpp). The opening radii for a theta are set separately (tree/mac.hpp).
+// pre-order, with the groups of at most ncrit particles -> bottom-up multipole moments
+// (tree/moments.hpp) -> the groups' boxes (tree/groups.hpp). The opening radii for a theta are set separately
+// (tree/mac.hpp).
 #pragma once
 
 #include <Eigen/Core>
@@ -34,7 +35,8 @@ struct TreeParams {
 
 // Seconds spent in each build phase.
 struct BuildTimes {
-    double keys = 0, sort = 0, build = 0, moments = 0, groups = 0;
+    double keys = 0, sort = 0, build = 0, moments = 0;
+    double groups = 0; // their boxes (their ranges come with the nodes, in build)
     double gather = 0; // a refit's gather of the moved particles (tree/refit.hpp)
     double total() const { return keys + sort + build + moments + groups + gather; }
 };
