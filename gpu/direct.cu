@@ -440,16 +440,12 @@ struct DirectGpuEngine::Impl {
 };
 
 DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision, int device)
-    : impl_(std::make_unique<Impl>(gravity, precision, device))
+    : ForceEngine(std::string("direct-gpu/") + precision_name(precision)),
+      impl_(std::make_unique<Impl>(gravity, precision, device))
 {
 }
 
 DirectGpuEngine::~DirectGpuEngine() = default;
-
-std::string DirectGpuEngine::name() const
-{
-    return std::string("direct-gpu/") + precision_name(impl_->precision);
-}
 
 void DirectGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {

@@ -26,7 +26,6 @@ class DirectGpuEngine final : public ForceEngine {
     // current one.
     DirectGpuEngine(GravityParams gravity, Precision precision, int device = -1);
     ~DirectGpuEngine() override;
-    std::string name() const override;
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 

@@ -10,7 +10,9 @@
 namespace grove {
 
 MultiGpuDirectEngine::MultiGpuDirectEngine(GravityParams gravity, Precision precision, const std::vector<int>& devices)
-    : devices_(devices), precision_(precision)
+    : ForceEngine(std::string("direct-gpu/") + precision_name(precision) + " on " + std::to_string(devices.size()) +
+                  " GPUs"),
+      devices_(devices), precision_(precision)
 {
     if (devices.empty()) throw std::invalid_argument("direct-gpu: no device to compute on");
     for (int d : devices) engines_.push_back(std::make_unique<DirectGpuEngine>(gravity, precision, d));
@@ -18,11 +20,6 @@ MultiGpuDirectEngine::MultiGpuDirectEngine(GravityParams gravity, Precision prec
 }
 
 MultiGpuDirectEngine::~MultiGpuDirectEngine() = default;
-
-std::string MultiGpuDirectEngine::name() const
-{
-    return std::string("direct-gpu/") + precision_name(precision_) + " on " + std::to_string(devices_.size()) + " GPUs";
-}
 
 void MultiGpuDirectEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {

@@ -21,7 +21,6 @@ class MultiGpuDirectEngine final : public ForceEngine {
     // devices: CUDA device numbers, at least one (the same one twice is allowed: tests).
     MultiGpuDirectEngine(GravityParams gravity, Precision precision, const std::vector<int>& devices);
     ~MultiGpuDirectEngine() override;
-    std::string name() const override;
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
                         Forces& out) override;

@@ -33,15 +33,25 @@ TreeGpuEngine::Impl::Impl(TreeParams p, GravityParams g) : params(p), gravity(g)
 
 TreeGpuEngine::Impl::~Impl()
 {
-    stepper.reset(); // its buffers and events before the stream
+    resident.reset(); // its buffers and events before the stream
     for (cudaEvent_t e : events) cudaEventDestroy(e);
     cudaStreamDestroy(stream);
 }
 
-TreeGpuEngine::TreeGpuEngine(TreeParams tree, GravityParams gravity) : impl_(std::make_unique<Impl>(tree, gravity)) {}
+TreeGpuEngine::TreeGpuEngine(TreeParams tree, GravityParams gravity)
+    : ForceEngine("tree-gpu"), impl_(std::make_unique<Impl>(tree, gravity))
+{
+}
 TreeGpuEngine::~TreeGpuEngine() = default;
 
 void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+{
+    compute_on_host(pos, mass, out, nullptr);
+}
+
+// early: the store whose particles may move into the order this call hands over while the GPU
+// works, once the look-ahead build has read them (null: none).
+void TreeGpuEngine::compute_on_host(PositionsRef pos, MassesRef mass, Forces& out, ParticleStore* early)
 {
     const auto start = WallClock::now();
     BuildTimes build;
@@ -50,16 +60,13 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     upload(d.tree);
     const OpeningCriterion criterion = d.params.opening();
     // With look-ahead, the host builds the next tree while the GPU works on this one (evaluate()
-    // runs it once the last kernel is queued); it indexes the order compute_in_own_order hands over.
+    // runs it once the last kernel is queued); it indexes the order this call hands over.
     if (d.params.lookahead)
         d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.forces_in_tree_order && d.updater.order_fresh());
-    // The order this call hands over is known now: the caller may move its positions and masses
-    // into it while the GPU works (ForceEngine::compute_in_own_order's early move), once the
-    // look-ahead build has read them.
     const bool hands_over = d.forces_in_tree_order && d.updater.order_fresh() && !d.tree.order.empty();
     d.evaluate(criterion, out, [&] {
         d.updater.run_lookahead();
-        if (d.early && hands_over) (*d.early)(d.tree.order);
+        if (early && hands_over) early->move_early(d.tree.order);
     });
     d.updater.finish_lookahead();
     // This step's accelerations are the next one's estimate unless the caller sets another.
@@ -79,16 +86,42 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     impl_->times = all;
 }
 
-ResidentLeapfrog* TreeGpuEngine::resident_leapfrog()
+void TreeGpuEngine::compute(ParticleStore& store)
 {
     Impl& d = *impl_;
-    // Whole steps on the device need the look-ahead (the host builds each next structure), the
-    // geometric criterion (the relative one reads |a| on the host) and the whole tree (no shares).
+    if (d.resident && store.on_device() && store.device() == d.resident.get()) {
+        d.resident->compute();
+        return;
+    }
+    ParticleSet& p = store.host();
+    if (std::exchange(d.store_epoch, store.order_epoch()) != store.order_epoch()) d.updater.force_rebuild();
+    if (p.has_forces()) d.estimate.set(p.acc, d.gravity.G);
+    if (store.last_drift() > 0) d.updater.hint(p.vel, p.acc, store.last_drift());
+    d.forces_in_tree_order = store.may_reorder();
+    try {
+        compute_on_host(p.pos, p.mass, d.forces, d.forces_in_tree_order ? &store : nullptr);
+    } catch (...) {
+        d.forces_in_tree_order = false;
+        store.undo_early();
+        throw;
+    }
+    d.forces_in_tree_order = false;
+    if (d.handed_over && d.updater.take_order(d.tree, d.order)) {
+        store.take_forces_in_order(d.forces, d.order);
+    } else {
+        store.undo_early(); // none was made without a handover; a refit keeps the order as it is
+        store.take_forces(d.forces);
+    }
+}
+
+DeviceParticles* TreeGpuEngine::device_particles()
+{
+    Impl& d = *impl_;
     if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 ||
         d.params.mac != MacKind::geometric || d.share_count != 1)
         return nullptr;
-    if (!d.stepper) d.stepper = std::make_unique<TreeGpuResident>(d);
-    return d.stepper.get();
+    if (!d.resident) d.resident = std::make_unique<TreeGpuResident>(d);
+    return d.resident.get();
 }
 
 PhaseTimes TreeGpuEngine::last_phase_times() const
@@ -122,28 +155,6 @@ void TreeGpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& o
     evaluate(criterion, out);
 }
 
-bool TreeGpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                         std::vector<std::uint32_t>& order, const EarlyMove& early)
-{
-    impl_->forces_in_tree_order = true;
-    impl_->early = early ? &early : nullptr;
-    try {
-        compute(pos, mass, out);
-    } catch (...) {
-        impl_->forces_in_tree_order = false;
-        impl_->early = nullptr;
-        throw;
-    }
-    impl_->forces_in_tree_order = false;
-    impl_->early = nullptr;
-    return impl_->handed_over && impl_->updater.take_order(impl_->tree, order);
-}
-
-void TreeGpuEngine::hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)
-{
-    impl_->updater.hint(vel, acc, dt);
-}
-
 std::vector<double> TreeGpuEngine::last_particle_costs() const
 {
     return impl_->last_costs;
@@ -154,17 +165,11 @@ void TreeGpuEngine::set_share_costs(const std::vector<double>& costs)
     impl_->share_costs = costs;
 }
 
-void TreeGpuEngine::particles_reordered()
-{
-    impl_->updater.force_rebuild();
-}
-
-bool TreeGpuEngine::set_share(int index, int count)
+void TreeGpuEngine::set_share(int index, int count)
 {
     if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-gpu: share index out of range");
     impl_->share_index = index;
     impl_->share_count = count;
-    return true;
 }
 
 TreeStats TreeGpuEngine::loaded_statistics() const

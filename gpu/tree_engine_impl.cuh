@@ -53,12 +53,14 @@ struct TreeGpuEngine::Impl {
     long long total_nodes = 0, total_leaves = 0;
     AccelerationEstimate estimate;        // the relative criterion's |a| (tree/acceleration_estimate.hpp)
     int share_index = 0, share_count = 1; // set_share
-    // compute_in_own_order: forces left in the tree's order (no permutation kernel) when the tree
-    // was just built; handed_over says whether the last evaluation did so.
+    // compute(store): forces left in the tree's order (no permutation kernel) when the tree was just
+    // built; handed_over says whether the last evaluation did so.
     bool forces_in_tree_order = false, handed_over = false;
-    bool order_uploaded = false;              // the device holds the particle order (permutation kernel)
-    const EarlyMove* early = nullptr;         // compute_in_own_order's early move, during its compute()
-    std::unique_ptr<TreeGpuResident> stepper; // made on the first resident_leapfrog()
+    bool order_uploaded = false;               // the device holds the particle order (permutation kernel)
+    std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()
+    std::uint64_t store_epoch = 0;             // the store's order epoch the host tree indexes
+    Forces forces;                             // compute(store)'s, before the store takes them
+    std::vector<std::uint32_t> order;          // the order handed to the store
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read
@@ -147,18 +149,16 @@ struct TreeGpuEngine::Impl {
     // while_gpu_runs: host work done after the last kernel is queued and before the wait for it
     // (the look-ahead build).
     // may_walk_once = false: both walk passes whatever the room (the repeat of a cut one-pass walk).
-    // after_lists (the resident leapfrog, tree_resident.cu): the forces stay on the device in the
-    // order of the tree walked, out is left alone, and after_lists enqueues its work after the
-    // leaves; a repeated evaluation runs it again, so it must be idempotent.
+    // resident (a particle store on the device, tree_resident.cu): the sums stay on the device in
+    // d_sorted, in the order of the tree walked, without potentials; out is left alone.
     void evaluate(const OpeningCriterion& criterion, Forces& out, const std::function<void()>& while_gpu_runs = {},
-                  bool may_walk_once = true, const std::function<void()>& after_lists = {})
+                  bool may_walk_once = true, bool resident = false)
     {
-        const bool resident = static_cast<bool>(after_lists);
         if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
         const bool relative = criterion.kind == MacKind::relative;
         if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
         const auto n = static_cast<std::size_t>(num_particles);
-        // Forces stay in the tree's order only for compute_in_own_order on a fresh build (and never
+        // Forces stay in the tree's order only for compute(store) on a fresh build (and never
         // for the first pass, whose estimate is in the caller's order).
         const bool in_tree_order = resident || (forces_in_tree_order && loaded == &tree && updater.order_fresh());
         if (!in_tree_order && !order_uploaded)
@@ -301,7 +301,6 @@ struct TreeGpuEngine::Impl {
         gpu::launch_evaluate_leaves(view, leaf_index, d_leaf_list.data(), eps2, d_sorted.data(),
                                     d_next_group.data() + 1, !resident, stream);
         CUDA_CHECK(cudaEventRecord(events[7], stream));
-        if (after_lists) after_lists();
         if (!in_tree_order) {
             to_caller_order_kernel<<<static_cast<unsigned>(gpu::ceil_div(n, 256)), 256, 0, stream>>>(
                 num_particles, dev.order.data(), d_sorted.data(), d_out.data());
@@ -328,13 +327,12 @@ struct TreeGpuEngine::Impl {
         walks = one_pass ? 1 : 2;
         if (one_pass && (h_longest[0] > room.nodes || h_longest[1] > room.leaves)) {
             // Some list did not fit and was cut: this evaluation again, with both passes.
-            evaluate(criterion, out, {}, false, after_lists);
+            evaluate(criterion, out, {}, false, resident);
             walks = 3;
             return;
         }
 
-        const char* names[] = {"opening radii", "pass 1", "scan",   "",
-                               "pass 2",        "nodes",  "leaves", resident ? "kick" : "download"};
+        const char* names[] = {"opening radii", "pass 1", "scan", "", "pass 2", "nodes", "leaves", "download"};
         for (int e = 0; e + 1 < kEvents; ++e) {
             if (e == 3) continue; // the host wait between the scan and pass 2
             float ms = 0;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/force_engine.hpp"
+#include "core/tree_engine.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
 #include "tree/tree_sweep.hpp"
@@ -26,27 +27,29 @@ struct TreeGpuStats {
     double interactions = 0; // particle-node plus particle-particle pairs in total
 };
 
-class TreeGpuEngine final : public ForceEngine, public TreeSweep {
+class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSweep {
   public:
     TreeGpuEngine(TreeParams tree, GravityParams gravity);
     ~TreeGpuEngine() override;
-    std::string name() const override { return "tree-gpu"; }
 
     // Host build, upload, and evaluate at the engine's theta.
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    // On a store on this engine's device (device_particles()): the resident step's forces, left
+    // there for the store's kick. Otherwise compute() on the host's arrays, with the forces in the
+    // tree's order where the store allows it (the particles then move there while the GPU
+    // evaluates) and, with look-ahead, the next tree built from the store's predicted drift.
+    void compute(ParticleStore& store) override;
     PhaseTimes last_phase_times() const override;
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override;
     // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole
     // groups); the other particles get zero. Statistics and download_lists then cover the share.
-    bool set_share(int index, int count) override;
-    // Calls early (ForceEngine) while the GPU evaluates, after the look-ahead build.
-    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
-                              const EarlyMove& early = {}) override;
-    void particles_reordered() override;
-    void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
+    void set_share(int index, int count) override;
     std::vector<double> last_particle_costs() const override;
     void set_share_costs(const std::vector<double>& costs) override;
+    // Whole steps on the device need the look-ahead (the host builds each next structure), the
+    // geometric criterion (the relative one reads |a| on the host) and the whole tree (no shares).
+    DeviceParticles* device_particles() override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative
     // criterion without an estimate for this N first runs a geometric pass and keeps its result.
@@ -65,11 +68,11 @@ class TreeGpuEngine final : public ForceEngine, public TreeSweep {
     // Statistics of the last evaluation of `tree` (the tree last uploaded).
     TreeGpuStats statistics(const Octree& tree) const;
 
-    ResidentLeapfrog* resident_leapfrog() override;
-
     struct Impl; // gpu/tree_engine_impl.cuh
 
   private:
+    void compute_on_host(PositionsRef pos, MassesRef mass, Forces& out, ParticleStore* early);
+
     std::unique_ptr<Impl> impl_;
 };
 

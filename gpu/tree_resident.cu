@@ -6,6 +6,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/tree_engine_impl.cuh"
@@ -25,7 +26,7 @@ unsigned blocks_for(std::size_t n)
 }
 
 // Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
-enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree };
+enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree, kKickStart, kKickEnd };
 
 // The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
 // 1 if every prediction is finite. Partial boxes per block first (kPartialValues each), then one
@@ -119,27 +120,26 @@ __device__ inline bool finite3(double x, double y, double z)
     return isfinite(x) && isfinite(y) && isfinite(z);
 }
 
-// The opening half-kick and the drift, with everything gathered into the new tree's order
-// (particle order[k] of the old order becomes particle k), and the positions one step further
-// predicted with the old acceleration (as Leapfrog::step hints them on the host).
-__global__ void kick_drift_gather_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
-                                         const Vec4<double>* vel, const Vec4<double>* acc, const std::uint32_t* caller,
-                                         Vec4<double>* body_out, Vec4<double>* vel_half, std::uint32_t* caller_out,
-                                         double* pred, int* flags)
+// The opening kick and the drift, with everything gathered into the new tree's order (particle
+// order[k] of the old order becomes particle k), and the positions one step further predicted
+// with the old acceleration.
+__global__ void kick_drift_gather_kernel(int n, double h, double dt, const std::uint32_t* order,
+                                         const Vec4<double>* body, const Vec4<double>* vel, const Vec4<double>* acc,
+                                         const std::uint32_t* caller, Vec4<double>* body_out, Vec4<double>* vel_half,
+                                         std::uint32_t* caller_out, double* pred, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     const std::uint32_t j = order[k];
     const Vec4<double> b = body[j], v = vel[j], a = acc[j];
-    const double half = 0.5 * dt;
-    const Vec4<double> vh{v.x + half * a.x, v.y + half * a.y, v.z + half * a.z, 0};
-    const Vec4<double> x{b.x + dt * vh.x, b.y + dt * vh.y, b.z + dt * vh.z, b.w};
+    const Vec4<double> vh{kicked(v.x, a.x, h), kicked(v.y, a.y, h), kicked(v.z, a.z, h), 0};
+    const Vec4<double> x{drifted(b.x, vh.x, dt), drifted(b.y, vh.y, dt), drifted(b.z, vh.z, dt), b.w};
     body_out[k] = x;
     vel_half[k] = vh;
     caller_out[k] = caller[j];
-    pred[3 * k] = x.x + dt * (vh.x + dt * a.x);
-    pred[3 * k + 1] = x.y + dt * (vh.y + dt * a.y);
-    pred[3 * k + 2] = x.z + dt * (vh.z + dt * a.z);
+    pred[3 * k] = predicted(x.x, vh.x, a.x, dt);
+    pred[3 * k + 1] = predicted(x.y, vh.y, a.y, dt);
+    pred[3 * k + 2] = predicted(x.z, vh.z, a.z, dt);
     if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
 }
 
@@ -189,9 +189,9 @@ __global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec
     if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
 }
 
-// The closing half-kick with the new forces (sums without G, in the tree's order). It reads only
-// the half-kicked velocities and the sums, so a repeated evaluation may run it again.
-__global__ void kick_kernel(int n, double half, double G, const float4* sums, const Vec4<double>* vel_half,
+// The closing kick with the new forces (sums without G, in the tree's order). It reads only the
+// velocities after the opening kick and the sums, so that it may run again.
+__global__ void kick_kernel(int n, double h, double G, const float4* sums, const Vec4<double>* vel_half,
                             Vec4<double>* acc, Vec4<double>* vel, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -200,7 +200,7 @@ __global__ void kick_kernel(int n, double half, double G, const float4* sums, co
     const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as store_forces converts them
     acc[k] = a;
     const Vec4<double> vh = vel_half[k];
-    const Vec4<double> v{vh.x + half * a.x, vh.y + half * a.y, vh.z + half * a.z, 0};
+    const Vec4<double> v{kicked(vh.x, a.x, h), kicked(vh.y, a.y, h), kicked(vh.z, a.z, h), 0};
     vel[k] = v;
     if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
 }
@@ -233,16 +233,14 @@ TreeGpuResident::~TreeGpuResident()
     cudaStreamDestroy(copy_);
 }
 
-void TreeGpuResident::load(const ParticleSet& p, double dt)
+void TreeGpuResident::load(const ParticleSet& p)
 {
     unload();
     const auto n = p.size();
     if (n == 0) throw std::invalid_argument("tree-gpu: no particles to evolve");
     if (n > static_cast<std::size_t>(INT32_MAX / 2)) throw std::runtime_error("tree-gpu: at most 2^30 particles");
-    if (!p.has_forces()) throw std::logic_error("tree-gpu: a resident leapfrog starts from particles with forces");
-    if (!(dt > 0)) throw std::invalid_argument("tree-gpu: the leapfrog step must be > 0");
+    if (!p.has_forces()) throw std::logic_error("tree-gpu: a resident store starts from particles with forces");
     n_ = static_cast<int>(n);
-    dt_ = dt;
     for (int b = 0; b < 2; ++b) {
         body_[b].reserve(n, "resident positions");
         acc_[b].reserve(n, "resident accelerations");
@@ -268,7 +266,6 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
     h_pred_.reserve(3 * n, "predicted positions");
     h_flags_.reserve(1, "step flags");
     const auto count = static_cast<std::int64_t>(n);
-    const double half = 0.5 * dt;
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < count; ++k) {
         const auto i = static_cast<Eigen::Index>(k);
@@ -276,17 +273,15 @@ void TreeGpuResident::load(const ParticleSet& p, double dt)
         h_vel_[k] = {p.vel(0, i), p.vel(1, i), p.vel(2, i), 0};
         h_acc_[k] = {p.acc(0, i), p.acc(1, i), p.acc(2, i), p.pot[i]};
         h_caller_[k] = static_cast<std::uint32_t>(k);
-        // The first tree from the positions after the first drift (the first step's look-ahead).
-        for (int d = 0; d < 3; ++d) h_pred_[3 * k + d] = p.pos(d, i) + dt * (p.vel(d, i) + half * p.acc(d, i));
     }
+    masses_ = p.mass;
     copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(acc_[0].data(), h_acc_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
-    stage_from_positions(h_pred_.data(), p.mass.data()); // if the input is not finite, step() says so
-    loaded_ = true;
+    loaded_ = fresh_ = true;
     potentials_missing_ = false; // the caller's potentials came with the accelerations
 }
 
@@ -296,7 +291,7 @@ void TreeGpuResident::unload()
         CUDA_CHECK(cudaStreamSynchronize(copy_));
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     }
-    loaded_ = staged_ = false;
+    loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = false;
 }
 
 bool TreeGpuResident::stage_from_positions(const double* positions, const double* masses)
@@ -419,141 +414,188 @@ void TreeGpuResident::apply_staged()
     e_.evaluated = false;
 }
 
-bool TreeGpuResident::step()
+template <class Op> void TreeGpuResident::guarded(Op&& op)
 {
-    if (!loaded_) throw std::logic_error("tree-gpu: resident step before load");
+    if (!loaded_) throw std::logic_error("tree-gpu: a step on a device store before load");
     try {
-        return advance();
+        op();
     } catch (...) {
-        // The state is part-way through a step: drop it (the next load() starts afresh). The waits
-        // ignore errors, which the exception already reports.
+        // The waits ignore errors, which the exception already reports.
         cudaStreamSynchronize(copy_);
         cudaStreamSynchronize(e_.stream);
-        loaded_ = staged_ = false;
+        loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = false;
         throw;
     }
 }
 
-bool TreeGpuResident::advance()
+void TreeGpuResident::kick_drift(double h, double dt)
 {
-    const auto start = WallClock::now();
-    const auto n = static_cast<std::size_t>(n_);
-    if (!staged_) { // the last look-ahead build failed: build from the positions themselves
-        copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-        masses_.resize(n_);
-        for (std::size_t k = 0; k < n; ++k) {
-            const Vec4<double>& b = h_body_[k];
-            h_pred_[3 * k] = b.x;
-            h_pred_[3 * k + 1] = b.y;
-            h_pred_[3 * k + 2] = b.z;
-            masses_[static_cast<Eigen::Index>(k)] = b.w;
+    guarded([&] {
+        step_start_ = WallClock::now();
+        const auto n = static_cast<std::size_t>(n_);
+        if (std::exchange(fresh_, false)) {
+            // The first tree from the positions after this drift, made from the host's copies.
+            const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+            for (std::int64_t k = 0; k < count; ++k) {
+                const Vec4<double>&b = h_body_[k], &v = h_vel_[k], &a = h_acc_[k];
+                h_pred_[3 * k] = drifted(b.x, kicked(v.x, a.x, h), dt);
+                h_pred_[3 * k + 1] = drifted(b.y, kicked(v.y, a.y, h), dt);
+                h_pred_[3 * k + 2] = drifted(b.z, kicked(v.z, a.z, h), dt);
+            }
+            stage_from_positions(h_pred_.data(), masses_.data()); // if not finite, the kick says so
         }
-        if (!stage_from_positions(h_pred_.data(), masses_.data())) return false;
-    }
-    apply_staged();
-    const int nx = 1 - cur_;
-    CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
-    CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
-    kick_drift_gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-        n_, dt_, order_.data(), body_[cur_].data(), vel_.data(), acc_[cur_].data(), caller_[cur_].data(),
-        body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
-    gpu::check_launch("kick_drift_gather_kernel", e_.stream);
-    CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
-    // The predictions' keys, sorted with their index (the order of the next step's gather, left in
-    // its staging buffer: this step's gather has read the last one), on the second stream, beside
-    // the refit and the walk, which do not need them.
-    CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
-    box_partial_kernel<<<kBoxBlocks, kBlock, 0, copy_>>>(n_, pred_.data(), box_partial_.data());
-    gpu::check_launch("box_partial_kernel", copy_);
-    box_final_kernel<<<1, kBlock, 0, copy_>>>(kBoxBlocks, box_partial_.data(), box_.data());
-    gpu::check_launch("box_final_kernel", copy_);
-    keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
-    gpu::check_launch("keys_kernel", copy_);
-    std::size_t sort_bytes = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(), index_.data(),
-                                               s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
-    sort_temp_.reserve(sort_bytes, "key sort workspace");
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
-                                               index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
-    CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
-    copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
-    copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
-    CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
+        if (!staged_) { // the last look-ahead build failed: build from the positions themselves
+            copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+            CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+            for (std::size_t k = 0; k < n; ++k) {
+                const Vec4<double>& b = h_body_[k];
+                h_pred_[3 * k] = b.x;
+                h_pred_[3 * k + 1] = b.y;
+                h_pred_[3 * k + 2] = b.z;
+                masses_[static_cast<Eigen::Index>(k)] = b.w;
+            }
+            if (!stage_from_positions(h_pred_.data(), masses_.data())) {
+                failed_ = true; // non-finite positions: the step stops here and its kick says so
+                return;
+            }
+        }
+        apply_staged();
+        const int nx = 1 - cur_;
+        CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
+        CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
+        kick_drift_gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+            n_, h, dt, order_.data(), body_[cur_].data(), vel_.data(), acc_[cur_].data(), caller_[cur_].data(),
+            body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
+        gpu::check_launch("kick_drift_gather_kernel", e_.stream);
+        CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
+        cur_ = nx;
+        potentials_missing_ = true;
+        forces_due_ = true;
+    });
+}
 
-    // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
-    // then the float tree the walk reads.
-    MomentArrays t;
-    t.particles = body_[nx].data();
-    t.next = e_.dev.next.data();
-    t.is_leaf = e_.dev.is_leaf.data();
-    t.range = e_.dev.range.data();
-    t.cell_centre = cell_.data();
-    t.size = size_.data();
-    t.com_mass = com_.data();
-    t.quad = quad_.data();
-    t.com_offset = offset_.data();
-    t.boxes = boxes_.data();
-    const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
-    cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
-                                                                     live_info_.root_side);
-    gpu::check_launch("cells_and_leaves_kernel", e_.stream);
-    for (int level = live_info_.deepest; level >= 0; --level) {
-        internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
-        gpu::check_launch("internal_level_kernel", e_.stream);
-    }
-    const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
-    pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[nx].data(), com_.data(), cell_.data(),
-                                                                   size_.data(), out.particles);
-    gpu::check_launch("pack_particles_kernel", e_.stream);
-    pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, com_.data(), quad_.data(), cell_.data(),
-                                                               size_.data(), offset_.data(), out);
-    gpu::check_launch("pack_nodes_kernel", e_.stream);
-    pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), com_.data(),
-                                                                cell_.data(), size_.data(), out);
-    gpu::check_launch("pack_groups_kernel", e_.stream);
-    CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+void TreeGpuResident::compute()
+{
+    guarded([&] {
+        if (failed_) return;
+        if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
+        const auto n = static_cast<std::size_t>(n_);
+        // The predictions' keys, sorted with their index (the order of the next step's gather, left in
+        // its staging buffer: this step's gather has read the last one), on the second stream, beside
+        // the refit and the walk, which do not need them.
+        CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
+        box_partial_kernel<<<kBoxBlocks, kBlock, 0, copy_>>>(n_, pred_.data(), box_partial_.data());
+        gpu::check_launch("box_partial_kernel", copy_);
+        box_final_kernel<<<1, kBlock, 0, copy_>>>(kBoxBlocks, box_partial_.data(), box_.data());
+        gpu::check_launch("box_final_kernel", copy_);
+        keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
+        gpu::check_launch("keys_kernel", copy_);
+        std::size_t sort_bytes = 0;
+        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(),
+                                                   index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis,
+                                                   copy_));
+        sort_temp_.reserve(sort_bytes, "key sort workspace");
+        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
+                                                   index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis,
+                                                   copy_));
+        CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
+        copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
+        copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
+        CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 
-    // The walk and the lists; the closing kick follows the leaves on the stream, and the host builds
-    // the next structure from the sorted keys meanwhile.
-    const auto kick = [&] {
-        kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, 0.5 * dt_, e_.gravity.G, e_.d_sorted.data(),
-                                                             vel_half_.data(), acc_[nx].data(), vel_.data(),
-                                                             flags_.data());
+        // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
+        // then the float tree the walk reads.
+        MomentArrays t;
+        t.particles = body_[cur_].data();
+        t.next = e_.dev.next.data();
+        t.is_leaf = e_.dev.is_leaf.data();
+        t.range = e_.dev.range.data();
+        t.cell_centre = cell_.data();
+        t.size = size_.data();
+        t.com_mass = com_.data();
+        t.quad = quad_.data();
+        t.com_offset = offset_.data();
+        t.boxes = boxes_.data();
+        const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
+        cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
+                                                                         live_info_.root_side);
+        gpu::check_launch("cells_and_leaves_kernel", e_.stream);
+        for (int level = live_info_.deepest; level >= 0; --level) {
+            internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
+            gpu::check_launch("internal_level_kernel", e_.stream);
+        }
+        const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
+        pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), com_.data(),
+                                                                       cell_.data(), size_.data(), out.particles);
+        gpu::check_launch("pack_particles_kernel", e_.stream);
+        pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, com_.data(), quad_.data(),
+                                                                   cell_.data(), size_.data(), offset_.data(), out);
+        gpu::check_launch("pack_nodes_kernel", e_.stream);
+        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), com_.data(),
+                                                                    cell_.data(), size_.data(), out);
+        gpu::check_launch("pack_groups_kernel", e_.stream);
+        CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+
+        // The walk and the lists; the host builds the next structure from the sorted keys meanwhile.
+        build_times_.clear();
+        const auto build_next = [&] {
+            const auto t0 = WallClock::now();
+            stage_from_sorted_keys();
+            lookahead_seconds_ = seconds_since(t0);
+        };
+        Forces unused; // the forces stay on the device
+        e_.evaluate(e_.params.opening(), unused, build_next, true, true);
+        forces_due_ = false;
+        kick_due_ = true;
+    });
+}
+
+bool TreeGpuResident::kick(double h)
+{
+    bool finite = false;
+    guarded([&] {
+        if (std::exchange(failed_, false)) return;
+        if (!kick_due_) throw std::logic_error("tree-gpu: a kick on a device store without its forces");
+        const auto n = static_cast<std::size_t>(n_);
+        CUDA_CHECK(cudaEventRecord(ev_[kKickStart], e_.stream));
+        kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, e_.gravity.G, e_.d_sorted.data(), vel_half_.data(),
+                                                             acc_[cur_].data(), vel_.data(), flags_.data());
         gpu::check_launch("kick_kernel", e_.stream);
+        CUDA_CHECK(cudaEventRecord(ev_[kKickEnd], e_.stream));
         CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
-    };
-    double window = 0;
-    build_times_.clear();
-    const auto build_next = [&] {
-        const auto t0 = WallClock::now();
-        stage_from_sorted_keys();
-        window = seconds_since(t0);
-    };
-    Forces unused; // the forces stay on the device
-    e_.evaluate(e_.params.opening(), unused, build_next, true, kick);
-    cur_ = nx;
-    potentials_missing_ = true;
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        kick_due_ = false;
+        collect_times();
+        finite = h_flags_[0] == 0;
+    });
+    return finite;
+}
 
-    float ms_drift = 0, ms_refit = 0, ms_sort = 0;
+void TreeGpuResident::collect_times()
+{
+    float ms_drift = 0, ms_refit = 0, ms_sort = 0, ms_kick = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms_drift, ev_[kStart], ev_[kPredicted]));
     CUDA_CHECK(cudaEventElapsedTime(&ms_refit, ev_[kPredicted], ev_[kRefitted]));
     CUDA_CHECK(cudaEventElapsedTime(&ms_sort, ev_[kPredicted], ev_[kSorted]));
-    times_ = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
-    times_.insert(times_.end(), e_.times.begin(), e_.times.end());
+    CUDA_CHECK(cudaEventElapsedTime(&ms_kick, ev_[kKickStart], ev_[kKickEnd]));
+    PhaseTimes times = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
+    times.insert(times.end(), e_.times.begin(), e_.times.end());
+    times.emplace_back("kick", ms_kick * 1e-3);
     double phases = 0;
-    for (const auto& [name, seconds] : times_) phases += seconds;
-    times_.emplace_back("other", std::max(0.0, seconds_since(start) - phases));
+    for (const auto& [name, seconds] : times) phases += seconds;
+    times.emplace_back("other", std::max(0.0, seconds_since(step_start_) - phases));
     // Beside the GPU's phases; what they took beyond them is in "other".
-    times_.emplace_back("keys and sort", ms_sort * 1e-3);
-    times_.emplace_back("look-ahead build", window);
-    times_.insert(times_.end(), build_times_.begin(), build_times_.end());
-    return h_flags_[0] == 0;
+    times.emplace_back("keys and sort", ms_sort * 1e-3);
+    times.emplace_back("look-ahead build", lookahead_seconds_);
+    times.insert(times.end(), build_times_.begin(), build_times_.end());
+    e_.times = times;
 }
 
 void TreeGpuResident::store(ParticleSet& p)
 {
     if (!loaded_) throw std::logic_error("tree-gpu: store before load");
+    if (forces_due_ || kick_due_) throw std::logic_error("tree-gpu: store in the middle of a step");
     if (p.size() != static_cast<std::size_t>(n_))
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);

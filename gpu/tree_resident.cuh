@@ -1,16 +1,16 @@
-// Whole leapfrog steps on the device for tree-gpu (core/resident_leapfrog.hpp): positions,
-// velocities, masses and forces stay in device memory, in the Morton order of the current tree.
-// One step on the GPU's stream:
-//   kick-drift-gather: v += a dt/2, x += v dt, everything gathered into the order of the tree
-//     the host built during the last step, and the positions predicted one step further;
-//   the predictions' Morton keys, sorted on the device (their order becomes the next step's
-//     gather); the sorted keys go to the host on a second stream while the device refits the
+// A particle store's device side for tree-gpu (core/device_particles.hpp): positions, velocities,
+// masses and forces stay in device memory, in the Morton order of the current tree, and the
+// store's step operations run here. A leapfrog step (integrators/leapfrog.cpp) on the GPU's stream:
+//   kick_drift(): v += a h, x += v dt, everything gathered into the order of the tree the host
+//     built during the last step, and the positions predicted one step further;
+//   compute(): the predictions' Morton keys, sorted on the device (their order becomes the next
+//     step's gather); the sorted keys go to the host on a second stream while the device refits the
 //     tree to the exact positions (moments level by level, tree/node_moments.hpp), packs the float
-//     tree, walks it and evaluates the lists (tree_engine_impl.cuh);
-//   kick: v += a dt/2 with the new forces.
-// Meanwhile the host builds the next tree's structure from the sorted keys and stages it for
-// upload. Nothing per step crosses the bus but the keys (8 bytes a particle) and the next
-// structure (about 2 bytes a particle).
+//     tree, walks it and evaluates the lists (tree_engine_impl.cuh); meanwhile the host builds the
+//     next tree's structure from the sorted keys and stages it for upload;
+//   kick(): v += a h with the new forces.
+// Nothing per step crosses the bus but the keys (8 bytes a particle) and the next structure (about
+// 2 bytes a particle).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,9 @@
 
 #include <Eigen/Core>
 
-#include "core/resident_leapfrog.hpp"
+#include "core/device_particles.hpp"
+#include "core/force_engine.hpp"
+#include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
 #include "tree/node_moments.hpp"
@@ -26,16 +28,19 @@
 
 namespace grove {
 
-class TreeGpuResident final : public ResidentLeapfrog {
+class TreeGpuResident final : public DeviceParticles {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
     ~TreeGpuResident() override;
-    void load(const ParticleSet& particles, double dt) override;
-    bool step() override;
+    void load(const ParticleSet& particles) override;
+    void kick_drift(double h, double dt) override;
+    bool kick(double h) override;
     void store(ParticleSet& particles) override;
     void unload() override;
     bool loaded() const override { return loaded_; }
-    PhaseTimes last_phase_times() const override { return times_; }
+    // The forces of the positions of the last kick_drift(), left on the device for kick(); the
+    // engine's phase times become this step's.
+    void compute();
 
   private:
     // Builds the structure of the next tree from positions and masses in the device's current
@@ -47,20 +52,26 @@ class TreeGpuResident final : public ResidentLeapfrog {
     void stage(const Octree& t, bool with_order);
     // Makes the staged structure the one the device works on (stream order).
     void apply_staged();
-    // step() without its error handling.
-    bool advance();
+    // Runs an operation on the state; if it throws, the state (part-way through a step) is dropped
+    // and the next load() starts afresh.
+    template <class Op> void guarded(Op&& op);
+    // The step's phases measured on the GPU, once its kick is done.
+    void collect_times();
 
     TreeGpuEngine::Impl& e_;
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
-    static constexpr int kEvents = 7;
+    static constexpr int kEvents = 9;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;
+    bool fresh_ = false;                         // loaded, no step yet: the host's copies hold the state
+    bool forces_due_ = false, kick_due_ = false; // where the step is: after kick_drift, after compute
+    bool failed_ = false;                        // kick_drift found non-finite positions
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
     // last step's lists.
     bool potentials_missing_ = false;
-    double dt_ = 0;
     int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
-    PhaseTimes times_;
+    WallClock::time_point step_start_;
+    double lookahead_seconds_ = 0;
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
 
     // Device state (order: the current tree's).

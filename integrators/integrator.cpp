@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "integrators/hermite.hpp"
@@ -15,7 +16,7 @@ namespace {
 class LeapfrogIntegrator final : public Integrator {
   public:
     LeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, double dt, bool keep_engine_order)
-        : engine_(std::move(engine)), leapfrog_(*engine_, dt, keep_engine_order)
+        : engine_(std::move(engine)), leapfrog_(*engine_, dt), keep_engine_order_(keep_engine_order)
     {
     }
     std::string name() const override { return "leapfrog"; }
@@ -23,30 +24,31 @@ class LeapfrogIntegrator final : public Integrator {
     double interval() const override { return leapfrog_.dt(); }
     void start(ParticleSet& p) override
     {
-        leapfrog_.start(p);
+        leapfrog_.start(bind(p));
         add_phases();
     }
     void advance_to(double t, ParticleSet& p) override
     {
-        const double force_before = leapfrog_.force_seconds(), reorder_before = leapfrog_.reorder_seconds();
+        ParticleStore& s = bound(p);
+        const double force_before = leapfrog_.force_seconds(), reorder_before = s.reorder_seconds();
         const auto start = Clock::now();
-        leapfrog_.step(p);
+        leapfrog_.step(s);
         const double wall = std::chrono::duration<double>(Clock::now() - start).count();
         add_phases();
         p.time = t; // no accumulated rounding in the clock
         last_ = leapfrog_.last_phase_times();
-        const double reorder = leapfrog_.reorder_seconds() - reorder_before;
+        const double reorder = s.reorder_seconds() - reorder_before;
         last_.emplace_back("reorder", reorder);
         last_.emplace_back("integration", std::max(0.0, wall - (leapfrog_.force_seconds() - force_before) - reorder));
     }
     PhaseTimes last_phases() const override { return last_; }
-    // Every step computes the forces; a resident leapfrog brings them (and the particles) back here.
-    void synchronize(ParticleSet& p) override { leapfrog_.synchronize(p); }
-    void restore_order(ParticleSet& p) override { leapfrog_.restore_order(p); }
+    // Every step computes the forces; a store on a device brings them (and the particles) back here.
+    void synchronize(ParticleSet& p) override { bound(p).host(); }
+    void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
-    void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(p); }
+    void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(bind(p)); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }
-    bool resident() const override { return leapfrog_.is_resident(); }
+    bool resident() const override { return leapfrog_.is_resident() && keep_engine_order_; }
     std::string summary() const override
     {
         std::string s = "force engine phases:";
@@ -55,6 +57,16 @@ class LeapfrogIntegrator final : public Integrator {
     }
 
   private:
+    ParticleStore& bind(ParticleSet& p)
+    {
+        store_ = std::make_unique<ParticleStore>(p, keep_engine_order_);
+        return *store_;
+    }
+    ParticleStore& bound(ParticleSet& p)
+    {
+        if (!store_ || !store_->holds(p)) throw std::logic_error("leapfrog: particles other than start()'s");
+        return *store_;
+    }
     void add_phases()
     {
         for (const auto& [name, v] : leapfrog_.last_phase_times()) phases_[name] += v;
@@ -62,6 +74,8 @@ class LeapfrogIntegrator final : public Integrator {
     using Clock = std::chrono::steady_clock;
     std::unique_ptr<ForceEngine> engine_;
     Leapfrog leapfrog_;
+    bool keep_engine_order_;
+    std::unique_ptr<ParticleStore> store_; // over the particles of the last start() or resume()
     std::map<std::string, double> phases_;
     PhaseTimes last_;
 };

@@ -30,7 +30,7 @@ Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, Eigen::Index i,
 
 } // namespace
 
-DirectCpuEngine::DirectCpuEngine(GravityParams params) : params_(params) {}
+DirectCpuEngine::DirectCpuEngine(GravityParams params) : ForceEngine("direct-cpu"), params_(params) {}
 
 void DirectCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {

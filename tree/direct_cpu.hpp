@@ -9,7 +9,6 @@ namespace grove {
 class DirectCpuEngine final : public ForceEngine {
   public:
     explicit DirectCpuEngine(GravityParams params);
-    std::string name() const override { return "direct-cpu"; }
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
     PhaseTimes last_phase_times() const override { return times_; }
 

@@ -86,7 +86,7 @@ HOST_DEVICE inline Group<float> float_group(ParticleRange r, const Vec4<float>* 
 
 // Writes every array but r_open2 (set per theta) into `out`, which must have room for the tree.
 // with_order = false leaves out.order unwritten (4 bytes a particle): a caller that takes the
-// forces in the tree's order (ForceEngine::compute_in_own_order) never reads it.
+// forces in the tree's order (ParticleStore::take_forces_in_order) never reads it.
 void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order = true);
 // The same in two parts, so that a caller can send the particles (the bulk of the tree) while the
 // rest is packed: pack_float_particles first, then pack_float_nodes (nodes, groups and the order,

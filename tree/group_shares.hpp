@@ -1,4 +1,4 @@
-// Which Morton-ordered groups a share of a tree evaluation takes (ForceEngine::set_share, an MPI
+// Which Morton-ordered groups a share of a tree evaluation takes (TreeEngine::set_share, an MPI
 // job's ranks): contiguous runs of groups of about equal cost. The cost of a particle is the
 // work of its group's lists in the last evaluation (group_costs below); summed over a job's
 // shares it is known on every rank, so every rank cuts the same runs. Without costs (the first

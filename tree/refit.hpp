@@ -27,7 +27,7 @@ void refit_octree(Octree& tree, PositionsRef pos, MassesRef mass, BuildTimes* ti
 //
 // Look-ahead (TreeParams::lookahead, with rebuild_every = 1): while an evaluation runs on the
 // GPU, the host builds the next tree from the positions the integrator predicts
-// (ForceEngine::hint_next_drift); the next update() only refits that tree to the exact positions,
+// (from the particle store's last drift); the next update() only refits that tree to the exact positions,
 // which moved little from the prediction, so its cells barely grow. The build leaves the critical
 // path; a refit's gather and moments stay on it. The build runs on the calling thread, with its
 // OpenMP team, at the point the engine chooses (tree-gpu: while it waits for its kernels).
@@ -37,7 +37,7 @@ class TreeUpdater {
     // Returns true when it rebuilt (a refitted look-ahead tree counts as built: its order is fresh).
     bool update(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times);
 
-    // The integrator's prediction for the next call (ForceEngine::hint_next_drift); used by the
+    // The integrator's prediction for the next call (from the particle store's last drift); used by the
     // next start_lookahead() only.
     void hint(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt);
     // After update(): with a hint, prepares the build of the next tree from pos + dt (vel + dt acc),
@@ -53,13 +53,13 @@ class TreeUpdater {
     void finish_lookahead() { run_lookahead(); }
     // The look-ahead build's time in the last evaluation, 0 without one.
     double lookahead_seconds() const { return lookahead_seconds_; }
-    // Whether the last build's order has not been handed over yet (ForceEngine::
-    // compute_in_own_order): false after a refit of a tree whose order was taken.
+    // Whether the last build's order has not been handed over yet (to a particle store): false after a refit of a tree
+    // whose order was taken.
     bool order_fresh() const { return !order_taken_; }
     // Hands the last build's order over, once; the tree then indexes the particles in that order
     // (its order becomes the identity), so that refits gather the moved particles correctly.
     bool take_order(Octree& tree, std::vector<std::uint32_t>& order);
-    // The caller's particles moved otherwise (ForceEngine::particles_reordered): build next time.
+    // The caller's particles moved otherwise (the store's order epoch changed): build next time.
     void force_rebuild();
 
   private:

@@ -42,7 +42,7 @@ void evaluate_group(const OctreeView<double>& tree, const InteractionLists& list
 } // namespace
 
 TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity)
-    : tree_params_(tree), gravity_(gravity), updater_(tree.rebuild_every)
+    : ForceEngine("tree-cpu"), tree_params_(tree), gravity_(gravity), updater_(tree.rebuild_every)
 {
 }
 
@@ -62,16 +62,6 @@ void TreeCpuEngine::evaluate_with_lookahead(PositionsRef pos, MassesRef mass, co
     evaluate_built(build, out);
     updater_.finish_lookahead();
     if (tree_params_.lookahead) times_.emplace_back("look-ahead build", updater_.lookahead_seconds());
-}
-
-void TreeCpuEngine::hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt)
-{
-    updater_.hint(vel, acc, dt);
-}
-
-void TreeCpuEngine::particles_reordered()
-{
-    updater_.force_rebuild();
 }
 
 void TreeCpuEngine::evaluate_built(const BuildTimes& build, Forces& out)
@@ -118,29 +108,33 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     stats_ = list_statistics(tree, lists);
 }
 
-bool TreeCpuEngine::compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                         std::vector<std::uint32_t>& order, const EarlyMove& /*early*/)
+void TreeCpuEngine::compute(ParticleStore& store)
 {
+    ParticleSet& p = store.host();
+    if (std::exchange(store_epoch_, store.order_epoch()) != store.order_epoch()) updater_.force_rebuild();
+    if (p.has_forces()) estimate_.set(p.acc, gravity_.G);
+    if (store.last_drift() > 0) updater_.hint(p.vel, p.acc, store.last_drift());
     BuildTimes build;
-    updater_.update(tree_, pos, mass, tree_params_.build, &build);
-    forces_in_tree_order_ = updater_.order_fresh();
+    updater_.update(tree_, p.pos, p.mass, tree_params_.build, &build);
+    forces_in_tree_order_ = store.may_reorder() && updater_.order_fresh();
     try {
-        evaluate_with_lookahead(pos, mass, build, forces_in_tree_order_, out);
+        evaluate_with_lookahead(p.pos, p.mass, build, forces_in_tree_order_, forces_);
     } catch (...) {
         forces_in_tree_order_ = false;
         throw;
     }
-    const bool handed = forces_in_tree_order_;
-    forces_in_tree_order_ = false;
-    return handed && updater_.take_order(tree_, order);
+    const bool handed = std::exchange(forces_in_tree_order_, false);
+    if (handed && updater_.take_order(tree_, order_))
+        store.take_forces_in_order(forces_, order_);
+    else
+        store.take_forces(forces_);
 }
 
-bool TreeCpuEngine::set_share(int index, int count)
+void TreeCpuEngine::set_share(int index, int count)
 {
     if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-cpu: share index out of range");
     share_index_ = index;
     share_count_ = count;
-    return true;
 }
 
 void TreeCpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)

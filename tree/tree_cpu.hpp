@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/force_engine.hpp"
+#include "core/tree_engine.hpp"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
@@ -15,23 +16,22 @@
 
 namespace grove {
 
-class TreeCpuEngine final : public ForceEngine, public TreeSweep {
+class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSweep {
   public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
-    std::string name() const override { return "tree-cpu"; }
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    // The forces in the tree's Morton order where the store allows it (a fresh build's; a refit
+    // keeps the order handed over before); with look-ahead, the next tree built from the store's
+    // prediction of the next drift.
+    void compute(ParticleStore& store) override;
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
-    bool set_share(int index, int count) override;
+    void set_share(int index, int count) override;
     std::vector<double> last_particle_costs() const override { return last_costs_; }
     void set_share_costs(const std::vector<double>& costs) override { share_costs_ = costs; }
-    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
-                              const EarlyMove& early = {}) override;
-    void particles_reordered() override;
-    void hint_next_drift(const Eigen::Matrix3Xd& vel, const Eigen::Matrix3Xd& acc, double dt) override;
 
     // Evaluates forces for an already built tree under `criterion` (its per-criterion arrays are
     // set here). The relative criterion without an estimate for this N first runs a geometric
@@ -58,7 +58,10 @@ class TreeCpuEngine final : public ForceEngine, public TreeSweep {
     AccelerationEstimate estimate_;
     int share_index_ = 0, share_count_ = 1;
     std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
-    bool forces_in_tree_order_ = false;            // compute_in_own_order: no scatter to the caller's order
+    bool forces_in_tree_order_ = false;            // compute(store): no scatter to the caller's order
+    std::uint64_t store_epoch_ = 0;                // the store's order epoch the tree indexes
+    Forces forces_;                                // compute(store)'s, before the store takes them
+    std::vector<std::uint32_t> order_;             // the order handed to the store
 };
 
 } // namespace grove

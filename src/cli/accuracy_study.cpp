@@ -14,6 +14,7 @@
 
 #include "core/force_errors.hpp"
 #include "core/hdf5_file.hpp"
+#include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
@@ -240,11 +241,12 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     config.engine = o.tree_engine;
     const auto engine = engines().make_force(config);
     auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
-    if (!sweep) throw std::runtime_error("accuracy: " + o.tree_engine + " cannot evaluate a built tree");
+    TreeEngine* tree_engine = as_tree_engine(*engine);
+    if (!sweep || !tree_engine)
+        throw std::runtime_error("accuracy: " + o.tree_engine + " cannot evaluate a built tree");
     // Under mpirun each rank evaluates its share of the groups; the shares are summed after each
     // evaluation (each particle's force comes from one rank: the sums are exact).
-    if (comm.size() > 1 && !engine->set_share(comm.rank(), comm.size()))
-        throw std::runtime_error("accuracy: " + o.tree_engine + " cannot share its work between processes");
+    if (comm.size() > 1) tree_engine->set_share(comm.rank(), comm.size());
     auto combine = [&](Forces& f) {
         comm.sum(f.acc.data(), static_cast<std::size_t>(f.acc.size()));
         comm.sum(f.pot.data(), static_cast<std::size_t>(f.pot.size()));
@@ -260,7 +262,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         t0 = WallClock::now();
         sweep->evaluate_loaded(OpeningCriterion::geometric(kFirstPassTheta), first);
         combine(first);
-        engine->set_acceleration_estimate(first.acc);
+        tree_engine->set_acceleration_estimate(first.acc);
         study.first_pass_seconds = seconds_since(t0);
     }
     auto evaluate = [&](double value) {

@@ -12,6 +12,7 @@
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
@@ -134,7 +135,8 @@ int bench_step(const BenchConfig& c)
     fresh_config.rebuild_every = 1;
     Forces fresh;
     const auto fresh_engine = engines().make_force(fresh_config);
-    fresh_engine->set_acceleration_estimate(p.acc); // the relative criterion's |a|, as in the run
+    if (TreeEngine* tree = as_tree_engine(*fresh_engine)) // the relative criterion's |a|, as in the run
+        tree->set_acceleration_estimate(p.acc);
     fresh_engine->compute(p.pos, p.mass, fresh);
     const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 

@@ -48,7 +48,7 @@ struct EngineConfig {
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between
     bool lookahead = true;            // tree-gpu: build the next tree from the integrator's prediction
     bool resident = true;             // tree-gpu, leapfrog: whole steps on the device (needs lookahead)
-                                      // while an evaluation runs (ForceEngine::hint_next_drift)
+                                      // while an evaluation runs (from the store's predicted drift)
     int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
     std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation
                                       // (empty: `device` if set, else every visible one)

@@ -1,9 +1,9 @@
 // The one interface every force engine implements: positions and masses in, accelerations and
-// potentials out, in the caller's particle order. Integrators and commands see only this.
+// potentials out. Integrators and commands see only this; what only tree engines offer beyond it
+// is core/tree_engine.hpp.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -12,6 +12,7 @@
 #include <Eigen/Core>
 
 #include "core/array_views.hpp"
+#include "core/particle_store.hpp"
 
 namespace grove {
 
@@ -28,68 +29,39 @@ struct Forces {
 // Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
 
-class ResidentLeapfrog; // core/resident_leapfrog.hpp
-
 class ForceEngine {
   public:
+    explicit ForceEngine(std::string name) : name_(std::move(name)) {}
     virtual ~ForceEngine() = default;
-    virtual std::string name() const = 0;
-    // Every particle feels every other; `out` is resized to N.
+    ForceEngine(const ForceEngine&) = delete;
+    ForceEngine& operator=(const ForceEngine&) = delete;
+    const std::string& name() const { return name_; }
+
+    // Every particle feels every other; `out` is resized to N, in the order of pos.
     virtual void compute(PositionsRef pos, MassesRef mass, Forces& out) = 0;
+    // The forces of a store's particles, computed where the store keeps them. An engine with an
+    // order of its own (a tree's Morton order) may hand them back in that order where the store
+    // allows it, and then reads the store's accelerations (the last step's) and last drift.
+    // By default: compute() on the host's arrays.
+    virtual void compute(ParticleStore& store);
     // Forces on the particles `targets` (indices into pos) from all particles; out has
     // targets.size() columns. Direct engines implement it (the accuracy reference for a sample);
     // the default throws std::runtime_error naming the engine.
     virtual void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
                                 Forces& out);
     virtual PhaseTimes last_phase_times() const { return {}; }
-    // The accelerations of the previous step (3 x N, caller's order), which a criterion that
-    // bounds the error relative to |a| reads (the tree engines' relative criterion); the next
-    // compute() uses them. Engines that need none ignore them. Integrators pass theirs before
-    // each step, so that a restarted run makes the same decisions as an uninterrupted one.
-    virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& /*acc*/) {}
-    // Share `index` of `count` equal parts of the work (parallel/distributed_engine.hpp): engines
-    // that can (the tree engines, by groups) then compute only the forces of their share, zero
-    // elsewhere, and return true. Others return false (count 1 always works).
-    virtual bool set_share(int /*index*/, int count) { return count == 1; }
-    // Engines that take shares: the cost of every particle (caller's order) in the last compute(),
-    // zero outside this share, and the costs summed over all shares, from which the next compute()
-    // cuts shares of equal cost (tree/group_shares.hpp). Others return none and ignore them.
-    virtual std::vector<double> last_particle_costs() const { return {}; }
-    virtual void set_share_costs(const std::vector<double>& /*costs*/) {}
-    // compute() for a caller that will keep its particles in the engine's order. An engine that
-    // visits the particles in an order of its own (the tree engines: the Morton order of a build
-    // made in this call) returns the forces in that order and true: out's column k belongs to
-    // particle order[k] of pos. A caller that moves its particles into that order
-    // (core/particle_order.hpp) gives the next build nearly sorted keys and a sequential gather,
-    // and neither side scatters the forces; the engine takes the moved order as the caller's from
-    // then on. Otherwise it returns false with the forces in the caller's order (engines without
-    // an order of their own; a refit, which keeps the order handed over before).
-    //
-    // early: an engine that waits for a device may call early(order) once, before the forces are
-    // ready, with the order it is about to return (true) with; the caller can then move pos and
-    // mass into that order while the device works, and the engine no longer reads them. Engines
-    // without such a wait never call it, and the caller moves everything afterwards.
-    using EarlyMove = std::function<void(const std::vector<std::uint32_t>&)>;
-    virtual bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out,
-                                      std::vector<std::uint32_t>& /*order*/, const EarlyMove& /*early*/ = {})
-    {
-        compute(pos, mass, out);
-        return false;
-    }
-    // The caller moved its particles some other way (back into its own order, for output): an
-    // engine that keeps structure between calls (a tree refitted between builds) rebuilds it.
-    virtual void particles_reordered() {}
-    // Said just before compute() by an integrator that knows where the particles go next: the
-    // next call's positions will be close to pos + dt (vel + dt acc), in the order this call's
-    // forces come back in. A tree engine with look-ahead builds its next tree from that
-    // prediction while this call evaluates, and the next call only refits it. vel and acc must
-    // stay unchanged until compute() returns.
-    virtual void hint_next_drift(const Eigen::Matrix3Xd& /*vel*/, const Eigen::Matrix3Xd& /*acc*/, double /*dt*/) {}
-    // An engine that can run whole leapfrog steps with the particles kept where it computes
-    // (core/resident_leapfrog.hpp) returns its stepper, owned by the engine; null otherwise or
-    // where its settings rule it out.
-    virtual ResidentLeapfrog* resident_leapfrog() { return nullptr; }
+
+  private:
+    std::string name_;
+    Forces scratch_; // compute(store)'s forces before the store takes them
 };
+
+inline void ForceEngine::compute(ParticleStore& store)
+{
+    ParticleSet& p = store.host();
+    compute(p.pos, p.mass, scratch_);
+    store.take_forces(scratch_);
+}
 
 inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)
 {

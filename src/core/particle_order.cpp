@@ -1,5 +1,7 @@
 #include "core/particle_order.hpp"
 
+#include "core/step_update.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -130,7 +132,7 @@ bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& orde
         for (Eigen::Index k = 0; k < n; ++k) {
             const auto i = static_cast<Eigen::Index>(order[static_cast<std::size_t>(k)]);
             for (int d = 0; d < 3; ++d) {
-                const double x = p.pos(d, i), v = p.vel(d, i) + kick.dt * a(d, k);
+                const double x = p.pos(d, i), v = kicked(p.vel(d, i), a(d, k), kick.dt);
                 columns_(d, k) = x;
                 velocities_(d, k) = v;
                 finite = finite && std::isfinite(x) && std::isfinite(v);

@@ -1,6 +1,6 @@
 // Particles kept in a force engine's order between outputs. A tree engine sorts the particles
 // along the Morton curve on every build; a caller that moves its own arrays into that order
-// (ForceEngine::compute_in_own_order) hands the next build nearly sorted keys and a sequential
+// (core/particle_store.hpp) hands the next build nearly sorted keys and a sequential
 // gather instead of a random one. What the caller's order was is kept here, so that files
 // (snapshots, checkpoints) and Python's arrays see the particles as they were given.
 #pragma once
@@ -36,7 +36,7 @@ class ParticleOrder {
     bool adopt(ParticleSet& p, const std::vector<std::uint32_t>& order, Forces forces = Forces::moved,
                VelocityKick kick = {});
     // adopt() in two parts, for an engine that tells the order before its forces are ready
-    // (ForceEngine::compute_in_own_order's early move): move_early() moves the positions,
+    // (ParticleStore::move_early): move_early() moves the positions,
     // velocities and masses; the next adopt(), with the same order and Forces::replaced, applies
     // the kick in the new order and installs the new caller index.
     // undo_early() puts them back when the forces never come (the engine failed).

@@ -7,29 +7,33 @@
 namespace grove {
 
 DistributedForceEngine::DistributedForceEngine(std::unique_ptr<ForceEngine> engine, const Communicator& comm)
-    : engine_(std::move(engine)), comm_(comm)
+    : ForceEngine(engine->name() + " x " + std::to_string(comm.size()) + " ranks"), engine_(std::move(engine)),
+      tree_(as_tree_engine(*engine_)), comm_(comm)
 {
-    by_share_ = engine_->set_share(comm_.rank(), comm_.size());
+    if (tree_) tree_->set_share(comm_.rank(), comm_.size());
 }
 
-std::string DistributedForceEngine::name() const
+void DistributedForceEngine::compute(ParticleStore& store)
 {
-    return engine_->name() + " x " + std::to_string(comm_.size()) + " ranks";
+    ParticleSet& p = store.host();
+    if (tree_ && p.has_forces()) tree_->set_acceleration_estimate(p.acc);
+    compute(p.pos, p.mass, forces_);
+    store.take_forces(forces_);
 }
 
 void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
-    if (by_share_) {
+    if (tree_) {
         engine_->compute(pos, mass, out); // zero outside this rank's share
         comm_.sum(out.acc.data(), 3 * n);
         comm_.sum(out.pot.data(), n);
         // Every particle's cost comes from the one rank that evaluated it: the sum is exact and
         // the same on every rank, which therefore cut the same shares of equal cost next time.
-        std::vector<double> costs = engine_->last_particle_costs();
+        std::vector<double> costs = tree_->last_particle_costs();
         if (costs.size() == n) {
             comm_.sum(costs.data(), n);
-            engine_->set_share_costs(costs);
+            tree_->set_share_costs(costs);
         }
         return;
     }

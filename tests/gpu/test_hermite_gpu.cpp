@@ -9,6 +9,7 @@
 #include "core/diagnostics.hpp"
 #include "core/force_errors.hpp"
 #include "core/ic_models.hpp"
+#include "core/particle_store.hpp"
 #include "gpu/hermite_gpu.h"
 #include "gpu/tree_gpu.h"
 #include "integrators/hermite.hpp"
@@ -185,14 +186,15 @@ TEST_CASE("a leapfrog run on tree-gpu follows the same run on tree-cpu", "[gpu][
     TreeCpuEngine cpu(TreeParams{0.5, {64, 64}}, GravityParams{1.0, 0.01});
     TreeGpuEngine gpu(TreeParams{0.5, {64, 64}}, GravityParams{1.0, 0.01});
     Leapfrog la(cpu, 1e-3), lb(gpu, 1e-3);
-    la.start(a);
-    lb.start(b);
+    ParticleStore sa(a), sb(b);
+    la.start(sa);
+    lb.start(sb);
     for (int s = 0; s < 20; ++s) {
-        la.step(a);
-        lb.step(b);
+        la.step(sa);
+        lb.step(sb);
     }
-    la.restore_order(a); // each leapfrog keeps its engine's order between outputs
-    lb.restore_order(b);
+    sa.restore_order(); // each store keeps its engine's order between outputs
+    sb.restore_order();
     const double moved = (a.pos - make_plummer(4096, 5).pos).norm();
     INFO("position difference " << (a.pos - b.pos).norm() << " of a displacement " << moved);
     CHECK((a.pos - b.pos).norm() < 1e-4 * moved);

@@ -11,6 +11,7 @@
 #include "core/diagnostics.hpp"
 #include "core/force_errors.hpp"
 #include "core/ic_models.hpp"
+#include "core/particle_store.hpp"
 #include "core/snapshot.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
@@ -298,7 +299,7 @@ TEST_CASE("tree-gpu shares of the groups add up to the whole, bit for bit", "[gp
         std::vector<std::unique_ptr<TreeGpuEngine>> shares;
         for (int index = 0; index < count; ++index) {
             shares.push_back(std::make_unique<TreeGpuEngine>(TreeParams{0.5, {16, 32}}, GravityParams{1.0, 0.01}));
-            REQUIRE(shares.back()->set_share(index, count));
+            shares.back()->set_share(index, count);
         }
         // First equal particle counts, then shares cut to equal costs by the first round's lists.
         std::vector<double> costs(p.size(), 0.0);
@@ -353,33 +354,36 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     const double dt = 1.0 / 128;
     TreeGpuEngine on_host(params, gravity), resident(params, gravity), resident_synced(params, gravity),
         resident_output(params, gravity), resident_restarted(params, gravity);
-    Leapfrog a_lf(on_host, dt, true, false), b_lf(resident, dt), c_lf(resident_synced, dt), d_lf(resident_output, dt),
+    Leapfrog a_lf(on_host, dt, false), b_lf(resident, dt), c_lf(resident_synced, dt), d_lf(resident_output, dt),
         r_lf(resident_restarted, dt);
     REQUIRE(!a_lf.is_resident());
     REQUIRE(b_lf.is_resident());
     ParticleSet a = start, b = start, c = start, d = start, restarted;
-    a_lf.start(a);
-    b_lf.start(b);
-    c_lf.start(c);
-    d_lf.start(d);
+    ParticleStore sa(a), sb(b), sc(c), sd(d), sr(restarted);
+    a_lf.start(sa);
+    b_lf.start(sb);
+    c_lf.start(sc);
+    d_lf.start(sd);
     for (int s = 0; s < 16; ++s) {
-        a_lf.step(a);
-        b_lf.step(b);
-        c_lf.step(c);
-        d_lf.step(d);
-        if (s > 9) r_lf.step(restarted);
-        if (s == 5) c_lf.synchronize(c); // a diagnostics line: the run goes on as if there were none
-        if (s == 9) {                    // a snapshot with a checkpoint, from which a second run restarts
-            d_lf.restore_order(d);
+        a_lf.step(sa);
+        b_lf.step(sb);
+        c_lf.step(sc);
+        d_lf.step(sd);
+        if (s > 9) r_lf.step(sr);
+        if (s == 5) sc.host(); // a diagnostics line: the run goes on as if there were none
+        if (s == 9) {          // a snapshot with a checkpoint, from which a second run restarts
+            sd.restore_order();
             restarted = d;
-            r_lf.resume(restarted);
+            r_lf.resume(sr);
         }
     }
-    a_lf.restore_order(a);
-    b_lf.restore_order(b);
-    c_lf.restore_order(c);
-    d_lf.restore_order(d);
-    r_lf.restore_order(restarted);
+    CHECK(sb.on_device());
+    CHECK_FALSE(sa.on_device());
+    sa.restore_order();
+    sb.restore_order();
+    sc.restore_order();
+    sd.restore_order();
+    sr.restore_order();
     CHECK(b.time == a.time);
     test::check_same_columns(c, b); // bit for bit
     CHECK(restarted.time == d.time);
@@ -409,9 +413,10 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     ParticleSet e = start;
     TreeGpuEngine broken(params, gravity);
     Leapfrog e_lf(broken, dt);
-    e_lf.start(e);
+    ParticleStore se(e);
+    e_lf.start(se);
     e.vel(0, 7) = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH(e_lf.step(e), Catch::Contains("non-finite"));
+    CHECK_THROWS_WITH(e_lf.step(se), Catch::Contains("non-finite"));
 
     // A handful of particles (one leaf, one group) and a single one: the host pipeline's orbits.
     for (const std::size_t n : {1, 2, 5}) {
@@ -424,16 +429,17 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
         }
         ParticleSet few_host = few;
         TreeGpuEngine few_engine(params, gravity), few_host_engine(params, gravity);
-        Leapfrog f_lf(few_engine, dt), h_lf(few_host_engine, dt, true, false);
+        Leapfrog f_lf(few_engine, dt), h_lf(few_host_engine, dt, false);
         REQUIRE(f_lf.is_resident());
-        f_lf.start(few);
-        h_lf.start(few_host);
+        ParticleStore sf(few), sh(few_host);
+        f_lf.start(sf);
+        h_lf.start(sh);
         for (int s = 0; s < 4; ++s) {
-            f_lf.step(few);
-            h_lf.step(few_host);
+            f_lf.step(sf);
+            h_lf.step(sh);
         }
-        f_lf.restore_order(few);
-        h_lf.restore_order(few_host);
+        sf.restore_order();
+        sh.restore_order();
         INFO("N = " << n);
         CHECK((few.pos - few_host.pos).norm() <= 1e-6 * few_host.pos.norm());
         CHECK((few.vel - few_host.vel).norm() <= 1e-6 * std::max(1.0, few_host.vel.norm()));
@@ -444,7 +450,16 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     relative.mac = MacKind::relative;
     reuse.rebuild_every = 4;
     no_lookahead.lookahead = false;
-    CHECK(TreeGpuEngine(relative, gravity).resident_leapfrog() == nullptr);
-    CHECK(TreeGpuEngine(reuse, gravity).resident_leapfrog() == nullptr);
-    CHECK(TreeGpuEngine(no_lookahead, gravity).resident_leapfrog() == nullptr);
+    CHECK(TreeGpuEngine(relative, gravity).device_particles() == nullptr);
+    CHECK(TreeGpuEngine(reuse, gravity).device_particles() == nullptr);
+    CHECK(TreeGpuEngine(no_lookahead, gravity).device_particles() == nullptr);
+    // A store that holds the caller's order stays on the host.
+    ParticleSet g = start;
+    ParticleStore held(g, false);
+    TreeGpuEngine held_engine(params, gravity);
+    Leapfrog g_lf(held_engine, dt);
+    g_lf.start(held);
+    g_lf.step(held);
+    CHECK_FALSE(held.on_device());
+    CHECK(held.caller_index().empty());
 }

@@ -3,8 +3,10 @@
 
 #include <cmath>
 
+#include "core/device_particles.hpp"
 #include "core/ic_models.hpp"
 #include "core/particle_order.hpp"
+#include "core/particle_store.hpp"
 #include "integrators/leapfrog.hpp"
 #include "support/test_support.hpp"
 #include "support/tree_order_check.hpp"
@@ -36,9 +38,10 @@ double separation_error_after_one_period(double dt)
     const ParticleSet start = p;
     DirectCpuEngine engine(GravityParams{1.0, 0.0});
     Leapfrog lf(engine, dt);
-    lf.start(p);
+    ParticleStore store(p);
+    lf.start(store);
     const auto steps = std::lround(2 * 3.14159265358979323846 / dt);
-    for (long s = 0; s < steps; ++s) lf.step(p);
+    for (long s = 0; s < steps; ++s) lf.step(store);
     return (p.pos.col(1) - p.pos.col(0) - (start.pos.col(1) - start.pos.col(0))).norm();
 }
 
@@ -60,12 +63,14 @@ TEST_CASE("leapfrog is time-reversible", "[integrator]")
     const ParticleSet start = p;
     DirectCpuEngine engine(GravityParams{1.0, 0.0});
     Leapfrog lf(engine, 1e-3);
-    lf.start(p);
-    for (int s = 0; s < 3000; ++s) lf.step(p);
+    ParticleStore forth(p);
+    lf.start(forth);
+    for (int s = 0; s < 3000; ++s) lf.step(forth);
     p.vel = -p.vel;
     Leapfrog back(engine, 1e-3);
-    back.start(p);
-    for (int s = 0; s < 3000; ++s) back.step(p);
+    ParticleStore backwards(p);
+    back.start(backwards);
+    for (int s = 0; s < 3000; ++s) back.step(backwards);
     CHECK((p.pos - start.pos).norm() < 1e-10);
     CHECK((p.vel + start.vel).norm() < 1e-10);
     CHECK_THROWS_WITH(Leapfrog(engine, -1), Catch::Contains("--dt"));
@@ -76,8 +81,7 @@ namespace {
 // The same engine without its order: the leapfrog then keeps the caller's order throughout.
 class WithoutOrder final : public ForceEngine {
   public:
-    explicit WithoutOrder(ForceEngine& engine) : engine_(engine) {}
-    std::string name() const override { return engine_.name(); }
+    explicit WithoutOrder(ForceEngine& engine) : ForceEngine(engine.name()), engine_(engine) {}
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override { engine_.compute(pos, mass, out); }
 
   private:
@@ -85,7 +89,7 @@ class WithoutOrder final : public ForceEngine {
 };
 
 // Two leapfrogs started and stepped side by side.
-void start_and_step_both(Leapfrog& la, ParticleSet& a, Leapfrog& lb, ParticleSet& b, int steps)
+void start_and_step_both(Leapfrog& la, ParticleStore& a, Leapfrog& lb, ParticleStore& b, int steps)
 {
     la.start(a);
     lb.start(b);
@@ -95,31 +99,45 @@ void start_and_step_both(Leapfrog& la, ParticleSet& a, Leapfrog& lb, ParticleSet
     }
 }
 
-// An engine that says its order early (as tree-gpu does while its kernels run): it lets the
-// wrapped engine compute, then calls early with the order before returning it. fail_after_early:
-// it throws after the early move instead, as an engine whose device failed would.
-class EarlyOrder final : public ForceEngine {
+// An engine with an order of its own (the particles reversed) that hands its forces over in it,
+// telling the store the order early (as tree-gpu does while its kernels run) or with the forces.
+// fail_after_early: it throws after the early move instead, as an engine whose device failed would.
+class ReversingEngine final : public ForceEngine {
   public:
-    explicit EarlyOrder(ForceEngine& engine) : engine_(engine) {}
-    std::string name() const override { return engine_.name(); }
+    ReversingEngine(ForceEngine& engine, bool early) : ForceEngine(engine.name()), engine_(engine), early_(early) {}
     void compute(PositionsRef pos, MassesRef mass, Forces& out) override { engine_.compute(pos, mass, out); }
-    bool compute_in_own_order(PositionsRef pos, MassesRef mass, Forces& out, std::vector<std::uint32_t>& order,
-                              const EarlyMove& early) override
+    void compute(ParticleStore& store) override
     {
-        const bool handed = engine_.compute_in_own_order(pos, mass, out, order);
-        if (handed && early) {
-            early(order);
+        ParticleSet& p = store.host();
+        Forces caller;
+        engine_.compute(p.pos, p.mass, caller);
+        if (!store.may_reorder()) {
+            store.take_forces(caller);
+            return;
+        }
+        const auto n = static_cast<std::uint32_t>(p.size());
+        std::vector<std::uint32_t> order(n);
+        for (std::uint32_t k = 0; k < n; ++k) order[k] = n - 1 - k;
+        if (early_) {
+            store.move_early(order);
             ++early_moves;
             if (fail_after_early) throw std::runtime_error("device failed");
         }
-        return handed;
+        Forces own;
+        own.acc.resize(3, n);
+        own.pot.resize(n);
+        for (std::uint32_t k = 0; k < n; ++k) {
+            own.acc.col(k) = caller.acc.col(order[k]);
+            own.pot[k] = caller.pot[order[k]];
+        }
+        store.take_forces_in_order(own, order);
     }
-    void particles_reordered() override { engine_.particles_reordered(); }
     int early_moves = 0;
     bool fail_after_early = false;
 
   private:
     ForceEngine& engine_;
+    bool early_;
 };
 
 } // namespace
@@ -221,31 +239,33 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
 
     SECTION("early, while the engine works, give the leapfrog the same orbits; a failure leaves them as they were")
     {
-        TreeParams params;
-        params.theta = 0.6;
-        params.build.nleaf = 8;
-        params.build.ncrit = 16;
-        TreeCpuEngine plain(params, GravityParams{1.0, 0.05}), inner(params, GravityParams{1.0, 0.05});
-        EarlyOrder early(inner);
+        DirectCpuEngine direct(GravityParams{1.0, 0.05});
+        ReversingEngine with_forces(direct, false), early(direct, true);
         ParticleSet a = start, b = start;
-        Leapfrog la(plain, 1.0 / 64), lb(early, 1.0 / 64);
-        start_and_step_both(la, a, lb, b, 5);
+        ParticleStore sa(a), sb(b);
+        Leapfrog la(with_forces, 1.0 / 64), lb(early, 1.0 / 64);
+        start_and_step_both(la, sa, lb, sb, 5);
         CHECK(early.early_moves == 5);
-        CHECK(a.pos == b.pos);
+        CHECK(sa.host().pos == sb.host().pos);
         CHECK(a.vel == b.vel);
         CHECK(a.mass == b.mass);
+        CHECK(sa.caller_index().size() == 300);
+        CHECK(sa.caller_index() == sb.caller_index());
         early.fail_after_early = true;
         const ParticleSet before = b;
-        CHECK_THROWS_WITH(lb.step(b), Catch::Contains("device failed"));
+        CHECK_THROWS_WITH(lb.step(sb), Catch::Contains("device failed"));
         // The early move is undone; the opening half-kick and drift of the failed step remain, as
         // they would with any engine that fails.
+        sb.host();
         CHECK(b.mass == before.mass);
         const double dt = 1.0 / 64;
         const Eigen::Matrix3Xd v_half = before.vel + 0.5 * dt * before.acc, x = before.pos + dt * v_half;
         CHECK((b.vel - v_half).cwiseAbs().maxCoeff() <= 1e-15);
         CHECK((b.pos - x).cwiseAbs().maxCoeff() <= 1e-15); // in the order they had, not the engine's
-        lb.restore_order(b);
+        sb.restore_order();
         CHECK(b.id == start.id);
+        sa.restore_order();
+        CHECK(a.pos != b.pos); // one step apart
     }
 
     SECTION("into a tree's Morton order give the leapfrog the same orbits as the caller's order")
@@ -263,19 +283,20 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
             WithoutOrder fixed_order(fixed);
             ParticleSet a = start, b = start;
             if (config == 2) a.acc.resize(3, 0), b.acc.resize(3, 0); // no estimate: a first pass
+            ParticleStore sa(a), sb(b);
             Leapfrog la(moving, 1.0 / 64), lb(fixed_order, 1.0 / 64);
-            start_and_step_both(la, a, lb, b, 7);
+            start_and_step_both(la, sa, lb, sb, 7);
             INFO("configuration " << config);
-            CHECK(a.pos != b.pos); // the tree's order, not the caller's
-            la.restore_order(a);
+            CHECK(sa.host().pos != b.pos); // the tree's order, not the caller's
+            sa.restore_order();
             // The trees are the same but for the particles' order within equal keys: equal here.
             CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
             CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 1e-13);
             CHECK((a.acc - b.acc).cwiseAbs().maxCoeff() <= 1e-12);
             // And it continues from the restored order as from any caller's order.
-            la.step(a);
-            lb.step(b);
-            la.restore_order(a);
+            la.step(sa);
+            lb.step(sb);
+            sa.restore_order();
             CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
         }
     }
@@ -290,4 +311,121 @@ TEST_CASE("look-ahead trees, built from the leapfrog's prediction and refitted, 
             return std::make_unique<TreeCpuEngine>(params, GravityParams{1.0, 0.02});
         },
         [](ForceEngine& e) { return static_cast<TreeCpuEngine&>(e).last_stats(); });
+}
+
+namespace {
+
+// A device side kept in host memory: what the store hands it and asks of it, counted.
+class RecordingDevice final : public DeviceParticles {
+  public:
+    void load(const ParticleSet& p) override
+    {
+        state = p;
+        ++loads;
+        loaded_ = true;
+    }
+    void kick_drift(double h, double dt) override
+    {
+        state.vel += h * state.acc;
+        state.pos += dt * state.vel;
+    }
+    bool kick(double h) override
+    {
+        state.vel += h * state.acc;
+        return state.vel.allFinite();
+    }
+    void store(ParticleSet& p) override
+    {
+        p.pos = state.pos;
+        p.vel = state.vel;
+        p.acc = state.acc;
+        p.pot = state.pot;
+        ++stores;
+    }
+    void unload() override { loaded_ = false; }
+    bool loaded() const override { return loaded_; }
+    ParticleSet state;
+    int loads = 0, stores = 0;
+
+  private:
+    bool loaded_ = false;
+};
+
+} // namespace
+
+TEST_CASE("a particle store applies the steps where the state lives and keeps the caller's order",
+          "[integrator][store]")
+{
+    ParticleSet start = make_plummer(200, 3);
+    start.acc = -start.pos;
+    start.pot = -start.mass;
+
+    SECTION("on the host: the kick folded into a move equals the kick after it")
+    {
+        ParticleSet a = start, b = start;
+        ParticleStore folded(a), apart(b);
+        std::vector<std::uint32_t> order(200);
+        for (std::uint32_t k = 0; k < 200; ++k) order[k] = (k * 13 + 7) % 200;
+        const std::vector<std::uint32_t> expected = order;
+        folded.kick_drift(0.125, 0.25);
+        apart.kick_drift(0.125, 0.25);
+        CHECK(folded.last_drift() == 0.25);
+        Forces f{Eigen::Matrix3Xd::Constant(3, 200, 0.5), Eigen::VectorXd::Constant(200, -1.0)}, g = f;
+        std::vector<std::uint32_t> taken = order;
+        folded.take_forces_in_order(f, taken);
+        CHECK(folded.kick(0.125));
+        apart.move_early(order);
+        apart.take_forces_in_order(g, order);
+        CHECK(apart.kick(0.125));
+        CHECK(folded.host().vel == apart.host().vel);
+        CHECK(a.pos == b.pos);
+        CHECK(folded.caller_index() == expected);
+        // The store is back in the caller's order, and tells engines so.
+        const std::uint64_t epoch = folded.order_epoch();
+        folded.restore_order();
+        CHECK(folded.order_epoch() != epoch);
+        CHECK(a.id == start.id);
+        const Eigen::Matrix3Xd v_half = start.vel + 0.125 * start.acc;
+        CHECK((a.pos - (start.pos + 0.25 * v_half)).cwiseAbs().maxCoeff() <= 1e-15);
+        CHECK((a.vel - (v_half + 0.125 * Eigen::Matrix3Xd::Constant(3, 200, 0.5))).cwiseAbs().maxCoeff() <= 1e-15);
+        CHECK(a.pot == Eigen::VectorXd::Constant(200, -1.0));
+        // A non-finite velocity is found by the kick, moved or not.
+        a.vel(1, 3) = std::nan("");
+        CHECK_FALSE(folded.kick(0.1));
+        // Forces for another number of particles, or in an order held, are refused.
+        Forces few{Eigen::Matrix3Xd::Zero(3, 5), Eigen::VectorXd::Zero(5)};
+        CHECK_THROWS_AS(folded.take_forces(few), std::logic_error);
+        const ParticleStore::OrderHold hold(folded);
+        CHECK_FALSE(folded.may_reorder());
+        std::vector<std::uint32_t> again = expected;
+        CHECK_THROWS_AS(folded.take_forces_in_order(f, again), std::logic_error);
+    }
+
+    SECTION("on a device: loaded at the first drift, brought back on request, dropped at an output")
+    {
+        ParticleSet a = start;
+        RecordingDevice device;
+        ParticleStore store(a);
+        store.place_on(&device);
+        CHECK_FALSE(store.on_device());
+        store.kick_drift(0.125, 0.25);
+        CHECK(device.loads == 1);
+        CHECK(store.on_device());
+        CHECK(a.pos == start.pos); // the host's copy is not touched by the steps
+        CHECK(store.kick(0.125));
+        store.advance_time(0.25);
+        CHECK(store.time() == start.time + 0.25);
+        ParticleSet& host = store.host();
+        CHECK(device.stores == 1);
+        CHECK(host.pos == device.state.pos);
+        store.host(); // current: no second copy
+        CHECK(device.stores == 1);
+        store.restore_order();
+        CHECK_FALSE(store.on_device());
+        store.kick_drift(0.125, 0.25); // a new load, from the host's state, as after a restart
+        CHECK(device.loads == 2);
+        store.place_on(nullptr); // back on the host, with the device's state
+        CHECK(device.stores == 2);
+        CHECK(a.pos == device.state.pos);
+    }
 }

@@ -1,4 +1,4 @@
-// The contract of ForceEngine::compute_in_own_order for a tree engine, and the look-ahead trees
+// The contract of ForceEngine::compute(ParticleStore&) for a tree engine, and the look-ahead trees
 // (tree/refit.hpp), checked the same way for tree-cpu (CPU tests) and tree-gpu ([gpu] tests).
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/force_engine.hpp"
-#include "core/particle_order.hpp"
+#include "core/particle_store.hpp"
 #include "core/particles.hpp"
 #include "integrators/leapfrog.hpp"
 #include "tree/build.hpp"
@@ -20,10 +20,10 @@
 
 namespace grove::test {
 
-// make(params) builds the engine under test. For both criteria: the forces in the engine's own
-// order are compute()'s permuted by the order handed over; after the caller moves its particles
-// into that order, a refit keeps it (nothing new handed over) and gives the same forces; after
-// particles_reordered() a build hands over a new order.
+// make(params) builds the engine under test. For both criteria: the forces an engine hands a
+// store in its own order are compute()'s permuted by that order; a refit keeps the order (nothing
+// new handed over) and gives the same forces; after the store goes back to the caller's order a
+// build hands over a new one; a store that holds its order gets the caller's order.
 inline void check_forces_in_own_order(const ParticleSet& p,
                                       const std::function<std::unique_ptr<ForceEngine>(const TreeParams&)>& make)
 {
@@ -32,27 +32,37 @@ inline void check_forces_in_own_order(const ParticleSet& p,
         TreeParams params{0.5, {16, 32}};
         params.mac = mac;
         params.rebuild_every = 2;
-        Forces caller, own;
+        Forces caller;
         make(params)->compute(p.pos, p.mass, caller); // relative: after a first pass, as below
         const auto engine = make(params);
-        std::vector<std::uint32_t> order;
-        REQUIRE(engine->compute_in_own_order(p.pos, p.mass, own, order));
+        ParticleSet q = p;
+        ParticleStore store(q);
+        engine->compute(store);
+        store.host();
+        const std::vector<std::uint32_t> order = store.caller_index();
         REQUIRE(order.size() == p.size());
         for (std::size_t k = 0; k < order.size(); ++k) {
-            REQUIRE(own.acc.col(static_cast<Eigen::Index>(k)) == caller.acc.col(order[k]));
-            REQUIRE(own.pot[static_cast<Eigen::Index>(k)] == caller.pot[order[k]]);
+            REQUIRE(q.acc.col(static_cast<Eigen::Index>(k)) == caller.acc.col(order[k]));
+            REQUIRE(q.pot[static_cast<Eigen::Index>(k)] == caller.pot[order[k]]);
         }
-        ParticleSet q = p;
-        ParticleOrder moved;
-        moved.adopt(q, order);
-        Forces refit;
-        CHECK_FALSE(engine->compute_in_own_order(q.pos, q.mass, refit, order));
+        const Forces own{q.acc, q.pot};
+        engine->compute(store); // a refit
+        CHECK(store.caller_index() == order);
         // Equal up to the refit's rounding and (relative) the newer estimate; a wrong gather
         // would differ at order one.
-        CHECK((refit.acc - own.acc).norm() <= 1e-3 * own.acc.norm());
-        CHECK((refit.pot - own.pot).norm() <= 1e-3 * own.pot.norm());
-        engine->particles_reordered();
-        CHECK(engine->compute_in_own_order(q.pos, q.mass, refit, order));
+        CHECK((q.acc - own.acc).norm() <= 1e-3 * own.acc.norm());
+        CHECK((q.pot - own.pot).norm() <= 1e-3 * own.pot.norm());
+        store.restore_order();
+        CHECK(q.pos == p.pos);
+        engine->compute(store); // built afresh for the restored order
+        store.host();
+        CHECK(store.caller_index().size() == p.size());
+        ParticleSet r = p;
+        ParticleStore held(r);
+        const ParticleStore::OrderHold hold(held);
+        make(params)->compute(held);
+        CHECK(held.caller_index().empty());
+        CHECK((r.acc - caller.acc).norm() <= 1e-12 * caller.acc.norm());
     }
 }
 
@@ -82,13 +92,14 @@ inline void check_lookahead_orbits(const ParticleSet& start,
         ahead.lookahead = true;
         const auto plain = make(params), looking = make(ahead);
         ParticleSet a = start, b = start;
+        ParticleStore sa(a, keep_order), sb(b, keep_order);
         // The host pipeline (tree-gpu's resident steps, which hide these phases, have their own test).
-        Leapfrog la(*looking, 1.0 / 64, keep_order, false), lb(*plain, 1.0 / 64, keep_order, false);
-        la.start(a);
-        lb.start(b);
+        Leapfrog la(*looking, 1.0 / 64, false), lb(*plain, 1.0 / 64, false);
+        la.start(sa);
+        lb.start(sb);
         for (int s = 0; s < 9; ++s) {
-            la.step(a);
-            lb.step(b);
+            la.step(sa);
+            lb.step(sb);
             if (s >= 1 && s != 5) {
                 CHECK(phase(looking->last_phase_times(), "sort") == 0);
                 CHECK(phase(looking->last_phase_times(), "gather") > 0);
@@ -96,12 +107,12 @@ inline void check_lookahead_orbits(const ParticleSet& start,
                 CHECK(work(lists(*looking)) <= 1.05 * work(lists(*plain)));
             }
             if (s == 4) { // output: both back in the caller's order; the look-ahead tree is dropped
-                la.restore_order(a);
-                lb.restore_order(b);
+                sa.restore_order();
+                sb.restore_order();
             }
         }
-        la.restore_order(a);
-        lb.restore_order(b);
+        sa.restore_order();
+        sb.restore_order();
         // Close orbits: the look-ahead trees differ from fresh ones only where a particle crossed
         // a cell boundary between prediction and position, and refitted cells are a little larger
         // (measured on tree-cpu with 2000 particles: 5e-6 in position and 6e-5 in velocity after 9

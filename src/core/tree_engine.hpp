@@ -1,0 +1,42 @@
+// What the tree engines (tree-cpu, tree-gpu) offer beyond ForceEngine, for the callers that need
+// it: the relative criterion's estimate of |a|, shares of the work for MPI ranks, and the device
+// side of a particle store. Reached from a registry-made engine with as_tree_engine().
+#pragma once
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/device_particles.hpp"
+#include "core/force_engine.hpp"
+
+namespace grove {
+
+class TreeEngine {
+  public:
+    virtual ~TreeEngine() = default;
+    // The accelerations of the previous step (3 x N, G included, in the order of the positions the
+    // next compute(pos, ...) gets), which the relative criterion reads. compute(store) reads the
+    // store's instead, so that a restarted run makes the same decisions as an uninterrupted one.
+    virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) = 0;
+    // Share `index` of `count` parts of the work (parallel/distributed_engine.hpp): compute() then
+    // gives the forces of the share's groups only, zero elsewhere. Cut to equal costs by
+    // set_share_costs (tree/group_shares.hpp), else to equal particle counts.
+    virtual void set_share(int index, int count) = 0;
+    // The cost of every particle (in the order compute() got them) in the last compute(), zero
+    // outside this share; and the costs summed over all shares, from which the next compute()
+    // cuts shares of equal cost.
+    virtual std::vector<double> last_particle_costs() const = 0;
+    virtual void set_share_costs(const std::vector<double>& costs) = 0;
+    // Where the engine's settings allow whole steps on its device (tree-gpu resident steps): the
+    // device side a particle store may live on (ParticleStore::place_on), owned by the engine.
+    // Null otherwise.
+    virtual DeviceParticles* device_particles() { return nullptr; }
+};
+
+inline TreeEngine* as_tree_engine(ForceEngine& engine)
+{
+    return dynamic_cast<TreeEngine*>(&engine);
+}
+
+} // namespace grove
