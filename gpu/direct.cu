@@ -21,6 +21,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/float_pair.hpp"
 #include "gpu/j_split.hpp"
 #include "gpu/occupancy.cuh"
 #include "gpu/split_reduce.cuh"
@@ -98,9 +99,18 @@ struct MixedPolicy {
     }
     __device__ static Shared massless(Shared s) { return {make_float4(s.hi.x, s.hi.y, s.hi.z, 0.f), s.lo}; }
     __device__ static Target target(Global g) { return {g.hi.x, g.hi.y, g.hi.z, g.lo.x, g.lo.y, g.lo.z}; }
-    __device__ static float dx(const Target& t, const Shared& s) { return (s.hi.x - t.hx) + (s.lo.x - t.lx); }
-    __device__ static float dy(const Target& t, const Shared& s) { return (s.hi.y - t.hy) + (s.lo.y - t.ly); }
-    __device__ static float dz(const Target& t, const Shared& s) { return (s.hi.z - t.hz) + (s.lo.z - t.lz); }
+    __device__ static float dx(const Target& t, const Shared& s)
+    {
+        return gpu::pair_difference(s.hi.x, s.lo.x, t.hx, t.lx);
+    }
+    __device__ static float dy(const Target& t, const Shared& s)
+    {
+        return gpu::pair_difference(s.hi.y, s.lo.y, t.hy, t.ly);
+    }
+    __device__ static float dz(const Target& t, const Shared& s)
+    {
+        return gpu::pair_difference(s.hi.z, s.lo.z, t.hz, t.lz);
+    }
     template <bool kGuard>
     __device__ static Accum<float> interact(Accum<float> a, const Target& t, const Shared& s, float eps2)
     {
@@ -379,11 +389,10 @@ struct DirectGpuEngine::Impl {
             h_sources_m.reserve(n, "direct-gpu sources");
             for (std::size_t j = 0; j < n; ++j) {
                 const auto c = static_cast<Eigen::Index>(j);
-                const float hx = static_cast<float>(pos(0, c)), hy = static_cast<float>(pos(1, c)),
-                            hz = static_cast<float>(pos(2, c));
-                h_sources_m[j] = {make_float4(hx, hy, hz, static_cast<float>(mass[c])),
-                                  make_float4(static_cast<float>(pos(0, c) - hx), static_cast<float>(pos(1, c) - hy),
-                                              static_cast<float>(pos(2, c) - hz), 0.f)};
+                const gpu::FloatPair x = gpu::split_double(pos(0, c)), y = gpu::split_double(pos(1, c)),
+                                     z = gpu::split_double(pos(2, c));
+                h_sources_m[j] = {make_float4(x.hi, y.hi, z.hi, static_cast<float>(mass[c])),
+                                  make_float4(x.lo, y.lo, z.lo, 0.f)};
             }
             CUDA_CHECK(cudaMemcpyAsync(d_sources_m.data(), h_sources_m.data(), n * sizeof(MixedSource),
                                        cudaMemcpyHostToDevice, stream));

@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/float_pair.hpp"
 #include "gpu/j_split.hpp"
 #include "gpu/occupancy.cuh"
 #include "gpu/split_reduce.cuh"
@@ -98,10 +99,9 @@ __global__ void predict_kernel(int n, double t, JMemory m, D4* xp, D4* vp, float
         lo[i] = make_float4(0.f, 0.f, 0.f, __uint_as_float(kEmptyName));
         vel[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     } else {
-        const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
-        hi[i] = make_float4(hx, hy, hz, static_cast<float>(mass));
-        lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz),
-                            __uint_as_float(static_cast<unsigned>(m.name[i])));
+        const gpu::FloatPair sx = gpu::split_double(px), sy = gpu::split_double(py), sz = gpu::split_double(pz);
+        hi[i] = make_float4(sx.hi, sy.hi, sz.hi, static_cast<float>(mass));
+        lo[i] = make_float4(sx.lo, sy.lo, sz.lo, __uint_as_float(static_cast<unsigned>(m.name[i])));
         vel[i] = make_float4(static_cast<float>(qx), static_cast<float>(qy), static_cast<float>(qz), 0.f);
     }
 }
@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(kThreads)
     const long long self = __double_as_longlong(x.w);
     const double radius2 = v.w;
     // The i-particle as a float pair too (mixed).
-    const float hx = static_cast<float>(x.x), hy = static_cast<float>(x.y), hz = static_cast<float>(x.z);
-    const float lx = static_cast<float>(x.x - hx), ly = static_cast<float>(x.y - hy), lz = static_cast<float>(x.z - hz);
+    const gpu::FloatPair px = gpu::split_double(x.x), py = gpu::split_double(x.y), pz = gpu::split_double(x.z);
+    const float hx = px.hi, hy = py.hi, hz = pz.hi, lx = px.lo, ly = py.lo, lz = pz.lo;
     const float vx = static_cast<float>(v.x), vy = static_cast<float>(v.y), vz = static_cast<float>(v.z);
     AccumJerk<double> sum;
     double best = INFINITY;
@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(kThreads)
             if (name < 0 || name == self || i >= ni) continue;
             if (kMixed) {
                 const float4 h = sh[s], l = sl[s], w = sw[s];
-                const float dx = (h.x - hx) + (l.x - lx), dy = (h.y - hy) + (l.y - ly), dz = (h.z - hz) + (l.z - lz);
+                const float dx = gpu::pair_difference(h.x, l.x, hx, lx), dy = gpu::pair_difference(h.y, l.y, hy, ly),
+                            dz = gpu::pair_difference(h.z, l.z, hz, lz);
                 const float r2 = dx * dx + dy * dy + dz * dz;
                 if (r2 == 0.f && eps2 == 0.0) {
                     atomicExch(coincident, 1);
@@ -233,9 +234,9 @@ __global__ void __launch_bounds__(kThreads)
         const int i = (blockIdx.x * kT + u) * kThreads + threadIdx.x;
         const int ic = i < ni ? i : ni - 1;
         const D4 x = ip[ic], w = ip[ni + ic];
-        xh[u] = make_float3(static_cast<float>(x.x), static_cast<float>(x.y), static_cast<float>(x.z));
-        xl[u] = make_float3(static_cast<float>(x.x - xh[u].x), static_cast<float>(x.y - xh[u].y),
-                            static_cast<float>(x.z - xh[u].z));
+        const gpu::FloatPair px = gpu::split_double(x.x), py = gpu::split_double(x.y), pz = gpu::split_double(x.z);
+        xh[u] = make_float3(px.hi, py.hi, pz.hi);
+        xl[u] = make_float3(px.lo, py.lo, pz.lo);
         v[u] = make_float3(static_cast<float>(w.x), static_cast<float>(w.y), static_cast<float>(w.z));
         self[u] = static_cast<unsigned>(__double_as_longlong(x.w));
         best[u] = ~0ull;

@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_info.h"
+#include "gpu/float_pair.hpp"
 #include "gpu/j_split.hpp"
 #include "gpu/jerk_pair.cuh"
 #include "gpu/occupancy.cuh"
@@ -52,10 +53,7 @@ __global__ void predict_kernel(int n, double t, DeviceState s, D4* xp, D4* vp)
     vp[i] = D4{v[0], v[1], v[2], 0.0};
 }
 
-// The same prediction stored for the mixed kernel as float pairs: x = hi + lo with hi = float(x)
-// and lo = float(x - hi), so that (xj_hi - xi_hi) + (xj_lo - xi_lo) gives the difference to
-// about 48 bits with float arithmetic only (Sapporo's double-single idea; conversions from double
-// run at an eighth of the float rate on this GPU and would bound the kernel).
+// The same prediction stored for the mixed kernel as float pairs (gpu/float_pair.hpp).
 __global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi, float4* lo, float4* vel)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -63,9 +61,9 @@ __global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi,
     double p[3], v[3];
     predict_particle(s, i, t, p, v);
     const double px = p[0], py = p[1], pz = p[2];
-    const float hx = static_cast<float>(px), hy = static_cast<float>(py), hz = static_cast<float>(pz);
-    hi[i] = make_float4(hx, hy, hz, static_cast<float>(s.xm[i].w));
-    lo[i] = make_float4(static_cast<float>(px - hx), static_cast<float>(py - hy), static_cast<float>(pz - hz), 0.f);
+    const gpu::FloatPair x = gpu::split_double(px), y = gpu::split_double(py), z = gpu::split_double(pz);
+    hi[i] = make_float4(x.hi, y.hi, z.hi, static_cast<float>(s.xm[i].w));
+    lo[i] = make_float4(x.lo, y.lo, z.lo, 0.f);
     vel[i] = make_float4(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), 0.f);
 }
 

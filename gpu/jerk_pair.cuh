@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/coincident_pair.cuh"
+#include "gpu/float_pair.hpp"
 #include "tree/gravity.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -37,9 +38,9 @@ struct MixedJerkPolicy {
     // Source minus target, exact in its leading part (Sapporo's double-single difference).
     __device__ static void differences(const Source& s, const Target& t, float d[3], float dv[3])
     {
-        d[0] = (s.hi.x - t.hx) + (s.lo.x - t.lx);
-        d[1] = (s.hi.y - t.hy) + (s.lo.y - t.ly);
-        d[2] = (s.hi.z - t.hz) + (s.lo.z - t.lz);
+        d[0] = gpu::pair_difference(s.hi.x, s.lo.x, t.hx, t.lx);
+        d[1] = gpu::pair_difference(s.hi.y, s.lo.y, t.hy, t.ly);
+        d[2] = gpu::pair_difference(s.hi.z, s.lo.z, t.hz, t.lz);
         dv[0] = s.v.x - t.vx;
         dv[1] = s.v.y - t.vy;
         dv[2] = s.v.z - t.vz;

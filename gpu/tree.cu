@@ -1,8 +1,6 @@
-// The GPU tree engine: the host tree packed into pinned buffers and uploaded, then per opening
-// criterion the per-node radii (and for the relative one the groups' scales from the host), the two walk passes around
-// a CUB scan (tree_walk.cu), the list evaluation (evaluate.cu), the permutation to the caller's order and the download;
-// the host applies G (tree/store_forces.hpp). The evaluation itself lives in tree_engine_impl.cuh, which the resident
-// leapfrog (tree_resident.cu) shares.
+// The GPU tree engine: the host builds (or refits) the tree, which is packed and uploaded and
+// evaluated (tree_evaluation.cu) while the host builds the next one from the store's predicted
+// drift; on a store on the device, tree_resident.cu does the step's work there.
 #include "gpu/tree_gpu.h"
 
 #include "gpu/tree_engine_impl.cuh"
@@ -14,15 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "core/wall_clock.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/device_info.h"
 #include "tree/float_tree.hpp"
+#include "tree/lane_layout.hpp"
 
 namespace grove {
-
-__global__ void to_caller_order_kernel(int n, const std::uint32_t* order, const float4* sorted, float4* out)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) out[order[k]] = sorted[k];
-}
 
 TreeGpuEngine::Impl::Impl(TreeParams p, GravityParams g) : params(p), gravity(g), updater(p.rebuild_every)
 {
@@ -49,41 +45,44 @@ void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
     compute_on_host(pos, mass, out, nullptr);
 }
 
-// early: the store whose particles may move into the order this call hands over while the GPU
-// works, once the look-ahead build has read them (null: none).
-void TreeGpuEngine::compute_on_host(PositionsRef pos, MassesRef mass, Forces& out, ParticleStore* early)
+// store: where the forces may stay in the tree's order, the store whose particles follow them
+// there; they move while the GPU works, once the look-ahead build has read them (null: none).
+void TreeGpuEngine::compute_on_host(PositionsRef pos, MassesRef mass, Forces& out, ParticleStore* store)
 {
     const auto start = WallClock::now();
     BuildTimes build;
     Impl& d = *impl_;
     d.updater.update(d.tree, pos, mass, d.params.build, &build);
-    upload(d.tree);
     const OpeningCriterion criterion = d.params.opening();
-    // With look-ahead, the host builds the next tree while the GPU works on this one (evaluate()
-    // runs it once the last kernel is queued); it indexes the order this call hands over.
-    if (d.params.lookahead)
-        d.updater.start_lookahead(d.tree, pos, mass, d.params.build, d.forces_in_tree_order && d.updater.order_fresh());
-    const bool hands_over = d.forces_in_tree_order && d.updater.order_fresh() && !d.tree.order.empty();
-    d.evaluate(criterion, out, [&] {
-        d.updater.run_lookahead();
-        if (early && hands_over) early->move_early(d.tree.order);
-    });
+    // Forces in the tree's order only from a tree whose order has not been handed over (a fresh
+    // build); they need no particle order on the device, but the relative criterion's first
+    // pass, which keeps its estimate in the caller's order, does.
+    const bool tree_order = store && d.updater.order_fresh();
+    d.upload(d.tree, !(tree_order && criterion.kind == MacKind::geometric));
+    d.times = d.upload_times;
+    // With look-ahead, the host builds the next tree while the GPU works on this one; it indexes
+    // the order this call hands over.
+    if (d.params.lookahead) d.updater.start_lookahead(d.tree, pos, mass, d.params.build, tree_order);
+    const Impl::Evaluation evaluation =
+        d.enqueue(criterion, tree_order ? ForcesTo::tree_order : ForcesTo::caller_order);
+    d.updater.run_lookahead();
+    if (tree_order && !d.tree.order.empty()) store->move_early(d.tree.order);
+    d.finish(evaluation, out);
     d.updater.finish_lookahead();
     // This step's accelerations are the next one's estimate unless the caller sets another.
-    if (criterion.kind == MacKind::relative) impl_->estimate.set(out.acc, impl_->gravity.G);
+    if (criterion.kind == MacKind::relative) d.estimate.set(out.acc, d.gravity.G);
     PhaseTimes all = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
                       {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
-    all.insert(all.end(), impl_->upload_times.begin(), impl_->upload_times.end());
-    all.insert(all.end(), impl_->times.begin(), impl_->times.end());
-    const double lookahead = d.params.lookahead ? d.updater.lookahead_seconds() : 0;
+    all.insert(all.end(), d.upload_times.begin(), d.upload_times.end());
+    all.insert(all.end(), d.times.begin(), d.times.end());
     // Whatever the phases leave out of the call's wall time (launches, waits), so that a run's
     // timing line adds up.
     double phases = 0;
     for (const auto& [name, seconds] : all) phases += seconds;
     all.emplace_back("other", std::max(0.0, seconds_since(start) - phases));
     if (d.params.lookahead) // overlapped the GPU phases; what it took beyond them is in "other"
-        all.emplace_back("look-ahead build", lookahead);
-    impl_->times = all;
+        all.emplace_back("look-ahead build", d.updater.lookahead_seconds());
+    d.times = all;
 }
 
 void TreeGpuEngine::compute(ParticleStore& store)
@@ -97,19 +96,16 @@ void TreeGpuEngine::compute(ParticleStore& store)
     if (std::exchange(d.store_epoch, store.order_epoch()) != store.order_epoch()) d.updater.force_rebuild();
     if (p.has_forces()) d.estimate.set(p.acc, d.gravity.G);
     if (store.last_drift() > 0) d.updater.hint(p.vel, p.acc, store.last_drift());
-    d.forces_in_tree_order = store.may_reorder();
     try {
-        compute_on_host(p.pos, p.mass, d.forces, d.forces_in_tree_order ? &store : nullptr);
+        compute_on_host(p.pos, p.mass, d.forces, store.may_reorder() ? &store : nullptr);
     } catch (...) {
-        d.forces_in_tree_order = false;
         store.undo_early();
         throw;
     }
-    d.forces_in_tree_order = false;
     if (d.handed_over && d.updater.take_order(d.tree, d.order)) {
         store.take_forces_in_order(d.forces, d.order);
     } else {
-        store.undo_early(); // none was made without a handover; a refit keeps the order as it is
+        store.undo_early(); // none was made without a handover
         store.take_forces(d.forces);
     }
 }
@@ -131,13 +127,13 @@ PhaseTimes TreeGpuEngine::last_phase_times() const
 
 void TreeGpuEngine::upload(const Octree& tree)
 {
-    impl_->upload(tree);
+    impl_->upload(tree, true);
     impl_->times = impl_->upload_times; // until the next evaluate(), the last phases are pack and upload
 }
 
 void TreeGpuEngine::evaluate(const OpeningCriterion& criterion, Forces& out)
 {
-    impl_->evaluate(criterion, out);
+    impl_->evaluate(criterion, out, ForcesTo::caller_order);
 }
 
 void TreeGpuEngine::set_acceleration_estimate(const Eigen::Matrix3Xd& acc)

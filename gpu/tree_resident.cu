@@ -5,6 +5,9 @@
 #include <stdexcept>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
@@ -29,79 +32,46 @@ unsigned blocks_for(std::size_t n)
 enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree, kKickStart, kKickEnd };
 
 // The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
-// 1 if every prediction is finite. Partial boxes per block first (kPartialValues each), then one
-// block reduces them.
+// 1 if every prediction is finite. CUB reduces the points' boxes (min and max are exact in any
+// order); one thread makes the cube.
 constexpr int kBoxValues = 6;
-constexpr int kPartialValues = 7; // lo (3), hi (3), finite
-constexpr int kBoxBlocks = 512;
 
-// The box of the values each thread of the block holds, into thread 0's: a tree reduction in
-// shared memory (min and max are exact in any order).
-__device__ void reduce_box(double mn[3], double mx[3], int& finite)
-{
-    __shared__ double lo[3][kBlock], hi[3][kBlock];
-    finite = __syncthreads_and(finite);
-    for (int d = 0; d < 3; ++d) {
-        lo[d][threadIdx.x] = mn[d];
-        hi[d][threadIdx.x] = mx[d];
-    }
-    __syncthreads();
-    for (int stride = kBlock / 2; stride > 0; stride /= 2) {
-        if (threadIdx.x < stride)
-            for (int d = 0; d < 3; ++d) {
-                lo[d][threadIdx.x] = fmin(lo[d][threadIdx.x], lo[d][threadIdx.x + stride]);
-                hi[d][threadIdx.x] = fmax(hi[d][threadIdx.x], hi[d][threadIdx.x + stride]);
-            }
-        __syncthreads();
-    }
-    for (int d = 0; d < 3; ++d) {
-        mn[d] = lo[d][0];
-        mx[d] = hi[d][0];
-    }
-}
-
-__global__ void box_partial_kernel(int n, const double* pred, double* partial)
-{
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    int finite = 1;
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x)
+struct BoxOfPoint {
+    const double* pred;
+    __host__ __device__ PointBounds operator()(int k) const
+    {
+        PointBounds b;
+        b.finite = 1;
         for (int d = 0; d < 3; ++d) {
             const double x = pred[3 * k + d];
-            finite = finite && isfinite(x);
-            mn[d] = fmin(mn[d], x);
-            mx[d] = fmax(mx[d], x);
+            b.lo[d] = b.hi[d] = x;
+            b.finite = b.finite && isfinite(x);
         }
-    reduce_box(mn, mx, finite);
-    if (threadIdx.x == 0) {
-        double* out = partial + kPartialValues * blockIdx.x;
-        for (int d = 0; d < 3; ++d) {
-            out[d] = mn[d];
-            out[3 + d] = mx[d];
-        }
-        out[6] = finite;
+        return b;
     }
-}
+};
 
-// One block of kBlock threads: the partial boxes reduced, then the cube.
-__global__ void box_final_kernel(int blocks, const double* partial, double* box)
-{
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    int finite = 1;
-    for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
-        const double* p = partial + kPartialValues * b;
+struct MergeBounds {
+    __host__ __device__ PointBounds operator()(const PointBounds& a, const PointBounds& b) const
+    {
+        PointBounds m;
         for (int d = 0; d < 3; ++d) {
-            mn[d] = fmin(mn[d], p[d]);
-            mx[d] = fmax(mx[d], p[3 + d]);
+            m.lo[d] = fmin(a.lo[d], b.lo[d]);
+            m.hi[d] = fmax(a.hi[d], b.hi[d]);
         }
-        finite = finite && p[6] == 1;
+        m.finite = a.finite && b.finite;
+        return m;
     }
-    reduce_box(mn, mx, finite);
-    if (threadIdx.x != 0) return;
-    const double side = key_cube_side(mn, mx); // as the host build's bounding_cube
-    for (int d = 0; d < 3; ++d) box[d] = mn[d];
+};
+
+__global__ void key_box_kernel(const PointBounds* bounds, double* box)
+{
+    const PointBounds b = *bounds;
+    const double side = key_cube_side(b.lo, b.hi); // as the host build's bounding_cube
+    for (int d = 0; d < 3; ++d) box[d] = b.lo[d];
     box[3] = side;
     box[4] = kMortonAxisCells / side;
-    box[5] = finite;
+    box[5] = b.finite;
 }
 
 __global__ void keys_kernel(int n, const double* pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
@@ -252,7 +222,7 @@ void TreeGpuResident::load(const ParticleSet& p)
     flags_.reserve(1, "step flags");
     order_.reserve(n, "tree order");
     s_order_.reserve(n, "tree order");
-    box_partial_.reserve(static_cast<std::size_t>(kPartialValues) * kBoxBlocks, "key box");
+    bounds_.reserve(1, "key box");
     box_.reserve(kBoxValues, "key box");
     keys_in_.reserve(n, "keys");
     keys_out_.reserve(n, "keys");
@@ -385,10 +355,10 @@ void TreeGpuResident::apply_staged()
     cell_.reserve(m, "tree cells");
     level_.reserve(m, "tree levels");
     group_range_.reserve(g, "tree groups");
-    com_.reserve(m, "tree centres of mass");
-    quad_.reserve(m, "tree quadrupoles");
-    size_.reserve(m, "tree cell sizes");
-    offset_.reserve(m, "tree com offsets");
+    moments_.com_mass.reserve(m, "tree centres of mass");
+    moments_.quad.reserve(m, "tree quadrupoles");
+    moments_.size.reserve(m, "tree cell sizes");
+    moments_.com_offset.reserve(m, "tree com offsets");
     boxes_.reserve(m, "tree boxes");
     const std::size_t counts[] = {n, m, g};
     for_each_array(e_.dev, [&](auto& a, const TreeArrayInfo& info) {
@@ -485,10 +455,17 @@ void TreeGpuResident::compute()
         // its staging buffer: this step's gather has read the last one), on the second stream, beside
         // the refit and the walk, which do not need them.
         CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
-        box_partial_kernel<<<kBoxBlocks, kBlock, 0, copy_>>>(n_, pred_.data(), box_partial_.data());
-        gpu::check_launch("box_partial_kernel", copy_);
-        box_final_kernel<<<1, kBlock, 0, copy_>>>(kBoxBlocks, box_partial_.data(), box_.data());
-        gpu::check_launch("box_final_kernel", copy_);
+        const auto points =
+            thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred_.data()});
+        const PointBounds empty{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 1};
+        std::size_t reduce_bytes = 0;
+        CUDA_CHECK(
+            cub::DeviceReduce::Reduce(nullptr, reduce_bytes, points, bounds_.data(), n_, MergeBounds{}, empty, copy_));
+        reduce_temp_.reserve(reduce_bytes, "key box workspace");
+        CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), reduce_bytes, points, bounds_.data(), n_,
+                                             MergeBounds{}, empty, copy_));
+        key_box_kernel<<<1, 1, 0, copy_>>>(bounds_.data(), box_.data());
+        gpu::check_launch("key_box_kernel", copy_);
         keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
         gpu::check_launch("keys_kernel", copy_);
         std::size_t sort_bytes = 0;
@@ -512,10 +489,10 @@ void TreeGpuResident::compute()
         t.is_leaf = e_.dev.is_leaf.data();
         t.range = e_.dev.range.data();
         t.cell_centre = cell_.data();
-        t.size = size_.data();
-        t.com_mass = com_.data();
-        t.quad = quad_.data();
-        t.com_offset = offset_.data();
+        t.size = moments_.size.data();
+        t.com_mass = moments_.com_mass.data();
+        t.quad = moments_.quad.data();
+        t.com_offset = moments_.com_offset.data();
         t.boxes = boxes_.data();
         const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
         cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
@@ -526,26 +503,26 @@ void TreeGpuResident::compute()
             gpu::check_launch("internal_level_kernel", e_.stream);
         }
         const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
-        pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), com_.data(),
-                                                                       cell_.data(), size_.data(), out.particles);
+        pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+            n_, body_[cur_].data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out.particles);
         gpu::check_launch("pack_particles_kernel", e_.stream);
-        pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, com_.data(), quad_.data(),
-                                                                   cell_.data(), size_.data(), offset_.data(), out);
+        pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(
+            e_.num_nodes, moments_.com_mass.data(), moments_.quad.data(), cell_.data(), moments_.size.data(),
+            moments_.com_offset.data(), out);
         gpu::check_launch("pack_nodes_kernel", e_.stream);
-        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), com_.data(),
-                                                                    cell_.data(), size_.data(), out);
+        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
+            e_.num_groups, group_range_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out);
         gpu::check_launch("pack_groups_kernel", e_.stream);
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
         // The walk and the lists; the host builds the next structure from the sorted keys meanwhile.
+        const auto evaluation = e_.enqueue(e_.params.opening(), ForcesTo::device);
         build_times_.clear();
-        const auto build_next = [&] {
-            const auto t0 = WallClock::now();
-            stage_from_sorted_keys();
-            lookahead_seconds_ = seconds_since(t0);
-        };
+        const auto t0 = WallClock::now();
+        stage_from_sorted_keys();
+        lookahead_seconds_ = seconds_since(t0);
         Forces unused; // the forces stay on the device
-        e_.evaluate(e_.params.opening(), unused, build_next, true, true);
+        e_.finish(evaluation, unused);
         forces_due_ = false;
         kick_due_ = true;
     });

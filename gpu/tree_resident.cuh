@@ -28,6 +28,12 @@
 
 namespace grove {
 
+// The box of a set of points, and whether they are all finite (the key box's reduction).
+struct PointBounds {
+    double lo[3], hi[3];
+    int finite;
+};
+
 class TreeGpuResident final : public DeviceParticles {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
@@ -81,8 +87,9 @@ class TreeGpuResident final : public DeviceParticles {
     gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
     gpu::DeviceBuffer<double> pred_;                 // 3 x N predicted positions
     gpu::DeviceBuffer<int> flags_;                   // non-finite count
-    // The predictions' keys: their box (gpu/tree_resident.cu, KeyBox), keys, and the sort.
-    gpu::DeviceBuffer<double> box_partial_;
+    // The predictions' keys: their box (key_box_kernel), keys, and the sort.
+    gpu::DeviceBuffer<PointBounds> bounds_;
+    gpu::DeviceBuffer<unsigned char> reduce_temp_;
     gpu::DeviceBuffer<double> box_;
     gpu::DeviceBuffer<std::uint64_t> keys_in_, keys_out_;
     gpu::DeviceBuffer<std::uint32_t> index_;
@@ -95,11 +102,11 @@ class TreeGpuResident final : public DeviceParticles {
     gpu::DeviceBuffer<std::uint32_t> order_;
     gpu::DeviceBuffer<std::uint8_t> level_;
     gpu::DeviceBuffer<ParticleRange> group_range_;
-    // Its cells and double moments, refitted every step.
+    // Its cells and double moments, refitted every step: of the tree's arrays, the node moments
+    // (com_mass, quad, size, com_offset; the float tree the walk reads is the engine's), and the
+    // cells and boxes the refit needs besides.
+    TreeArrays<double, gpu::DeviceBuffer> moments_;
     gpu::DeviceBuffer<Vec4<double>> cell_;
-    gpu::DeviceBuffer<Vec4<double>> com_;
-    gpu::DeviceBuffer<Quadrupole<double>> quad_;
-    gpu::DeviceBuffer<double> size_, offset_;
     gpu::DeviceBuffer<NodeBox> boxes_;
 
     // The staged structure: pinned on the host, then in device staging buffers.

@@ -9,6 +9,10 @@
 
 #include <Eigen/Core>
 
+#include "core/force_engine.hpp"
+#include "core/wall_clock.hpp"
+#include "tree/mac.hpp"
+
 namespace grove {
 
 class AccelerationEstimate {
@@ -33,5 +37,19 @@ class AccelerationEstimate {
   private:
     std::vector<double> magnitudes_;
 };
+
+// The relative criterion's estimate for n particles, in both tree engines: where `estimate` does
+// not cover them, one geometric evaluation at kFirstPassTheta (pass(criterion, forces), forces in
+// the caller's order), whose accelerations it keeps. Returns that pass's seconds, or -1 where none
+// ran.
+template <class Pass>
+double estimate_by_first_pass(AccelerationEstimate& estimate, std::size_t n, double G, Forces& forces, Pass&& pass)
+{
+    if (n == 0 || estimate.covers(n)) return -1;
+    const auto start = WallClock::now();
+    pass(OpeningCriterion::geometric(kFirstPassTheta), forces);
+    estimate.set(forces.acc, G);
+    return seconds_since(start);
+}
 
 } // namespace grove

@@ -55,39 +55,37 @@ void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
 
 // The evaluation, with the next tree built after it when look-ahead is on and the integrator gave
 // its prediction (tree/refit.hpp; the CPU has no GPU time to hide it in, the tests use it).
-void TreeCpuEngine::evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build,
-                                            bool order_handed_over, Forces& out)
+// tree_order: the forces stay in the order of the tree just built, which the caller takes.
+void TreeCpuEngine::evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool tree_order,
+                                            Forces& out)
 {
-    if (tree_params_.lookahead) updater_.start_lookahead(tree_, pos, mass, tree_params_.build, order_handed_over);
-    evaluate_built(build, out);
-    updater_.finish_lookahead();
-    if (tree_params_.lookahead) times_.emplace_back("look-ahead build", updater_.lookahead_seconds());
-}
-
-void TreeCpuEngine::evaluate_built(const BuildTimes& build, Forces& out)
-{
+    if (tree_params_.lookahead) updater_.start_lookahead(tree_, pos, mass, tree_params_.build, tree_order);
     const OpeningCriterion criterion = tree_params_.opening();
-    evaluate(tree_, criterion, out);
+    evaluate_into(tree_, criterion, out, tree_order);
     // This step's accelerations are the next one's estimate unless the caller sets another.
     if (criterion.kind == MacKind::relative) estimate_.set(out.acc, gravity_.G);
     PhaseTimes walk_times = times_;
     times_ = {{"keys", build.keys},       {"sort", build.sort},     {"build", build.build},
               {"moments", build.moments}, {"groups", build.groups}, {"gather", build.gather}};
     times_.insert(times_.end(), walk_times.begin(), walk_times.end());
+    updater_.finish_lookahead();
+    if (tree_params_.lookahead) times_.emplace_back("look-ahead build", updater_.lookahead_seconds());
 }
 
 void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Forces& out)
 {
+    evaluate_into(tree, criterion, out, false);
+}
+
+void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterion, Forces& out, bool tree_order)
+{
     const auto n = static_cast<Eigen::Index>(tree.particles.size());
-    double first_pass_seconds = -1;
-    if (criterion.kind == MacKind::relative && !estimate_.covers(tree.particles.size()) && n > 0) {
-        const auto start = WallClock::now();
-        const bool in_tree_order = std::exchange(forces_in_tree_order_, false); // the estimate is in the caller's
-        evaluate(tree, OpeningCriterion::geometric(kFirstPassTheta), out);
-        forces_in_tree_order_ = in_tree_order;
-        estimate_.set(out.acc, gravity_.G);
-        first_pass_seconds = seconds_since(start);
-    }
+    // The estimate is in the caller's order, as are the first pass's forces.
+    const auto first_pass = [&](const OpeningCriterion& c, Forces& f) { evaluate_into(tree, c, f, false); };
+    const double first_pass_seconds =
+        criterion.kind == MacKind::relative
+            ? estimate_by_first_pass(estimate_, tree.particles.size(), gravity_.G, first_pass_forces_, first_pass)
+            : -1;
     auto start = WallClock::now();
     const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
     // This share's groups: equal costs by the last evaluation's lists, or equal particle counts.
@@ -102,7 +100,7 @@ void TreeCpuEngine::evaluate(Octree& tree, const OpeningCriterion& criterion, Fo
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(dynamic, 8)
     for (std::int32_t g = g_first; g < g_last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
-    store_forces(forces_in_tree_order_ ? nullptr : tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
+    store_forces(tree_order ? nullptr : tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
     times_ = {{"walk", walk_seconds}, {"evaluate", seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = list_statistics(tree, lists);
@@ -116,15 +114,9 @@ void TreeCpuEngine::compute(ParticleStore& store)
     if (store.last_drift() > 0) updater_.hint(p.vel, p.acc, store.last_drift());
     BuildTimes build;
     updater_.update(tree_, p.pos, p.mass, tree_params_.build, &build);
-    forces_in_tree_order_ = store.may_reorder() && updater_.order_fresh();
-    try {
-        evaluate_with_lookahead(p.pos, p.mass, build, forces_in_tree_order_, forces_);
-    } catch (...) {
-        forces_in_tree_order_ = false;
-        throw;
-    }
-    const bool handed = std::exchange(forces_in_tree_order_, false);
-    if (handed && updater_.take_order(tree_, order_))
+    const bool tree_order = store.may_reorder() && updater_.order_fresh();
+    evaluate_with_lookahead(p.pos, p.mass, build, tree_order, forces_);
+    if (tree_order && updater_.take_order(tree_, order_))
         store.take_forces_in_order(forces_, order_);
     else
         store.take_forces(forces_);

@@ -44,9 +44,9 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
 
   private:
     // compute()'s evaluation of the tree just built or refitted, with its phase times.
-    void evaluate_built(const BuildTimes& build, Forces& out);
-    void evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool order_handed_over,
+    void evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool tree_order,
                                  Forces& out);
+    void evaluate_into(Octree& tree, const OpeningCriterion& criterion, Forces& out, bool tree_order);
 
     TreeParams tree_params_;
     GravityParams gravity_;
@@ -58,7 +58,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     AccelerationEstimate estimate_;
     int share_index_ = 0, share_count_ = 1;
     std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
-    bool forces_in_tree_order_ = false;            // compute(store): no scatter to the caller's order
+    Forces first_pass_forces_;                     // the relative criterion's first pass
     std::uint64_t store_epoch_ = 0;                // the store's order epoch the tree indexes
     Forces forces_;                                // compute(store)'s, before the store takes them
     std::vector<std::uint32_t> order_;             // the order handed to the store
