@@ -6,14 +6,24 @@
 #include <type_traits>
 #include <utility>
 
+#include <omp.h>
+
 #include "core/snapshot.hpp"
 #include "core/wall_clock.hpp"
 
 namespace grove {
 
+SnapshotWriter::SnapshotWriter(bool reserve_core)
+{
+    if (!reserve_core) return;
+    threads_before_ = omp_get_max_threads();
+    if (threads_before_ > 2) omp_set_num_threads(threads_before_ - 1);
+}
+
 SnapshotWriter::~SnapshotWriter()
 {
     if (thread_.joinable()) thread_.join();
+    if (threads_before_ > 0) omp_set_num_threads(threads_before_);
 }
 
 namespace {

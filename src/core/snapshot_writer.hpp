@@ -1,8 +1,7 @@
 // Snapshots written in the background: the writer takes its own copy of the particles and the
 // caller goes on; at most one write is in flight (the next one waits for it), and a write that
 // failed is rethrown by the next call, so a failure still stops a run. HDF5 is not thread-safe
-// here, so every other HDF5 call of the process must wait() first. The writer thread needs a core
-// of its own: a run leaves one out of its OpenMP team (run_simulation.cpp).
+// here, so every other HDF5 call of the process must wait() first.
 #pragma once
 
 #include <exception>
@@ -15,7 +14,11 @@ namespace grove {
 
 class SnapshotWriter {
   public:
-    SnapshotWriter() = default;
+    // reserve_core: the writer thread gets a core of its own while the writer lives: the calling
+    // thread's OpenMP team shrinks by one (where it has more than two), since an OpenMP loop waits
+    // for its slowest thread and one thread sharing a core with the writer slowed every host phase
+    // of a force engine by up to 2x.
+    explicit SnapshotWriter(bool reserve_core = false);
     SnapshotWriter(const SnapshotWriter&) = delete;
     SnapshotWriter& operator=(const SnapshotWriter&) = delete;
     ~SnapshotWriter(); // waits for the write in flight; its error, if any, is lost
@@ -36,6 +39,7 @@ class SnapshotWriter {
     std::exception_ptr error_;
     ParticleSet copy_; // what the thread in flight writes
     double copy_seconds_ = 0, wait_seconds_ = 0, write_seconds_ = 0;
+    int threads_before_ = 0; // the OpenMP team size before a reservation, 0 without one
 };
 
 } // namespace grove
