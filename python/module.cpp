@@ -12,14 +12,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/accuracy_study.hpp"
 #include "core/diagnostics.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/opening_criterion.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
-#include "tree/mac.hpp"
+#include "studies/accuracy_study.hpp"
 
 namespace py = pybind11;
 using namespace grove;
@@ -93,12 +93,8 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
     if (precision) c.precision = *precision;
     if (nleaf) c.nleaf = *nleaf;
     if (ncrit) c.ncrit = *ncrit;
-    if (!(eps >= 0) || !std::isfinite(eps)) throw py::value_error("eps must be a finite number >= 0");
-    if (!(G > 0) || !std::isfinite(G)) throw py::value_error("G must be a finite number > 0");
-    if (c.nleaf < 1 || c.ncrit < 0)
-        throw py::value_error("nleaf must be >= 1 and ncrit >= 0 (0: by the number of particles)");
     try {
-        check_opening({parse_mac(mac), theta, alpha});
+        c.validate();
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
@@ -137,12 +133,13 @@ class Simulation {
   public:
     Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt, double eta,
                double dt_max, double theta, double eps, std::optional<double> G,
-               const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit)
+               const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
+               const std::string& mac, double alpha)
         : p_(std::move(particles))
     {
         IntegratorConfig c;
         c.integrator = integrator;
-        c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit);
+        c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha);
         c.dt = dt;
         c.eta = eta;
         c.dt_max = dt_max;
@@ -182,9 +179,12 @@ class Simulation {
 };
 
 py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
-                  const std::string& engine, double eps, std::optional<double> G, int nleaf, int ncrit,
-                  const std::string& mac)
+                  const std::string& engine, double eps, std::optional<double> G, std::optional<int> nleaf,
+                  std::optional<int> ncrit, const std::string& mac)
 {
+    // The engine keywords as forces() and Simulation() check them; the swept values as theta or
+    // alpha each.
+    const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, std::nullopt, nleaf, ncrit, mac);
     AccuracyOptions o;
     o.values = values;
     try {
@@ -194,10 +194,10 @@ py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::
     } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
     }
-    o.eps = eps;
-    o.G = G ? *G : p.units.G;
-    o.nleaf = nleaf;
-    o.ncrit = ncrit;
+    o.eps = c.gravity.eps;
+    o.G = c.gravity.G;
+    o.nleaf = c.nleaf;
+    o.ncrit = c.ncrit;
     if (sample) o.sample = *sample;
     o.tree_engine = engines().resolve(engine);
     if (o.tree_engine != "tree-cpu" && o.tree_engine != "tree-gpu")
@@ -286,8 +286,8 @@ PYBIND11_MODULE(grove, m)
           "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
           "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|).");
     m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
-          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = kDefaultNleaf,
-          py::arg("ncrit") = kDefaultNcrit, py::arg("mac") = "geometric",
+          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = py::none(),
+          py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 
@@ -349,11 +349,13 @@ PYBIND11_MODULE(grove, m)
 
     py::class_<Simulation>(m, "Simulation", "A leapfrog or Hermite run over any engine.")
         .def(py::init<ParticleSet, std::string, std::string, double, double, double, double, double,
-                      std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>>(),
+                      std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>,
+                      std::string, double>(),
              py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
              py::arg("dt") = 0.0, py::arg("eta") = 0.01, py::arg("dt_max") = 0.0625, py::arg("theta") = 0.5,
              py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
-             py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none())
+             py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
+             py::arg("alpha") = 1e-3)
         .def("evolve", &Simulation::evolve, py::arg("t"))
         .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
         .def_property_readonly("time", [](const Simulation& s) { return s.particles().time; })

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# folder : include prefixes it may use ("core/" is src/core, "cli/" src/cli, "engines/" src/engines)
+# folder : include prefixes it may use ("core/" is src/core, "cli/" src/cli, "engines/" src/engines,
+# "studies/" src/studies)
 rules=(
   "src/core:core"
   "tree:core tree"
@@ -13,8 +14,9 @@ rules=(
   "src/engines:core tree gpu engines"
   "src/parallel:core parallel"
   "integrators:core integrators"
-  "src/cli:core tree gpu engines integrators parallel cli"
-  "python:core tree gpu engines integrators cli"
+  "src/studies:core tree engines parallel studies"
+  "src/cli:core tree gpu engines integrators parallel studies cli"
+  "python:core tree gpu engines integrators studies"
   "grape:core engines grape"
 )
 bad=0

@@ -101,17 +101,13 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (o.rebuild_every != 1) o.lookahead = false; // refits between builds: nothing to look ahead for
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
-    if (!(o.gravity.eps >= 0) || !std::isfinite(o.gravity.eps))
-        throw std::runtime_error("--eps must be a finite number >= 0");
-    if (!(o.gravity.G > 0) || !std::isfinite(o.gravity.G)) throw std::runtime_error("--G must be a finite number > 0");
     try {
-        check_opening({parse_mac(o.mac), o.theta, o.alpha});
+        o.validate();
     } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(std::string("--") + e.what());
+        std::string what = e.what();
+        if (what.rfind("rebuild_every", 0) == 0) what.replace(0, 13, "rebuild-every");
+        throw std::runtime_error("--" + what);
     }
-    if (o.nleaf < 1) throw std::runtime_error("--nleaf must be >= 1");
-    if (o.ncrit < 0) throw std::runtime_error("--ncrit must be >= 1, or 0 for the size by the number of particles");
-    if (o.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     // Under mpirun, one GPU per rank on each node (README "Several processes").
     const Communicator& comm = Communicator::world();
     if (result.count("gpus")) {

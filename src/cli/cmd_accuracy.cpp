@@ -3,12 +3,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cli/accuracy_study.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
+#include "studies/accuracy_study.hpp"
 
 namespace grove {
 

@@ -1,9 +1,28 @@
 #include "core/engine_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "core/opening_criterion.hpp"
 
 namespace grove {
+
+void EngineConfig::validate() const
+{
+    if (precision != "float" && precision != "mixed" && precision != "double")
+        throw std::invalid_argument("precision must be float, mixed or double, got '" + precision + "'");
+    check_opening({parse_mac(mac), theta, alpha});
+    // The engines sum with eps^2: a softening whose square is not finite would give NaN forces.
+    if (!(gravity.eps >= 0) || !std::isfinite(gravity.eps * gravity.eps))
+        throw std::invalid_argument("eps must be a finite number >= 0 whose square is finite (got " +
+                                    std::to_string(gravity.eps) + ")");
+    if (!(gravity.G > 0) || !std::isfinite(gravity.G)) throw std::invalid_argument("G must be a finite number > 0");
+    if (nleaf < 1) throw std::invalid_argument("nleaf must be >= 1");
+    if (ncrit < 0) throw std::invalid_argument("ncrit must be >= 1, or 0 for the size by the number of particles");
+    if (rebuild_every < 1) throw std::invalid_argument("rebuild_every must be >= 1");
+}
 
 namespace {
 

@@ -39,7 +39,7 @@ constexpr int resolved_ncrit(int ncrit, std::size_t n)
 // Everything an engine factory may read; each engine takes what applies to it.
 struct EngineConfig {
     std::string engine = "direct";    // a registered name, or "direct" / "tree" (GPU when present)
-    std::string precision = "double"; // GPU direct engines: float | mixed | double
+    std::string precision = "double"; // direct-gpu: float | mixed | double (the others are double)
     double theta = 0.5;               // tree opening angle
     std::string mac = "geometric";    // tree opening criterion: geometric (theta) | relative (alpha)
     double alpha = 1e-3;              // tree: the relative criterion's error bound
@@ -53,6 +53,12 @@ struct EngineConfig {
     std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation
                                       // (empty: `device` if set, else every visible one)
     GravityParams gravity;
+
+    // Throws std::invalid_argument naming the setting (as Python's keyword; the command line adds
+    // "--") for a value no engine could use: an unknown precision or criterion, theta or alpha out
+    // of range, a softening whose square overflows, G not > 0, nleaf < 1, ncrit < 0,
+    // rebuild_every < 1. Every command and the Python module check with it.
+    void validate() const;
 };
 
 struct EngineEntry {

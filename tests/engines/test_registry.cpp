@@ -67,3 +67,25 @@ TEST_CASE("device lists as --gpus and GROVE_DEVICES take them", "[engines]")
         CHECK_FALSE(parse_device_list(bad).has_value());
     }
 }
+
+TEST_CASE("an engine configuration is checked once for the command line and Python alike", "[engines]")
+{
+    EngineConfig good;
+    good.engine = "tree-cpu";
+    CHECK_NOTHROW(good.validate());
+    const auto refused = [&](auto change, const char* what) {
+        EngineConfig c = good;
+        change(c);
+        CHECK_THROWS_WITH(c.validate(), Catch::Contains(what));
+    };
+    refused([](EngineConfig& c) { c.precision = "bogus"; }, "precision must be float, mixed or double");
+    refused([](EngineConfig& c) { c.gravity.eps = 1e155; }, "square is finite"); // eps^2 overflows
+    refused([](EngineConfig& c) { c.gravity.eps = -1; }, "eps");
+    refused([](EngineConfig& c) { c.gravity.G = 0; }, "G must");
+    refused([](EngineConfig& c) { c.theta = 2; }, "(0, 1.1547]");
+    refused([](EngineConfig& c) { c.mac = "relative", c.alpha = 2; }, "(0, 1]");
+    refused([](EngineConfig& c) { c.mac = "barnes"; }, "geometric");
+    refused([](EngineConfig& c) { c.nleaf = 0; }, "nleaf");
+    refused([](EngineConfig& c) { c.ncrit = -1; }, "ncrit");
+    refused([](EngineConfig& c) { c.rebuild_every = 0; }, "rebuild_every");
+}

@@ -98,6 +98,29 @@ def test_simulation_ends_where_grove_run_ends(plummer, tmp_path):
     assert np.array_equal(grove.read(str(out)).positions, end.positions)
 
 
+def test_the_three_entry_points_take_the_same_engine_keywords(plummer, tmp_path):
+    path, snap = plummer
+    # The relative criterion in a Simulation runs as grove run runs it.
+    run = tmp_path / "relative"
+    run_grove("run", path, "-o", run, "--engine", "tree-cpu", "--eps", 0.01, "--dt", 0.01, "--t-end", 0.03,
+              "--mac", "relative", "--alpha", 1e-3)
+    keywords = dict(engine="tree-cpu", eps=0.01, nleaf=16, ncrit=32, mac="relative")
+    sim = grove.Simulation(snap, dt=0.01, alpha=1e-3, engine="tree-cpu", eps=0.01, mac="relative")
+    sim.evolve(0.03)
+    end = grove.read(str(run / "snapshot_0003.hdf5"))
+    assert np.array_equal(sim.positions, end.positions)
+    grove.forces(snap.positions, snap.masses, alpha=1e-3, **keywords)
+    grove.accuracy(snap, [1e-3], sample=50, **keywords)
+    # One check for all three: a bogus precision, or a softening whose square overflows.
+    for bad in (dict(precision="bogus"), dict(eps=1e155)):
+        with pytest.raises(ValueError):
+            grove.forces(snap.positions, snap.masses, engine="tree-cpu", **bad)
+        with pytest.raises(ValueError):
+            grove.Simulation(snap, dt=0.01, engine="tree-cpu", **bad)
+    with pytest.raises(ValueError, match="square is finite"):
+        grove.accuracy(snap, [0.5], sample=50, engine="tree-cpu", eps=1e155)
+
+
 def test_accuracy_equals_grove_accuracy(plummer, tmp_path):
     path, snap = plummer
     out = tmp_path / "accuracy.hdf5"

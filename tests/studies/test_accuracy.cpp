@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/accuracy_study.hpp"
+#include "studies/accuracy_study.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "support/test_support.hpp"

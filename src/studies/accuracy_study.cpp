@@ -1,4 +1,4 @@
-#include "cli/accuracy_study.hpp"
+#include "studies/accuracy_study.hpp"
 
 #include <algorithm>
 #include <chrono>
