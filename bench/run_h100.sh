@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything a GPU host measures for bench/results/, in one call (README, Layout): [gpu] tests,
+# Everything a GPU host measures for bench/results/, in one call (docs/user-guide.md): [gpu] tests,
 # sanitizers, host build, tree engine, leapfrog per-step cost, theta sweeps.
 # Usage on the GPU host, from the repository root: bench/run_h100.sh OUTDIR
 source "$(dirname "$0")/common.sh"

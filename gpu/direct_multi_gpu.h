@@ -1,4 +1,4 @@
-// Direct summation on several GPUs of one process (#20): each evaluation's targets are cut into
+// Direct summation on several GPUs of one process: each evaluation's targets are cut into
 // one contiguous share per device, and each device sums its share over every source with the
 // one-GPU engine (its j-splits and reduction), all devices at once from one host thread each.
 // Splitting the targets rather than the sources keeps each target's sum on one device (no

@@ -24,12 +24,10 @@ namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
-// The leaf kernel asks the compiler for 6 resident blocks per SM (80 registers): with its loops
-// the same for every lane, 6 blocks are 3-5 % faster than 7 (72 registers and spills), 8 (64) are
-// 6 % slower than 7, and 5 or no bound are slower than 6 (section 12 of
-// bench/results/leaf-lists-breakdown-h100.md). The node kernel keeps the registers it needs (0: no
-// bound; 86, 5 blocks): asked for 7 it was 3-6 % slower, and for 6 with its list read one tile
-// ahead it spilled and was 1-5 % slower than 5.
+// The leaf kernel asks the compiler for 6 resident blocks per SM (80 registers): more blocks
+// force spills into its loops, fewer leave the SM too few warps to hide the tiles' loads. The node
+// kernel keeps the registers it needs (no bound): bounded, it spills. The sweeps that chose these
+// are in bench/results/tree-kernels.md.
 constexpr int kLeafBlocksPerSm = 6;
 
 // A leaf tile holds up to 32 sources in slots 0-31, and replica r takes slots r, r + replicas, ...
@@ -316,8 +314,8 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             batch_tiles<K, kGuard, kPot, true>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
         else
             batch_tiles<K, kGuard, kPot, false>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
-        // Once per batch of 32 leaves (at most 32 nleaf sources): a flush per tile slowed the
-        // leaf kernel by 8 % (bench/results/opening-criteria-h100.md).
+        // Once per batch of 32 leaves (at most 32 nleaf sources): the float sums stay exact
+        // enough over a batch, and a flush per tile costs the leaf loop a measurable share.
         t.flush(wide, lane);
     }
     t.finish(layout, role.replica, slot, acc + first, true, wide, lane);
@@ -360,8 +358,8 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 
 // One warp per group at a time; the chunk function is node_chunk or leaf_chunk. A warp that
 // finishes its group takes the next one from *next_group: with one fixed group per warp a block
-// stayed resident until its longest list was done, and the SMs ran at 32 % occupancy where their
-// registers allow 44 % (ncu, galaxy 2^20). A group's sums do not depend on which warp takes it.
+// stays resident until its longest list is done, and the SMs run below the occupancy their
+// registers allow. A group's sums do not depend on which warp takes it.
 template <bool kNodes, bool kPot, bool kGuard>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
     evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,

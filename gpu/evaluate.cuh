@@ -25,8 +25,8 @@ struct ListIndex {
 };
 
 // Node lists (particle-quadrupole): writes sorted[] for every particle. potential = false leaves
-// the w components 0 and saves the potential's instructions (9 % of the node loop's and 6 % of the
-// leaf loop's, gpu/kernel_costs.hpp), for a leapfrog step's kick.
+// the w components 0 and saves the potential's instructions (gpu/kernel_costs.hpp counts them),
+// for a leapfrog step's kick, which needs none.
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
                            float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream);
 

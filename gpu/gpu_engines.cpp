@@ -18,7 +18,7 @@ namespace grove {
 namespace {
 
 // The devices the direct engine's forces use: one named device (a rank's under mpirun), else the
-// list asked for, else every visible one (#20: one GPU stays the behaviour where only one is).
+// list asked for, else every visible one (so one GPU stays the behaviour where only one is).
 std::vector<int> direct_devices(const EngineConfig& c)
 {
     if (c.device >= 0) return {c.device};

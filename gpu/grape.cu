@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // The mixed kernel for calls without neighbour lists (a Hermite client's every step). kT
 // i-particles per thread can share each shared-memory load of a j-particle; one per thread, with
-// the j-loop unrolled 8 times, ran fastest on the H100 at N = 64k (bench/results/grape-h100.md).
+// the j-loop unrolled 8 times, ran fastest on the H100 at N = 64k (bench/results/grape.md).
 // The nearest neighbour costs one 64-bit minimum per pair of a key (the unsoftened r^2's float
 // bits, the name): a non-negative float's bits order as the float does, so the key orders by
 // distance and then by name. The pair with the i-particle's own name gets an infinite r^2 and

@@ -10,7 +10,7 @@ namespace grove::gpu {
 
 namespace {
 
-// Costs in buckets of 1/8 octave (9 % apart: as good as the exact cost for this purpose), and
+// Costs in buckets of 1/8 octave (close enough to the exact cost for ordering the work), and
 // the list in the key's top bit, so that one radix sort of 9 bits orders both lists: node-list
 // keys (bit 8 set) come first in descending order, each list largest first.
 constexpr int kBucketsPerOctave = 8;

@@ -154,9 +154,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Targets per thread of the mixed kernel for m active particles. Four share each tile's loads and
-// ran 6 % faster than two with all 2^20 particles active (7.42e11 against 6.98e11 interactions/s
-// on the H100, bench/results/kernel-instructions.md), but a block then holds 512 targets: four
-// unless they pad the targets to 6 % more thread slots than two do (m = 200: 512 against 256).
+// so run faster than two with many particles active (bench/results/direct-hermite.md), but a
+// block then holds 512 targets: four unless they pad the targets to more thread slots than two
+// do (m = 200: 512 against 256).
 int mixed_targets_per_thread(std::size_t m)
 {
     const std::size_t two = ceil_div(m, 2 * kThreads) * 2 * kThreads, four = ceil_div(m, 4 * kThreads) * 4 * kThreads;

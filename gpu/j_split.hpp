@@ -26,7 +26,7 @@ constexpr std::size_t kMaxSplitPartials = std::size_t(1) << 23;
 // partial sums: about two tiles), so a plan costs waves * (chunk + 2 tiles). Few targets need
 // many splits to fill the device at all; many targets need a few, because whole waves matter:
 // with one split, 2^20 float targets made 2048 blocks for 924 places, three waves for 2.2 waves
-// of work. Ties (within 1 %) go to fewer splits.
+// of work. Near ties go to fewer splits.
 inline JSplit plan_j_split(std::size_t num_targets, std::size_t targets_per_block, std::size_t num_sources,
                            std::size_t tile, int sm_count, int blocks_per_sm, int forced,
                            std::size_t max_partials = kMaxSplitPartials)

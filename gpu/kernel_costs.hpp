@@ -44,8 +44,8 @@ inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_ke
 // The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
 // in their best loop: five targets per lane, no test for a target's own index. The PTX's FP32
 // count includes moves between registers that ptxas folds (the node loop issued 33 FP32 per
-// interaction in SASS when last counted, before the pair's form of b0144a9), so the node limit is
-// a low one.
+// interaction in SASS when last counted, before the quadrupole pair lost a multiply), so the
+// node limit is a low one.
 inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.0, 0.0, 1.0, 0.0, 3.0};
 inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1ELb0E", 13.0, 0.0, 1.0, 0.0, 1.0};
 

@@ -62,8 +62,7 @@ struct Quad {
 // Eight entries in two Quads, which leave together as one 32-byte sector (two 16-byte stores in a
 // row). Threads of a warp write to unrelated lists, so every store is a transaction of its own,
 // and a sector written in two halves far apart in time can leave the L2 half-written once the
-// lists outgrow it. With whole sectors the 2^23 walk took 3.9 ms instead of 7.0
-// (bench/results/leaf-lists-breakdown-h100.md, section 10).
+// lists outgrow it; whole sectors nearly halved the walk at 2^23 (bench/results/tree-kernels.md).
 struct Octet {
     Quad first, second;
     // Entry number `staged` (0..7) of the eight.

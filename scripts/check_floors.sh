@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when a lower floor includes a higher floor's header (README "Layout"). Each library folder
+# Fails when a lower floor includes a higher floor's header (docs/architecture.md, "Floors and folders"). Each library folder
 # may include the folders listed for it and nothing above; tests/ may include anything.
 # Usage: scripts/check_floors.sh   (run by scripts/test.sh, hence by CI)
 set -euo pipefail
@@ -35,5 +35,5 @@ for rule in "${rules[@]}"; do
   done < <(grep -rHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$folder" --include='*.cpp' --include='*.hpp' \
              --include='*.h' --include='*.cu' --include='*.cuh' || true)
 done
-if [ "$bad" -ne 0 ]; then echo "check_floors: the floors are not one-way (see README, Layout)"; exit 1; fi
+if [ "$bad" -ne 0 ]; then echo "check_floors: the floors are not one-way (see docs/architecture.md)"; exit 1; fi
 echo "check_floors: every include goes down or sideways within its floor"

@@ -5,7 +5,7 @@
 // and arranges its 32 lanes as `replicas` copies of `lanes` lanes: each lane holds `per_lane`
 // targets in registers, and each replica takes every replicas-th source of a tile, so a group of
 // 20 targets runs as 8 replicas of 4 lanes with 5 targets each (every lane-slot useful) instead
-// of 20 busy lanes out of 32 (62 %). The replicas' partial sums are added with shuffles.
+// of 20 busy lanes out of 32. The replicas' partial sums are added with shuffles.
 // The layout is chosen per group by the same function on host and device, so the host can report
 // the busy fraction exactly.
 #pragma once
@@ -33,9 +33,8 @@ struct LaneLayout {
 // (sm_90 SASS: 14 per evaluation and 4 per step) and a quarter in the node kernel (34 and 8). The
 // useful fraction of lane-slots is targets / (per_lane * steps); ties go to fewer targets per
 // lane. Five targets per lane fill more of the warp for chunks of 17-20, 33-40 and 65-80 targets
-// among others: the node kernel took 4-9 % less time for it, the leaf kernel about as long
-// (bench/results/leaf-lists-breakdown-h100.md, section 11). Six would take the node kernel to
-// 104 registers.
+// among others, which shortened the node kernel (bench/results/tree-kernels.md). Six would take
+// the node kernel to 104 registers.
 HOST_DEVICE inline LaneLayout choose_lane_layout(int targets)
 {
     LaneLayout best{targets, 4, (targets + 3) / 4, 1};

@@ -29,7 +29,7 @@ MomentArrays moment_arrays(Octree& tree, NodeBox* boxes)
 void compute_moments(Octree& tree, const std::vector<Segment>& segments)
 {
     // Scratch kept between calls and never zeroed: every entry is written before it is read, and
-    // a vector's resize zeroed nodes x 48 bytes on one thread (12 ms at 2^23).
+    // a vector's resize would zero nodes x 48 bytes on one thread.
     static thread_local std::unique_ptr<NodeBox[]> boxes;
     static thread_local std::size_t capacity = 0;
     if (capacity < tree.next.size()) {

@@ -67,7 +67,7 @@ HOST_DEVICE inline std::uint32_t morton_cell_coordinate(double x, double lo, dou
 }
 
 // The same keys as morton_key() by table lookup: three 8-bit lookups per axis instead of five
-// dependent shift-and-mask steps (bench/results/tree-build-h100-host.md has what it saved).
+// dependent shift-and-mask steps (bench/results/step.md has what it saved).
 class MortonTable {
   public:
     MortonTable()

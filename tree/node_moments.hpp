@@ -34,7 +34,7 @@ HOST_DEVICE inline NodeBox empty_node_box()
 }
 
 // Comparisons rather than fmin/fmax, which the host compiler calls in libm (NaN rules): the box
-// of every leaf's particles made the host's moments three times slower. Positions are finite.
+// of every leaf's particles made the host's moments several times slower. Positions are finite.
 HOST_DEVICE inline void cover(NodeBox& b, const NodeBox& c)
 {
     for (int d = 0; d < 3; ++d) {

@@ -13,7 +13,7 @@
 //     need one per digit). A bucket too big for the cache (many equal keys around one splitter)
 //     takes MSD passes over memory first, whose sub-buckets become OpenMP tasks.
 // A plain LSD sort of 63-bit Morton keys needs eight passes over memory; this needs one, plus
-// in-cache work (bench/results/tree-build-*.md has the measurements).
+// in-cache work (bench/results/step.md has the measurements).
 #pragma once
 
 #include <cstdint>

@@ -139,7 +139,7 @@ int bench_tree(const BenchConfig& r)
             }
         }
     }
-    // The yardstick of the leaf lists (#21): the direct float kernel's all-on-all rate at 2^20, as
+    // The yardstick of the leaf lists: the direct float kernel's all-on-all rate at 2^20, as
     // `grove bench direct` measures it (uniform cube, random masses, eps = 0.01; one warm-up).
     double direct_rate = 0;
     {

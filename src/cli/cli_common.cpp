@@ -108,7 +108,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
         if (what.rfind("rebuild_every", 0) == 0) what.replace(0, 13, "rebuild-every");
         throw std::runtime_error("--" + what);
     }
-    // Under mpirun, one GPU per rank on each node (README "Several processes").
+    // Under mpirun, one GPU per rank on each node (docs/user-guide.md).
     const Communicator& comm = Communicator::world();
     if (result.count("gpus")) {
         if (comm.size() > 1)

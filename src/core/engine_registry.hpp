@@ -15,13 +15,12 @@
 
 namespace grove {
 
-// The tree's default cell and group sizes, for every tree engine and command. Measured on the H100
-// (bench/results/resident-step-h100.md): groups of up to 96 particles walking trees of leaves of
-// up to 32 took 4-10 % less GPU time per leapfrog step than 64 and 64, at smaller errors. Larger
-// trees want larger groups: ncrit = 0 (kAutoNcrit, the default) means groups of up to 96 below
-// kLargeGroupsFrom particles and 192 from there. On the galaxy at theta 0.5, 192 against 96 took
-// 6.4 % less time per step at 2^23 and 4.7 % less at 2^22, 0.3 % at 2^21 (96 stays there), at
-// smaller errors; at 2^20 larger groups cost 7-10 % (bench/results/tree-softening-groups-h100.md).
+// The tree's default cell and group sizes, for every tree engine and command, chosen by sweeps on
+// the GPU (bench/results/step.md and tree-kernels.md): groups of up to 96 particles walking trees
+// of leaves of up to 32 give the shortest leapfrog step at 2^20 and smaller errors than 64 and 64.
+// Larger trees want larger groups (their lists grow, and a group's walk is shared by more
+// targets): ncrit = 0 (kAutoNcrit, the default) means groups of up to 96 below kLargeGroupsFrom
+// particles and 192 from there, where 192 became the faster one.
 constexpr int kDefaultNleaf = 32;
 constexpr int kAutoNcrit = 0;
 constexpr int kDefaultNcrit = kAutoNcrit;

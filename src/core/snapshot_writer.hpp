@@ -17,7 +17,7 @@ class SnapshotWriter {
     // reserve_core: the writer thread gets a core of its own while the writer lives: the calling
     // thread's OpenMP team shrinks by one (where it has more than two), since an OpenMP loop waits
     // for its slowest thread and one thread sharing a core with the writer slowed every host phase
-    // of a force engine by up to 2x.
+    // of a force engine.
     explicit SnapshotWriter(bool reserve_core = false);
     SnapshotWriter(const SnapshotWriter&) = delete;
     SnapshotWriter& operator=(const SnapshotWriter&) = delete;

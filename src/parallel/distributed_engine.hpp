@@ -1,5 +1,5 @@
 // A force engine spread over the ranks of an MPI job. Every rank holds all particles (replicated
-// data: N is bounded by one node's memory, README "Several processes"). Direct engines: each rank
+// data: N is bounded by one node's memory, docs/user-guide.md). Direct engines: each rank
 // computes the forces on its contiguous share of the particles (compute_subset) and the shares are
 // gathered. Tree engines: every rank builds the same tree and evaluates its share of the groups
 // (TreeEngine::set_share), cut to equal costs by the last step's interaction counts

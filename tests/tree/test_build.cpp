@@ -1,0 +1,288 @@
+// Host octree: Morton keys, the sort, the build's invariants and moments, degenerate inputs.
+#include <catch2/catch.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "core/force_errors.hpp"
+#include "core/snapshot.hpp"
+#include "support/test_support.hpp"
+#include "support/tree_checks.hpp"
+#include "support/tree_order_check.hpp"
+#include "tree/direct_cpu.hpp"
+#include "tree/float_tree.hpp"
+#include "tree/group_shares.hpp"
+#include "tree/lane_layout.hpp"
+#include "tree/mac.hpp"
+#include "tree/moments.hpp"
+#include "tree/morton.hpp"
+#include "tree/node_moments.hpp"
+#include "tree/radix_sort.hpp"
+#include "tree/refit.hpp"
+#include "tree/tree_cpu.hpp"
+#include "tree/walk.hpp"
+
+using namespace grove;
+using test::check_coverage;
+using test::check_tree_invariants;
+
+TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
+{
+    CHECK(morton_key(0, 0, 0) == 0);
+    CHECK(morton_key(1, 0, 0) == 0b001);
+    CHECK(morton_key(0, 1, 0) == 0b010);
+    CHECK(morton_key(0, 0, 1) == 0b100);
+    CHECK(morton_key(3, 0, 0) == 0b001001);
+    CHECK(morton_key(5, 6, 7) == 0b111110101); // x=101 y=110 z=111; triple k holds (z_k y_k x_k)
+    CHECK(morton_key(0x1fffff, 0, 0) == 0x1249249249249249ull);
+    CHECK(morton_key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull); // 63 bits
+    CHECK(morton_key(1u << 20, 0, 0) == 1ull << 60);
+    for (std::uint32_t v : {0u, 1u, 12345u, 0x1fffffu, 0x155555u}) CHECK(compact_bits_21(spread_bits_21(v)) == v);
+    CHECK(morton_octant(morton_key(1u << 20, 0, 1u << 20), 0) == 5); // x and z in the upper half
+    const double scale = kMortonAxisCells;                           // a cube of side 1
+    CHECK(morton_cell_coordinate(-1.0, 0.0, scale) == 0);
+    CHECK(morton_cell_coordinate(1.0, 0.0, scale) == kMortonAxisCells - 1);
+    CHECK(morton_cell_coordinate(0.5, 0.0, scale) == kMortonAxisCells / 2);
+    CHECK(morton_cell_coordinate(2.75, 2.0, scale / 2) == kMortonAxisCells * 3 / 8); // side 2 from 2
+    const MortonTable table;
+    std::mt19937 rng(3);
+    for (int i = 0; i < 10000; ++i) {
+        const std::uint32_t x = rng() & 0x1fffffu, y = rng() & 0x1fffffu, z = rng() & 0x1fffffu;
+        REQUIRE(table.key(x, y, z) == morton_key(x, y, z));
+    }
+    CHECK(table.key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull);
+}
+
+TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
+{
+    // Sizes on both sides of the in-cache limit (65536) at which the sample-sort stage begins.
+    const std::size_t n = GENERATE(0, 1, 31, 32, 33, 100000, 300000);
+    // 0: random with duplicates; 1: clustered like a Plummer sphere's keys; 2: two values only
+    // (buckets far beyond the cache limit, which take the MSD fallback); 3: all equal; 4: nearly
+    // sorted, as a tree's particles a step after the last build (the classification that tries
+    // the previous key's bucket first), with zeros and the largest key among them.
+    const int kind = GENERATE(0, 1, 2, 3, 4);
+    CAPTURE(n, kind);
+    std::mt19937_64 rng(n * 4 + static_cast<std::size_t>(kind));
+    std::vector<std::uint64_t> keys(n);
+    std::vector<std::uint32_t> values(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        switch (kind) {
+        case 0:
+        case 4:
+            keys[i] = rng() >> 1 & (i % 4 == 0 ? 0xffffull : ~0ull);
+            break;
+        case 1:
+            keys[i] = (rng() >> 1) >> (3 * (rng() % 16));
+            break; // most keys near 0
+        case 2:
+            keys[i] = rng() % 2 == 0 ? 12345 : 1ull << 40;
+            break;
+        default:
+            keys[i] = 777;
+            break;
+        }
+        values[i] = static_cast<std::uint32_t>(i);
+    }
+    if (kind == 4 && n > 0) {
+        std::sort(keys.begin(), keys.end());
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t j = std::min(n - 1, i + rng() % 300); // local moves
+            if (rng() % 3 == 0) std::swap(keys[i], keys[j]);
+            if (rng() % 1000 == 0) std::swap(keys[i], keys[rng() % n]); // a few far ones
+        }
+        keys[n / 2] = 0;
+        keys[n / 3] = ~0ull >> 1;
+    }
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> expected(n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = {keys[i], values[i]};
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<std::uint64_t> keys_only = keys;
+    std::vector<std::uint32_t> order(n + 3, 99); // reused storage: every entry must be rewritten
+    radix_sort_pairs(keys, values);
+    radix_sort_with_order(keys_only, order);
+    REQUIRE(order.size() == n);
+    for (std::size_t i = 0; i < n; ++i) {
+        REQUIRE(keys[i] == expected[i].first);
+        REQUIRE(values[i] == expected[i].second);
+        REQUIRE(keys_only[i] == expected[i].first);
+        REQUIRE(order[i] == expected[i].second);
+    }
+}
+
+TEST_CASE("tree invariants and moments on random and clustered sets", "[tree]")
+{
+    const std::size_t n = GENERATE(1, 2, 31, 32, 33, 1000, 20000);
+    const bool clustered = GENERATE(false, true);
+    const ParticleSet p = clustered ? test::clustered_particles(n, 3) : test::random_particles(n, 3);
+    const int nleaf = 16;
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{nleaf, 32});
+    check_tree_invariants(tree, p, nleaf);
+    // Groups tile the particles in order, each at most ncrit, with boxes containing their particles.
+    std::int32_t expect = 0;
+    for (const auto& g : tree.groups) {
+        REQUIRE(g.range.begin == expect);
+        REQUIRE(g.range.end - g.range.begin <= 32);
+        for (std::int32_t k = g.range.begin; k < g.range.end; ++k)
+            REQUIRE(box_distance2(g, tree.particles[k].x, tree.particles[k].y, tree.particles[k].z) == 0);
+        expect = g.range.end;
+    }
+    REQUIRE(expect == static_cast<std::int32_t>(n));
+}
+
+// The top of the tree is split serially and its subtrees in parallel, at a size that depends on
+// the number of threads: the result must not.
+TEST_CASE("the tree and its groups do not depend on the number of threads", "[tree]")
+{
+    const ParticleSet p = test::clustered_particles(300000, 5); // subtrees of 4687 and of 2048
+    const BuildParams params{16, 32};
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Octree one = build_octree(p.pos, p.mass, params);
+    omp_set_num_threads(5);
+    const Octree five = build_octree(p.pos, p.mass, params);
+    omp_set_num_threads(saved);
+    auto same_bytes = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    CHECK(one.num_nodes() > 1000);
+    CHECK(same_bytes(one.keys, five.keys));
+    CHECK(same_bytes(one.order, five.order));
+    CHECK(same_bytes(one.next, five.next));
+    CHECK(same_bytes(one.is_leaf, five.is_leaf));
+    CHECK(same_bytes(one.range, five.range));
+    CHECK(same_bytes(one.com_mass, five.com_mass));
+    CHECK(same_bytes(one.quad, five.quad));
+    CHECK(same_bytes(one.r_open2, five.r_open2));
+    // Groups field by field: their padding bytes are not part of the result.
+    REQUIRE(one.groups.size() == five.groups.size());
+    bool same_groups = true;
+    for (std::size_t g = 0; g < one.groups.size(); ++g) {
+        const auto &a = one.groups[g], &b = five.groups[g];
+        same_groups = same_groups && a.range.begin == b.range.begin && a.range.end == b.range.end &&
+                      std::memcmp(&a.centre, &b.centre, sizeof a.centre) == 0 &&
+                      std::memcmp(&a.half_extent, &b.half_extent, sizeof a.half_extent) == 0;
+    }
+    CHECK(same_groups);
+    // Groups are the maximal cells of at most ncrit particles (leaves beyond it cut into chunks),
+    // found here by one serial pre-order scan.
+    std::vector<std::int32_t> expected;
+    for (std::int32_t i = 0; i < one.num_nodes();) {
+        const auto r = one.range[i];
+        if (r.end - r.begin <= params.ncrit || one.is_leaf[i]) {
+            for (std::int32_t b = r.begin; b < r.end; b += params.ncrit) expected.push_back(b);
+            i = one.next[i];
+        } else {
+            ++i;
+        }
+    }
+    REQUIRE(one.groups.size() == expected.size());
+    for (std::size_t g = 0; g < expected.size(); ++g) REQUIRE(one.groups[g].range.begin == expected[g]);
+}
+
+TEST_CASE("ncrit = 0 sizes the groups by the number of particles", "[tree]")
+{
+    // 96 below kLargeGroupsFrom particles, 192 from there; a given ncrit is kept.
+    CHECK(kDefaultNcrit == 0);
+    CHECK(resolved_ncrit(0, 1) == 96);
+    CHECK(resolved_ncrit(0, kLargeGroupsFrom - 1) == 96);
+    CHECK(resolved_ncrit(0, kLargeGroupsFrom) == 192);
+    CHECK(resolved_ncrit(0, std::size_t{1} << 23) == 192);
+    CHECK(resolved_ncrit(40, std::size_t{1} << 23) == 40);
+    // A default build has the groups of ncrit 96; a negative ncrit is refused.
+    const ParticleSet p = test::clustered_particles(20000, 5);
+    const Octree automatic = build_octree(p.pos, p.mass, BuildParams{});
+    const Octree explicit96 = build_octree(p.pos, p.mass, BuildParams{kDefaultNleaf, 96});
+    REQUIRE(automatic.groups.size() == explicit96.groups.size());
+    bool same = true;
+    std::size_t largest = 0;
+    for (std::size_t g = 0; g < automatic.groups.size(); ++g) {
+        const ParticleRange a = automatic.groups[g].range, b = explicit96.groups[g].range;
+        same = same && a.begin == b.begin && a.end == b.end;
+        largest = std::max<std::size_t>(largest, static_cast<std::size_t>(a.end - a.begin));
+    }
+    CHECK(same);
+    CHECK(largest > 64);
+    CHECK(largest <= 96);
+    CHECK_THROWS_WITH(build_octree(p.pos, p.mass, BuildParams{kDefaultNleaf, -1}), Catch::Contains("ncrit >= 0"));
+}
+
+TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
+{
+    GravityParams gravity{1.0, 0.0};
+    Forces f, ref;
+    SECTION("N = 0")
+    {
+        Eigen::Matrix3Xd pos(3, 0);
+        Eigen::VectorXd mass(0);
+        const Octree tree = build_octree(pos, mass, BuildParams{});
+        CHECK(tree.num_nodes() == 0);
+        CHECK(tree.groups.empty());
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos, mass, f);
+        CHECK(f.acc.cols() == 0);
+    }
+    SECTION("all particles at one point")
+    {
+        Eigen::Matrix3Xd pos = Eigen::Matrix3Xd::Constant(3, 500, 0.25);
+        Eigen::VectorXd mass = Eigen::VectorXd::Ones(500);
+        Octree tree = build_octree(pos, mass, BuildParams{16, 16});
+        set_opening_radii(tree, 0.5);
+        CHECK(tree.num_nodes() == 1);
+        check_coverage(tree, build_interaction_lists(tree));
+        TreeCpuEngine(TreeParams{0.5, {16, 16}}, gravity).compute(pos, mass, f);
+        CHECK(f.acc.allFinite());
+        CHECK(f.acc.norm() == 0);
+        // With softening, each feels the potential of the other 499.
+        TreeCpuEngine(TreeParams{0.5, {16, 16}}, GravityParams{1.0, 0.5}).compute(pos, mass, f);
+        CHECK(f.pot[0] == Approx(-499 / 0.5));
+    }
+    SECTION("two far clusters and a 1e6 dynamic range in separations")
+    {
+        ParticleSet p = test::random_particles(2000, 21);
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i) {
+            if (i % 2)
+                p.pos.col(i) = p.pos.col(i) * 1e-6 + Eigen::Vector3d(1e3, 0, 0);
+            else
+                p.pos.col(i) *= 1e-3;
+        }
+        Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
+        set_opening_radii(tree, 0.5);
+        check_tree_invariants(tree, p, 8);
+        check_coverage(tree, build_interaction_lists(tree));
+        TreeCpuEngine(TreeParams{0.3, {8, 16}}, gravity).compute(p.pos, p.mass, f);
+        DirectCpuEngine(gravity).compute(p.pos, p.mass, ref);
+        std::vector<double> err;
+        for (Eigen::Index i = 0; i < p.pos.cols(); ++i)
+            err.push_back((f.acc.col(i) - ref.acc.col(i)).norm() / ref.acc.col(i).norm());
+        std::sort(err.begin(), err.end());
+        CHECK(err[err.size() / 2] < 1e-3);
+    }
+    SECTION("N = 1 and N = 2")
+    {
+        Eigen::Matrix3Xd pos(3, 2);
+        pos << 0, 1, 0, 0, 0, 0;
+        Eigen::VectorXd mass = Eigen::VectorXd::Ones(2);
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos, mass, f);
+        CHECK(f.acc(0, 0) == Approx(1.0));
+        CHECK(f.acc(0, 1) == Approx(-1.0));
+        TreeCpuEngine(TreeParams{}, gravity).compute(pos.leftCols(1), mass.head(1), f);
+        CHECK(f.acc.norm() == 0);
+        CHECK(f.pot[0] == 0);
+    }
+    SECTION("a NaN or an infinity anywhere is an error, not a tree")
+    {
+        const ParticleSet p = test::random_particles(5000, 4);
+        const int axis = GENERATE(0, 1, 2, 3); // 3: the mass
+        const double bad = GENERATE(std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity());
+        Eigen::Matrix3Xd pos = p.pos;
+        Eigen::VectorXd mass = p.mass;
+        if (axis < 3)
+            pos(axis, 4321) = bad;
+        else
+            mass[4321] = bad;
+        CHECK_THROWS_WITH(build_octree(pos, mass, BuildParams{}), Catch::Contains("non-finite"));
+    }
+}
