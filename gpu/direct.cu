@@ -340,6 +340,45 @@ struct DirectGpuEngine::Impl {
         gpu::check_launch("reduce_splits_kernel", stream);
     }
 
+    // The sources in the precision's layout, on the device when this returns.
+    void upload_sources(PositionsRef pos, MassesRef mass)
+    {
+        const auto n = static_cast<std::size_t>(pos.cols());
+        if (precision == Precision::Float) {
+            d_sources_f.reserve(n, "direct-gpu sources");
+            h_sources_f.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                h_sources_f[j] = make_float4(static_cast<float>(pos(0, c)), static_cast<float>(pos(1, c)),
+                                             static_cast<float>(pos(2, c)), static_cast<float>(mass[c]));
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_f.data(), h_sources_f.data(), n * sizeof(float4),
+                                       cudaMemcpyHostToDevice, stream));
+        } else if (precision == Precision::Mixed) {
+            d_sources_m.reserve(n, "direct-gpu sources");
+            h_sources_m.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                const gpu::FloatPair x = gpu::split_double(pos(0, c)), y = gpu::split_double(pos(1, c)),
+                                     z = gpu::split_double(pos(2, c));
+                h_sources_m[j] = {make_float4(x.hi, y.hi, z.hi, static_cast<float>(mass[c])),
+                                  make_float4(x.lo, y.lo, z.lo, 0.f)};
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_m.data(), h_sources_m.data(), n * sizeof(MixedSource),
+                                       cudaMemcpyHostToDevice, stream));
+        } else {
+            d_sources_d.reserve(n, "direct-gpu sources");
+            h_sources_d.reserve(n, "direct-gpu sources");
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto c = static_cast<Eigen::Index>(j);
+                h_sources_d[j] = Double4{pos(0, c), pos(1, c), pos(2, c), mass[c]};
+            }
+            CUDA_CHECK(cudaMemcpyAsync(d_sources_d.data(), h_sources_d.data(), n * sizeof(Double4),
+                                       cudaMemcpyHostToDevice, stream));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+
     void run(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* targets, Forces& out)
     {
         const auto wall_start = std::chrono::steady_clock::now();
@@ -374,39 +413,7 @@ struct DirectGpuEngine::Impl {
             d_target_index = d_targets.data();
         }
         const auto upload_start = std::chrono::steady_clock::now();
-        if (precision == Precision::Float) {
-            d_sources_f.reserve(n, "direct-gpu sources");
-            h_sources_f.reserve(n, "direct-gpu sources");
-            for (std::size_t j = 0; j < n; ++j) {
-                const auto c = static_cast<Eigen::Index>(j);
-                h_sources_f[j] = make_float4(static_cast<float>(pos(0, c)), static_cast<float>(pos(1, c)),
-                                             static_cast<float>(pos(2, c)), static_cast<float>(mass[c]));
-            }
-            CUDA_CHECK(cudaMemcpyAsync(d_sources_f.data(), h_sources_f.data(), n * sizeof(float4),
-                                       cudaMemcpyHostToDevice, stream));
-        } else if (precision == Precision::Mixed) {
-            d_sources_m.reserve(n, "direct-gpu sources");
-            h_sources_m.reserve(n, "direct-gpu sources");
-            for (std::size_t j = 0; j < n; ++j) {
-                const auto c = static_cast<Eigen::Index>(j);
-                const gpu::FloatPair x = gpu::split_double(pos(0, c)), y = gpu::split_double(pos(1, c)),
-                                     z = gpu::split_double(pos(2, c));
-                h_sources_m[j] = {make_float4(x.hi, y.hi, z.hi, static_cast<float>(mass[c])),
-                                  make_float4(x.lo, y.lo, z.lo, 0.f)};
-            }
-            CUDA_CHECK(cudaMemcpyAsync(d_sources_m.data(), h_sources_m.data(), n * sizeof(MixedSource),
-                                       cudaMemcpyHostToDevice, stream));
-        } else {
-            d_sources_d.reserve(n, "direct-gpu sources");
-            h_sources_d.reserve(n, "direct-gpu sources");
-            for (std::size_t j = 0; j < n; ++j) {
-                const auto c = static_cast<Eigen::Index>(j);
-                h_sources_d[j] = Double4{pos(0, c), pos(1, c), pos(2, c), mass[c]};
-            }
-            CUDA_CHECK(cudaMemcpyAsync(d_sources_d.data(), h_sources_d.data(), n * sizeof(Double4),
-                                       cudaMemcpyHostToDevice, stream));
-        }
-        CUDA_CHECK(cudaStreamSynchronize(stream));
+        upload_sources(pos, mass);
         const double upload_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
 

@@ -28,8 +28,9 @@ class GrapeGpuEngine final : public GrapeEngine {
     void evaluate(double t, std::size_t nj, const GrapeIParticles& i, double eps2, std::size_t neighbour_capacity,
                   GrapeResults& out) override;
 
+    struct Impl; // grape.cu
+
   private:
-    struct Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,6 +1,7 @@
 #include "cli/bench_step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -51,17 +52,60 @@ ParticleSet make_bench_model(const std::string& model, std::size_t n)
     throw std::runtime_error("--model takes plummer, galaxy or uniform (got '" + model + "')");
 }
 
-int bench_step(const BenchConfig& c)
-{
-    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
-    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
-    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
-    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
-    if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
-    ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
-    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
-    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
+namespace {
 
+// A phase's sum over the timed steps and its slowest step: a phase beside the GPU (the look-ahead
+// build) costs a step only when it outlasts the GPU's work, which the mean alone does not show.
+struct StepTimes {
+    PhaseTimes sums, slowest;
+    double wall = 0, slowest_step = 0;
+};
+
+StepTimes time_steps(Integrator& integrator, ParticleSet& p, const BenchConfig& c, double dt)
+{
+    StepTimes t;
+    for (int s = 1; s <= c.warmup + c.steps; ++s) {
+        const auto start = WallClock::now();
+        integrator.advance_to(s * dt, p);
+        if (s <= c.warmup) continue;
+        const double step_seconds = seconds_since(start);
+        t.wall += step_seconds;
+        t.slowest_step = std::max(t.slowest_step, step_seconds);
+        for (const auto& [name, seconds] : integrator.last_phases()) {
+            auto it = std::find_if(t.sums.begin(), t.sums.end(), [&](const auto& e) { return e.first == name; });
+            if (it == t.sums.end()) {
+                t.sums.emplace_back(name, seconds);
+                t.slowest.emplace_back(name, seconds);
+            } else {
+                it->second += seconds;
+                auto& most = t.slowest[static_cast<std::size_t>(it - t.sums.begin())].second;
+                most = std::max(most, seconds);
+            }
+        }
+    }
+    return t;
+}
+
+// The phase table; returns the milliseconds per step on the host, in transfers and on the GPU.
+std::array<double, 3> print_phases(const StepTimes& t, int steps)
+{
+    const double per = 1e3 / steps;
+    std::printf("| phase | where | ms per step | slowest step |\n|---|---|---|---|\n");
+    std::array<double, 3> split{}; // host, transfer, GPU
+    for (std::size_t k = 0; k < t.sums.size(); ++k) {
+        const auto& [name, seconds] = t.sums[k];
+        const std::string place = phase_place(name);
+        std::printf("| %s | %s | %.3f | %.3f |\n", name.c_str(), place.c_str(), per * seconds,
+                    1e3 * t.slowest[k].second);
+        if (place == "background") continue;
+        split[place == "GPU" ? 2 : place == "transfer" ? 1 : 0] += per * seconds;
+    }
+    std::printf("| whole step | | %.3f | %.3f |\n", per * t.wall, 1e3 * t.slowest_step);
+    return split;
+}
+
+IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double dt, double eps, bool lookahead)
+{
     IntegratorConfig ic;
     ic.integrator = "leapfrog";
     ic.engine.engine = c.engine;
@@ -72,13 +116,29 @@ int bench_step(const BenchConfig& c)
     ic.engine.ncrit = c.ncrit;
     ic.engine.gravity = {p.units.G, eps};
     ic.engine.rebuild_every = c.rebuild_every;
-    // Only tree-gpu looks ahead (tree-cpu has no GPU time to hide a build behind), and only when
-    // it builds every step.
-    const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
     ic.engine.lookahead = lookahead;
     ic.engine.resident = c.resident;
     ic.dt = dt;
     ic.keep_engine_order = c.keep_engine_order;
+    return ic;
+}
+
+} // namespace
+
+int bench_step(const BenchConfig& c)
+{
+    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
+    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
+    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
+    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
+    ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
+    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
+    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
+    // Only tree-gpu looks ahead (tree-cpu has no GPU time to hide a build behind), and only when
+    // it builds every step.
+    const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
+    const IntegratorConfig ic = step_config(c, p, dt, eps, lookahead);
     report_engine_choice(c.engine);
     auto integrator = make_integrator(ic, engines());
     integrator->start(p);
@@ -100,32 +160,9 @@ int bench_step(const BenchConfig& c)
     };
     const auto errors = sample_errors(p.acc, reference());
     const double e0 = compute_diagnostics(p, p.pot).total;
-    // Each phase's sum and its slowest step: a phase beside the GPU (the look-ahead build) costs a
-    // step only when it outlasts the GPU's work, which the mean alone does not show.
-    PhaseTimes sums, slowest;
-    double wall = 0, slowest_step = 0;
-    for (int s = 1; s <= c.warmup + c.steps; ++s) {
-        const auto start = WallClock::now();
-        integrator->advance_to(s * dt, p);
-        if (s <= c.warmup) continue;
-        const double step_seconds = seconds_since(start);
-        wall += step_seconds;
-        slowest_step = std::max(slowest_step, step_seconds);
-        for (const auto& [name, seconds] : integrator->last_phases()) {
-            auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& e) { return e.first == name; });
-            if (it == sums.end()) {
-                sums.emplace_back(name, seconds);
-                slowest.emplace_back(name, seconds);
-            } else {
-                it->second += seconds;
-                auto& most = slowest[static_cast<std::size_t>(it - sums.begin())].second;
-                most = std::max(most, seconds);
-            }
-        }
-    }
+    const StepTimes times = time_steps(*integrator, p, c, dt);
     integrator->restore_order(p); // the sample's indices are in the model's order
-    const double e1 = compute_diagnostics(p, p.pot).total;
-    const double de = std::abs((e1 - e0) / e0);
+    const double de = std::abs((compute_diagnostics(p, p.pot).total - e0) / e0);
     // What reuse costs: the last step's forces (from a tree refitted `age` times) and a fresh build's
     // at the same positions, against the direct sum.
     const int age = (c.warmup + c.steps) % c.rebuild_every;
@@ -140,7 +177,6 @@ int bench_step(const BenchConfig& c)
     fresh_engine->compute(p.pos, p.mass, fresh);
     const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 
-    const double per = 1e3 / c.steps;
     const std::string criterion = c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
     std::printf(
         "grove bench step: %s, N = %lld, %s, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
@@ -151,16 +187,7 @@ int bench_step(const BenchConfig& c)
         resolved_ncrit(c.ncrit, static_cast<std::size_t>(c.n)), c.rebuild_every,
         c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", integrator->resident() ? "on" : "off",
         integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
-    std::printf("| phase | where | ms per step | slowest step |\n|---|---|---|---|\n");
-    double host = 0, transfer = 0, gpu = 0;
-    for (std::size_t k = 0; k < sums.size(); ++k) {
-        const auto& [name, seconds] = sums[k];
-        const char* place = phase_place(name);
-        std::printf("| %s | %s | %.3f | %.3f |\n", name.c_str(), place, per * seconds, 1e3 * slowest[k].second);
-        if (std::string(place) == "background") continue;
-        (std::string(place) == "GPU" ? gpu : std::string(place) == "transfer" ? transfer : host) += per * seconds;
-    }
-    std::printf("| whole step | | %.3f | %.3f |\n", per * wall, 1e3 * slowest_step);
+    const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "
                 "fresh build at the last step's positions\n\n",
@@ -171,9 +198,9 @@ int bench_step(const BenchConfig& c)
                 c.warmup + c.steps);
     std::printf("| %s | %lld | %s | %d | %s | **%.2f** | %.2f | %.2f | %.2f | %.2e | %.2e / %.2e | %.2e / %.2e | "
                 "%.2e / %.2e |\n",
-                c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, integrator->engine_name().c_str(), per * wall,
-                host, transfer, gpu, de, errors[0], errors[2], last_errors[0], last_errors[2], fresh_errors[0],
-                fresh_errors[2]);
+                c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, integrator->engine_name().c_str(),
+                1e3 * times.wall / c.steps, host, transfer, gpu, de, errors[0], errors[2], last_errors[0],
+                last_errors[2], fresh_errors[0], fresh_errors[2]);
     return 0;
 }
 

@@ -184,6 +184,59 @@ GalaxyProfiles galaxy_profiles(const GalaxyParams& params)
     return g;
 }
 
+namespace {
+
+// x with 1 - (1 + x) e^-x = u (the exponential disk's mass fraction inside R = x R_d), by Newton's
+// method (monotone, converges from x = 2).
+double exponential_radius(double u)
+{
+    double x = 2;
+    for (int it = 0; it < 60; ++it) {
+        const double step = (exponential_fraction(x) - u) / (x * std::exp(-x));
+        x = std::max(0.5 * x, x - step);
+        if (std::abs(step) < 1e-13 * x) break;
+    }
+    return x;
+}
+
+// Each component recentred on its own centre of mass and momentum, so the whole model is too while
+// the components stay concentric: a shift of the whole by the halo's sampling noise (~1 kpc at 1e4
+// particles) would lift the disk out of its own plane.
+void recentre_components(ParticleSet& out)
+{
+    const std::size_t n = out.size();
+    for (const Component type : {Component::Bulge, Component::Disk, Component::Halo}) {
+        Eigen::Vector3d mx = Eigen::Vector3d::Zero(), mv = Eigen::Vector3d::Zero();
+        double m = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (out.type[i] == static_cast<std::uint8_t>(type)) {
+                const auto c = static_cast<Eigen::Index>(i);
+                m += out.mass[c];
+                mx += out.mass[c] * out.pos.col(c);
+                mv += out.mass[c] * out.vel.col(c);
+            }
+        for (std::size_t i = 0; i < n; ++i)
+            if (out.type[i] == static_cast<std::uint8_t>(type)) {
+                const auto c = static_cast<Eigen::Index>(i);
+                out.pos.col(c) -= mx / m;
+                out.vel.col(c) -= mv / m;
+            }
+    }
+}
+
+// Refuses a spherical component whose isotropic distribution function is negative in the total
+// potential, naming the options to change.
+void check_distribution_function(const SphericalComponent& c, const EddingtonDf& df)
+{
+    if (df.worst_negative_ratio() < -1e-3)
+        throw std::invalid_argument(
+            std::string("galaxy: the ") + c.name + "'s isotropic distribution function is negative near r = " +
+            kpc(df.worst_negative_radius()) + " in the total potential; these parameters have no equilibrium (change " +
+            c.option_prefix + "-truncation or " + c.option_prefix + "-scale)");
+}
+
+} // namespace
+
 ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p)
 {
     validate(p);
@@ -203,15 +256,8 @@ ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p
     const RadialTable table = make_radial_table(r, rho_total, inner_mass, G);
 
     const EddingtonDf df_bulge(table, tb.rho, tb.drho_dr), df_halo(table, th.rho, th.drho_dr);
-    for (const auto& [c, df] : {std::pair{&bulge, &df_bulge}, std::pair{&halo, &df_halo}}) {
-        if (df->worst_negative_ratio() < -1e-3)
-            throw std::invalid_argument(
-                std::string("galaxy: the ") + c->name +
-                "'s isotropic distribution function is negative near r = " + kpc(df->worst_negative_radius()) +
-                " in the total potential; these parameters have no equilibrium "
-                "(change " +
-                c->option_prefix + "-truncation or " + c->option_prefix + "-scale)");
-    }
+    check_distribution_function(bulge, df_bulge);
+    check_distribution_function(halo, df_halo);
 
     // Midplane rotation curve and epicyclic frequency.
     auto vc2 = [&](double R) {
@@ -268,15 +314,7 @@ ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p
     sample_spherical(n_bulge, tb, df_bulge, p.bulge_mass, Component::Bulge);
     for (std::size_t k = 0; k < n_disk; ++k, ++next) {
         const auto c = static_cast<Eigen::Index>(next);
-        // R from 1 - (1 + x) e^-x = u by Newton's method (monotone, converges from x = 2).
-        const double u = rng.uniform_open();
-        double x = 2;
-        for (int it = 0; it < 60; ++it) {
-            const double step = (exponential_fraction(x) - u) / (x * std::exp(-x));
-            x = std::max(0.5 * x, x - step);
-            if (std::abs(step) < 1e-13 * x) break;
-        }
-        const double R = x * rd;
+        const double R = exponential_radius(rng.uniform_open()) * rd;
         const double z = p.disk_scale_height * std::atanh(2 * rng.uniform_open() - 1);
         const double phi = rng.uniform(0, 2 * kPi);
         const double sigma_r2 = sigma_r0_2 * std::exp(-R / rd);
@@ -293,26 +331,7 @@ ParticleSet make_galaxy(std::size_t n, std::uint64_t seed, const GalaxyParams& p
     }
     sample_spherical(n_halo, th, df_halo, p.halo_mass, Component::Halo);
 
-    // Each component is recentred on its own centre of mass and momentum, so the whole model is
-    // too while the components stay concentric: a shift of the whole by the halo's sampling
-    // noise (~1 kpc at 1e4 particles) would lift the disk out of its own plane.
-    for (const Component type : {Component::Bulge, Component::Disk, Component::Halo}) {
-        Eigen::Vector3d mx = Eigen::Vector3d::Zero(), mv = Eigen::Vector3d::Zero();
-        double m = 0;
-        for (std::size_t i = 0; i < n; ++i)
-            if (out.type[i] == static_cast<std::uint8_t>(type)) {
-                const auto c = static_cast<Eigen::Index>(i);
-                m += out.mass[c];
-                mx += out.mass[c] * out.pos.col(c);
-                mv += out.mass[c] * out.vel.col(c);
-            }
-        for (std::size_t i = 0; i < n; ++i)
-            if (out.type[i] == static_cast<std::uint8_t>(type)) {
-                const auto c = static_cast<Eigen::Index>(i);
-                out.pos.col(c) -= mx / m;
-                out.vel.col(c) -= mv / m;
-            }
-    }
+    recentre_components(out);
     return out;
 }
 

@@ -199,6 +199,28 @@ template <class Evaluate> TargetSearch search_parameter(MacKind mac, const Error
 
 } // namespace
 
+namespace {
+
+// The direct reference for the compared particles (under mpirun shared out by targets:
+// parallel/distributed_engine.hpp); its seconds scaled to all particles.
+Forces direct_reference(const ParticleSet& p, EngineConfig config, const std::string& engine,
+                        const std::vector<std::int32_t>& targets, double& seconds)
+{
+    Forces ref;
+    config.engine = engine;
+    const auto t0 = WallClock::now();
+    auto direct = distribute(engines().make_force(config), Communicator::world());
+    if (targets.size() < p.size())
+        direct->compute_subset(p.pos, p.mass, targets, ref);
+    else
+        direct->compute(p.pos, p.mass, ref);
+    seconds = seconds_since(t0) * static_cast<double>(p.size()) /
+              static_cast<double>(std::max<std::size_t>(1, targets.size()));
+    return ref;
+}
+
+} // namespace
+
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
     if (o.values.empty()) throw std::runtime_error("accuracy: no theta or alpha given");
@@ -208,33 +230,19 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     const GravityParams gravity{o.G, o.eps};
     // The compared particles: all, or a fixed-seed random sample without repeats.
     study.targets = sample_indices(p.size(), o.sample, o.seed);
-    const bool sampled = study.targets.size() < p.size();
-
-    Forces ref;
     EngineConfig config;
     config.gravity = gravity;
     config.precision = "double";
     config.nleaf = o.nleaf;
     config.ncrit = o.ncrit;
-    config.engine = o.direct_engine;
-    auto t0 = WallClock::now();
-    {
-        // Under mpirun the reference is shared out by targets (parallel/distributed_engine.hpp).
-        auto direct = distribute(engines().make_force(config), comm);
-        if (sampled)
-            direct->compute_subset(p.pos, p.mass, study.targets, ref);
-        else
-            direct->compute(p.pos, p.mass, ref);
-    }
-    study.direct_seconds = seconds_since(t0) * static_cast<double>(p.size()) /
-                           static_cast<double>(std::max<std::size_t>(1, study.targets.size()));
+    const Forces ref = direct_reference(p, config, o.direct_engine, study.targets, study.direct_seconds);
 
     const BuildParams params{o.nleaf, o.ncrit};
     // Built twice and the second timed: the first pays one-time page faults, as a run's first
     // step does, and the table reports the cost of every later force evaluation.
     Octree tree;
     build_octree_into(tree, p.pos, p.mass, params);
-    t0 = WallClock::now();
+    auto t0 = WallClock::now();
     build_octree_into(tree, p.pos, p.mass, params);
     study.build_seconds = seconds_since(t0);
 

@@ -408,7 +408,16 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     CHECK((fresh.acc - b.acc).norm() < 1e-3 * b.acc.norm());
     // The steps leave the potentials out; storing makes them from the last step's lists.
     CHECK((fresh.pot - b.pot).norm() < 1e-4 * b.pot.norm());
+}
 
+TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of particles, and where it may run",
+          "[gpu][tree][resident]")
+{
+    const ParticleSet start = make_plummer(20000, 4);
+    TreeParams params{0.5, {64, 64}};
+    params.lookahead = true;
+    const GravityParams gravity{1.0, 0.02};
+    const double dt = 1.0 / 128;
     // A non-finite velocity stops the step with the leapfrog's error, not a crash or a NaN orbit.
     ParticleSet e = start;
     TreeGpuEngine broken(params, gravity);

@@ -142,7 +142,10 @@ class ReversingEngine final : public ForceEngine {
 
 } // namespace
 
-TEST_CASE("particles moved between steps", "[integrator][order]")
+namespace {
+
+// 300 Plummer particles with a type, extra columns and forces that show where each one went.
+ParticleSet moved_particles_start()
 {
     ParticleSet p = make_plummer(300, 4);
     p.type[7] = 3;
@@ -155,150 +158,166 @@ TEST_CASE("particles moved between steps", "[integrator][order]")
     }
     p.acc = p.pos * 2;
     p.pot = p.mass * 3;
+    return p;
+}
+
+} // namespace
+
+TEST_CASE("particles moved between steps return to their order exactly, after any number of moves",
+          "[integrator][order]")
+{
+    ParticleSet p = moved_particles_start();
     const ParticleSet start = p;
-
-    SECTION("return to their order exactly, after any number of moves")
-    {
-        ParticleOrder order;
-        CHECK_FALSE(order.restore(p));
-        std::vector<std::uint32_t> shuffle(300), reverse(300);
-        for (std::uint32_t k = 0; k < 300; ++k) {
-            shuffle[k] = (k * 7 + 3) % 300;
-            reverse[k] = 299 - k;
-        }
-        order.adopt(p, shuffle);
-        CHECK(p.pos.col(1) == start.pos.col(10));
-        CHECK(p.vel.col(1) == start.vel.col(10));
-        CHECK(p.acc.col(1) == start.acc.col(10));
-        CHECK(p.mass[2] == start.mass[17]);
-        CHECK(p.pot[2] == start.pot[17]);
-        CHECK(p.id == start.id); // until restore()
-        order.adopt(p, reverse, ParticleOrder::Forces::replaced);
-        CHECK(p.pos.col(299) == start.pos.col(3));
-        CHECK(p.acc.col(299) == start.acc.col(296)); // where shuffle put it: left for the caller to replace
-        CHECK(order.caller_index()[299] == 3);
-        for (std::uint32_t k = 0; k < 300; ++k) { // what forces computed in the new order would be
-            p.acc.col(k) = start.acc.col(order.caller_index()[k]);
-            p.pot[k] = start.pot[order.caller_index()[k]];
-        }
-        CHECK(order.restore(p));
-        CHECK_FALSE(order.moved());
-        test::check_same_columns(p, start);
-        CHECK(p.extra["Column"].values == start.extra.at("Column").values);
-        CHECK(p.extra["Count"].counts == start.extra.at("Count").counts);
-        CHECK_THROWS_WITH(order.adopt(p, std::vector<std::uint32_t>(5)), Catch::Contains("5 indices for 300"));
-
-        // A kick folded into the move: v += dt a with a in the new order; non-finite values found.
-        Eigen::Matrix3Xd a = Eigen::Matrix3Xd::Constant(3, 300, 2.0);
-        CHECK(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&a, 0.25}));
-        CHECK(p.vel.col(1) == (start.vel.col(10).array() + 0.5).matrix());
-        CHECK(p.pos.col(1) == start.pos.col(10));
-        a(1, 7) = std::nan("");
-        CHECK_FALSE(order.adopt(p, reverse, ParticleOrder::Forces::replaced, {&a, 0.25}));
-        const Eigen::Matrix3Xd too_few = a.leftCols(5);
-        CHECK_THROWS_WITH(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&too_few, 0.25}),
-                          Catch::Contains("differ in length"));
+    ParticleOrder order;
+    CHECK_FALSE(order.restore(p));
+    std::vector<std::uint32_t> shuffle(300), reverse(300);
+    for (std::uint32_t k = 0; k < 300; ++k) {
+        shuffle[k] = (k * 7 + 3) % 300;
+        reverse[k] = 299 - k;
     }
-
-    SECTION("in two parts, the particles first and the kick later, as in one move")
-    {
-        ParticleOrder one, two;
-        ParticleSet a = start, b = start;
-        std::vector<std::uint32_t> shuffle(300);
-        for (std::uint32_t k = 0; k < 300; ++k) shuffle[k] = (k * 11 + 5) % 300;
-        const Eigen::Matrix3Xd kick = Eigen::Matrix3Xd::Constant(3, 300, 0.5);
-        for (int round = 0; round < 2; ++round) { // the second round composes with the first
-            CHECK(one.adopt(a, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
-            const Eigen::Matrix3Xd unmoved = b.vel;
-            two.move_early(b, shuffle);
-            CHECK(b.pos == a.pos);
-            CHECK(b.mass == a.mass);
-            bool moved_unkicked = true; // the velocities move now; the kick needs the forces
-            for (Eigen::Index k = 0; k < 300; ++k)
-                moved_unkicked = moved_unkicked && b.vel.col(k) == unmoved.col(shuffle[static_cast<std::size_t>(k)]);
-            CHECK(moved_unkicked);
-            CHECK(two.adopt(b, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
-            CHECK(b.pos == a.pos);
-            CHECK(b.vel == a.vel);
-            CHECK(two.caller_index() == one.caller_index());
-            b.vel = start.vel; // keep both velocity arrays equal for the next round
-            a.vel = start.vel;
-        }
-        // Undone when the forces never come; an adopt that moves the forces too is refused.
-        ParticleSet c = start;
-        ParticleOrder three;
-        three.move_early(c, shuffle);
-        three.undo_early(c);
-        test::check_same_columns(c, start);
-        three.move_early(c, shuffle);
-        CHECK_THROWS_AS(three.adopt(c, shuffle), std::logic_error);
-        CHECK_THROWS_AS(three.move_early(c, shuffle), std::logic_error);
-        CHECK_THROWS_WITH(ParticleOrder().move_early(c, std::vector<std::uint32_t>(5)),
-                          Catch::Contains("5 indices for 300"));
+    order.adopt(p, shuffle);
+    CHECK(p.pos.col(1) == start.pos.col(10));
+    CHECK(p.vel.col(1) == start.vel.col(10));
+    CHECK(p.acc.col(1) == start.acc.col(10));
+    CHECK(p.mass[2] == start.mass[17]);
+    CHECK(p.pot[2] == start.pot[17]);
+    CHECK(p.id == start.id); // until restore()
+    order.adopt(p, reverse, ParticleOrder::Forces::replaced);
+    CHECK(p.pos.col(299) == start.pos.col(3));
+    CHECK(p.acc.col(299) == start.acc.col(296)); // where shuffle put it: left for the caller to replace
+    CHECK(order.caller_index()[299] == 3);
+    for (std::uint32_t k = 0; k < 300; ++k) { // what forces computed in the new order would be
+        p.acc.col(k) = start.acc.col(order.caller_index()[k]);
+        p.pot[k] = start.pot[order.caller_index()[k]];
     }
+    CHECK(order.restore(p));
+    CHECK_FALSE(order.moved());
+    test::check_same_columns(p, start);
+    CHECK(p.extra["Column"].values == start.extra.at("Column").values);
+    CHECK(p.extra["Count"].counts == start.extra.at("Count").counts);
+    CHECK_THROWS_WITH(order.adopt(p, std::vector<std::uint32_t>(5)), Catch::Contains("5 indices for 300"));
 
-    SECTION("early, while the engine works, give the leapfrog the same orbits; a failure leaves them as they were")
-    {
-        DirectCpuEngine direct(GravityParams{1.0, 0.05});
-        ReversingEngine with_forces(direct, false), early(direct, true);
+    // A kick folded into the move: v += dt a with a in the new order; non-finite values found.
+    Eigen::Matrix3Xd a = Eigen::Matrix3Xd::Constant(3, 300, 2.0);
+    CHECK(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&a, 0.25}));
+    CHECK(p.vel.col(1) == (start.vel.col(10).array() + 0.5).matrix());
+    CHECK(p.pos.col(1) == start.pos.col(10));
+    a(1, 7) = std::nan("");
+    CHECK_FALSE(order.adopt(p, reverse, ParticleOrder::Forces::replaced, {&a, 0.25}));
+    const Eigen::Matrix3Xd too_few = a.leftCols(5);
+    CHECK_THROWS_WITH(order.adopt(p, shuffle, ParticleOrder::Forces::replaced, {&too_few, 0.25}),
+                      Catch::Contains("differ in length"));
+}
+
+TEST_CASE("particles moved between steps in two parts, the particles first and the kick later, as in one move",
+          "[integrator][order]")
+{
+    ParticleSet p = moved_particles_start();
+    const ParticleSet start = p;
+    ParticleOrder one, two;
+    ParticleSet a = start, b = start;
+    std::vector<std::uint32_t> shuffle(300);
+    for (std::uint32_t k = 0; k < 300; ++k) shuffle[k] = (k * 11 + 5) % 300;
+    const Eigen::Matrix3Xd kick = Eigen::Matrix3Xd::Constant(3, 300, 0.5);
+    for (int round = 0; round < 2; ++round) { // the second round composes with the first
+        CHECK(one.adopt(a, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
+        const Eigen::Matrix3Xd unmoved = b.vel;
+        two.move_early(b, shuffle);
+        CHECK(b.pos == a.pos);
+        CHECK(b.mass == a.mass);
+        bool moved_unkicked = true; // the velocities move now; the kick needs the forces
+        for (Eigen::Index k = 0; k < 300; ++k)
+            moved_unkicked = moved_unkicked && b.vel.col(k) == unmoved.col(shuffle[static_cast<std::size_t>(k)]);
+        CHECK(moved_unkicked);
+        CHECK(two.adopt(b, shuffle, ParticleOrder::Forces::replaced, {&kick, 0.125}));
+        CHECK(b.pos == a.pos);
+        CHECK(b.vel == a.vel);
+        CHECK(two.caller_index() == one.caller_index());
+        b.vel = start.vel; // keep both velocity arrays equal for the next round
+        a.vel = start.vel;
+    }
+    // Undone when the forces never come; an adopt that moves the forces too is refused.
+    ParticleSet c = start;
+    ParticleOrder three;
+    three.move_early(c, shuffle);
+    three.undo_early(c);
+    test::check_same_columns(c, start);
+    three.move_early(c, shuffle);
+    CHECK_THROWS_AS(three.adopt(c, shuffle), std::logic_error);
+    CHECK_THROWS_AS(three.move_early(c, shuffle), std::logic_error);
+    CHECK_THROWS_WITH(ParticleOrder().move_early(c, std::vector<std::uint32_t>(5)),
+                      Catch::Contains("5 indices for 300"));
+}
+
+TEST_CASE("particles moved early, while the engine works, give the leapfrog the same orbits, and a failure leaves "
+          "them as they were",
+          "[integrator][order]")
+{
+    ParticleSet p = moved_particles_start();
+    const ParticleSet start = p;
+    DirectCpuEngine direct(GravityParams{1.0, 0.05});
+    ReversingEngine with_forces(direct, false), early(direct, true);
+    ParticleSet a = start, b = start;
+    ParticleStore sa(a), sb(b);
+    Leapfrog la(with_forces, 1.0 / 64), lb(early, 1.0 / 64);
+    start_and_step_both(la, sa, lb, sb, 5);
+    CHECK(early.early_moves == 5);
+    CHECK(sa.host().pos == sb.host().pos);
+    CHECK(a.vel == b.vel);
+    CHECK(a.mass == b.mass);
+    CHECK(sa.caller_index().size() == 300);
+    CHECK(sa.caller_index() == sb.caller_index());
+    early.fail_after_early = true;
+    const ParticleSet before = b;
+    CHECK_THROWS_WITH(lb.step(sb), Catch::Contains("device failed"));
+    // The early move is undone; the opening half-kick and drift of the failed step remain, as
+    // they would with any engine that fails.
+    sb.host();
+    CHECK(b.mass == before.mass);
+    const double dt = 1.0 / 64;
+    const Eigen::Matrix3Xd v_half = before.vel + 0.5 * dt * before.acc, x = before.pos + dt * v_half;
+    CHECK((b.vel - v_half).cwiseAbs().maxCoeff() <= 1e-15);
+    CHECK((b.pos - x).cwiseAbs().maxCoeff() <= 1e-15); // in the order they had, not the engine's
+    sb.restore_order();
+    CHECK(b.id == start.id);
+    sa.restore_order();
+    CHECK(a.pos != b.pos); // one step apart
+}
+
+TEST_CASE(
+    "particles moved between steps into a tree's Morton order give the leapfrog the same orbits as the caller's order",
+    "[integrator][order]")
+{
+    ParticleSet p = moved_particles_start();
+    const ParticleSet start = p;
+    // Rebuilt every step; refitted between builds (a refit must gather the moved particles);
+    // the relative criterion from a first pass (whose estimate is in the caller's order).
+    for (int config = 0; config < 3; ++config) {
+        TreeParams params;
+        params.theta = 0.6;
+        params.build.nleaf = 8;
+        params.build.ncrit = 16;
+        params.rebuild_every = config == 1 ? 3 : 1;
+        if (config == 2) params.mac = MacKind::relative;
+        TreeCpuEngine moving(params, GravityParams{1.0, 0.05}), fixed(params, GravityParams{1.0, 0.05});
+        WithoutOrder fixed_order(fixed);
         ParticleSet a = start, b = start;
+        if (config == 2) a.acc.resize(3, 0), b.acc.resize(3, 0); // no estimate: a first pass
         ParticleStore sa(a), sb(b);
-        Leapfrog la(with_forces, 1.0 / 64), lb(early, 1.0 / 64);
-        start_and_step_both(la, sa, lb, sb, 5);
-        CHECK(early.early_moves == 5);
-        CHECK(sa.host().pos == sb.host().pos);
-        CHECK(a.vel == b.vel);
-        CHECK(a.mass == b.mass);
-        CHECK(sa.caller_index().size() == 300);
-        CHECK(sa.caller_index() == sb.caller_index());
-        early.fail_after_early = true;
-        const ParticleSet before = b;
-        CHECK_THROWS_WITH(lb.step(sb), Catch::Contains("device failed"));
-        // The early move is undone; the opening half-kick and drift of the failed step remain, as
-        // they would with any engine that fails.
-        sb.host();
-        CHECK(b.mass == before.mass);
-        const double dt = 1.0 / 64;
-        const Eigen::Matrix3Xd v_half = before.vel + 0.5 * dt * before.acc, x = before.pos + dt * v_half;
-        CHECK((b.vel - v_half).cwiseAbs().maxCoeff() <= 1e-15);
-        CHECK((b.pos - x).cwiseAbs().maxCoeff() <= 1e-15); // in the order they had, not the engine's
-        sb.restore_order();
-        CHECK(b.id == start.id);
+        Leapfrog la(moving, 1.0 / 64), lb(fixed_order, 1.0 / 64);
+        start_and_step_both(la, sa, lb, sb, 7);
+        INFO("configuration " << config);
+        CHECK(sa.host().pos != b.pos); // the tree's order, not the caller's
         sa.restore_order();
-        CHECK(a.pos != b.pos); // one step apart
-    }
-
-    SECTION("into a tree's Morton order give the leapfrog the same orbits as the caller's order")
-    {
-        // Rebuilt every step; refitted between builds (a refit must gather the moved particles);
-        // the relative criterion from a first pass (whose estimate is in the caller's order).
-        for (int config = 0; config < 3; ++config) {
-            TreeParams params;
-            params.theta = 0.6;
-            params.build.nleaf = 8;
-            params.build.ncrit = 16;
-            params.rebuild_every = config == 1 ? 3 : 1;
-            if (config == 2) params.mac = MacKind::relative;
-            TreeCpuEngine moving(params, GravityParams{1.0, 0.05}), fixed(params, GravityParams{1.0, 0.05});
-            WithoutOrder fixed_order(fixed);
-            ParticleSet a = start, b = start;
-            if (config == 2) a.acc.resize(3, 0), b.acc.resize(3, 0); // no estimate: a first pass
-            ParticleStore sa(a), sb(b);
-            Leapfrog la(moving, 1.0 / 64), lb(fixed_order, 1.0 / 64);
-            start_and_step_both(la, sa, lb, sb, 7);
-            INFO("configuration " << config);
-            CHECK(sa.host().pos != b.pos); // the tree's order, not the caller's
-            sa.restore_order();
-            // The trees are the same but for the particles' order within equal keys: equal here.
-            CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
-            CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 1e-13);
-            CHECK((a.acc - b.acc).cwiseAbs().maxCoeff() <= 1e-12);
-            // And it continues from the restored order as from any caller's order.
-            la.step(sa);
-            lb.step(sb);
-            sa.restore_order();
-            CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
-        }
+        // The trees are the same but for the particles' order within equal keys: equal here.
+        CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
+        CHECK((a.vel - b.vel).cwiseAbs().maxCoeff() <= 1e-13);
+        CHECK((a.acc - b.acc).cwiseAbs().maxCoeff() <= 1e-12);
+        // And it continues from the restored order as from any caller's order.
+        la.step(sa);
+        lb.step(sb);
+        sa.restore_order();
+        CHECK((a.pos - b.pos).cwiseAbs().maxCoeff() <= 1e-14);
     }
 }
 

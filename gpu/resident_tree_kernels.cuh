@@ -1,0 +1,121 @@
+// The kernels of the tree a particle store on the device is evaluated with (tree_resident.cu):
+// the predicted positions' key box and Morton keys, the refit level by level, and the float tree
+// the walk reads. Private to tree_resident.cu.
+#pragma once
+
+#include <cstdint>
+
+#include <cub/device/device_reduce.cuh>
+
+#include "gpu/tree_resident.cuh"
+#include "tree/float_tree.hpp"
+#include "tree/morton.hpp"
+#include "tree/node_moments.hpp"
+
+namespace grove {
+
+namespace {
+
+// The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
+// 1 if every prediction is finite. CUB reduces the points' boxes (min and max are exact in any
+// order); one thread makes the cube.
+constexpr int kBoxValues = 6;
+
+struct BoxOfPoint {
+    const double* pred;
+    __host__ __device__ PointBounds operator()(int k) const
+    {
+        PointBounds b;
+        b.finite = 1;
+        for (int d = 0; d < 3; ++d) {
+            const double x = pred[3 * k + d];
+            b.lo[d] = b.hi[d] = x;
+            b.finite = b.finite && isfinite(x);
+        }
+        return b;
+    }
+};
+
+struct MergeBounds {
+    __host__ __device__ PointBounds operator()(const PointBounds& a, const PointBounds& b) const
+    {
+        PointBounds m;
+        for (int d = 0; d < 3; ++d) {
+            m.lo[d] = fmin(a.lo[d], b.lo[d]);
+            m.hi[d] = fmax(a.hi[d], b.hi[d]);
+        }
+        m.finite = a.finite && b.finite;
+        return m;
+    }
+};
+
+__global__ void key_box_kernel(const PointBounds* bounds, double* box)
+{
+    const PointBounds b = *bounds;
+    const double side = key_cube_side(b.lo, b.hi); // as the host build's bounding_cube
+    for (int d = 0; d < 3; ++d) box[d] = b.lo[d];
+    box[3] = side;
+    box[4] = kMortonAxisCells / side;
+    box[5] = b.finite;
+}
+
+__global__ void keys_kernel(int n, const double* pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const double scale = box[4];
+    keys[k] = morton_key(morton_cell_coordinate(pred[3 * k], box[0], scale),
+                         morton_cell_coordinate(pred[3 * k + 1], box[1], scale),
+                         morton_cell_coordinate(pred[3 * k + 2], box[2], scale));
+    index[k] = static_cast<std::uint32_t>(k);
+}
+
+// The refit's first launch: every cell's side from its level (as the build made it), and every
+// leaf finished (they depend on nothing).
+__global__ void cells_and_leaves_kernel(int m, MomentArrays t, const std::uint8_t* level, double root_side)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(level[i]))};
+    if (t.is_leaf[i]) finish_node(t, i);
+}
+
+// Then the internal nodes of one level, deepest first: their children are done.
+__global__ void internal_level_kernel(int m, MomentArrays t, const std::uint8_t* level, int this_level)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m && !t.is_leaf[i] && level[i] == this_level) finish_node(t, i);
+}
+
+__device__ FloatOrigin root_origin(const Vec4<double>* com, const Vec4<double>* cell, const double* size)
+{
+    return float_origin(com[0], cell[0], size[0]);
+}
+
+__global__ void pack_particles_kernel(int n, const Vec4<double>* body, const Vec4<double>* com,
+                                      const Vec4<double>* cell, const double* size, Vec4<float>* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = root_origin(com, cell, size).shifted(body[k]);
+}
+
+__global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupole<double>* quad,
+                                  const Vec4<double>* cell, const double* size, const double* offset,
+                                  TreeArrays<float, Pointer> out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    pack_float_node(root_origin(com, cell, size), com[i], quad[i], size[i], offset[i], out.com_mass[i], out.quad[i],
+                    out.size[i], out.com_offset[i]);
+}
+
+__global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec4<double>* com,
+                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
+}
+
+} // namespace
+
+} // namespace grove
