@@ -6,14 +6,15 @@
 //   compute(): the predictions' Morton keys, sorted on the device (their order becomes the next
 //     step's gather); the sorted keys go to the host on a second stream while the device refits the
 //     tree to the exact positions (moments level by level, tree/node_moments.hpp), packs the float
-//     tree, walks it and evaluates the lists (tree_engine_impl.cuh); meanwhile the host builds the
-//     next tree's structure from the sorted keys and stages it for upload;
-//   kick(): v += a h with the new forces.
+//     tree, and the walk and the lists are queued (tree_engine_impl.cuh);
+//   kick(): v += a h with the new forces, queued behind the lists; meanwhile the host builds the
+//     next tree's structure from the sorted keys and stages it for upload, then waits for the GPU.
 // Nothing per step crosses the bus but the keys (8 bytes a particle) and the next structure (about
 // 2 bytes a particle).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <Eigen/Core>
@@ -22,6 +23,7 @@
 #include "core/force_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
+#include "gpu/tree_engine_impl.cuh"
 #include "gpu/tree_gpu.h"
 #include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
@@ -58,6 +60,8 @@ class TreeGpuResident final : public DeviceParticles {
     void stage(const Octree& t, bool with_order);
     // Makes the staged structure the one the device works on (stream order).
     void apply_staged();
+    // The closing kick with the forces in the engine's sums, and the copy of the step's flags.
+    void launch_kick(double h);
     // Runs an operation on the state; if it throws, the state (part-way through a step) is dropped
     // and the next load() starts afresh.
     template <class Op> void guarded(Op&& op);
@@ -72,6 +76,8 @@ class TreeGpuResident final : public DeviceParticles {
     bool fresh_ = false;                         // loaded, no step yet: the host's copies hold the state
     bool forces_due_ = false, kick_due_ = false; // where the step is: after kick_drift, after compute
     bool failed_ = false;                        // kick_drift found non-finite positions
+    // compute()'s evaluation, queued; kick() finishes it after queueing the kick behind it.
+    std::unique_ptr<TreeGpuEngine::Impl::Evaluation> evaluation_;
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
     // last step's lists.
     bool potentials_missing_ = false;

@@ -29,7 +29,9 @@ class Leapfrog {
     bool is_resident() const { return device_ != nullptr; }
 
     double dt() const { return dt_; }
-    double force_seconds() const { return force_seconds_; } // wall time inside the engine
+    double force_seconds() const { return force_seconds_; } // wall time of the engine's work
+    // Wall time of the host's kick and drift loops (none where the store lives on a device).
+    double integration_seconds() const { return integration_seconds_; }
     long long steps() const { return steps_; }
 
   private:
@@ -40,7 +42,7 @@ class Leapfrog {
     DeviceParticles* device_ = nullptr; // the engine's, or null
     double dt_;
     bool started_ = false;
-    double force_seconds_ = 0;
+    double force_seconds_ = 0, integration_seconds_ = 0;
     long long steps_ = 0;
 };
 
