@@ -179,12 +179,13 @@ class Simulation {
 };
 
 py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
-                  const std::string& engine, double eps, std::optional<double> G, std::optional<int> nleaf,
-                  std::optional<int> ncrit, const std::string& mac)
+                  const std::string& engine, double eps, std::optional<double> G,
+                  const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
+                  const std::string& mac)
 {
-    // The engine keywords as forces() and Simulation() check them; the swept values as theta or
-    // alpha each.
-    const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, std::nullopt, nleaf, ncrit, mac);
+    // The engine keywords as forces() and Simulation() check them (the tree engines compute in
+    // their own precision); the swept values as theta or alpha each.
+    const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac);
     AccuracyOptions o;
     o.values = values;
     try {
@@ -286,8 +287,9 @@ PYBIND11_MODULE(grove, m)
           "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
           "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|).");
     m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
-          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("nleaf") = py::none(),
-          py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
+          py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(),
+          py::arg("precision") = py::none(), py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
+          py::arg("mac") = "geometric",
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 

@@ -119,6 +119,8 @@ def test_the_three_entry_points_take_the_same_engine_keywords(plummer, tmp_path)
             grove.Simulation(snap, dt=0.01, engine="tree-cpu", **bad)
     with pytest.raises(ValueError, match="square is finite"):
         grove.accuracy(snap, [0.5], sample=50, engine="tree-cpu", eps=1e155)
+    with pytest.raises(ValueError, match="precision"):
+        grove.accuracy(snap, [0.5], sample=50, engine="tree-cpu", precision="bogus")
 
 
 def test_accuracy_equals_grove_accuracy(plummer, tmp_path):
