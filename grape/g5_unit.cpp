@@ -82,9 +82,10 @@ void G5Unit::set_n(int id, int n)
     if (!b) return;
     if (n < 0 || n > jmemsize_) {
         std::fprintf(stderr, "grove libg5: g5_set_n: n = %d outside 0..%d\n", n, jmemsize_);
-        b->failed = true;
+        b->refused = true;
         return;
     }
+    b->refused = false;
     b->n = n;
     if (b->mj.size() < static_cast<std::size_t>(n)) { // unset j-particles have mass 0
         b->mj.resize(static_cast<std::size_t>(n), 0.f);
@@ -99,9 +100,10 @@ void G5Unit::set_j(int id, int adr, int nj, const double (*xj)[3], const double*
     if (adr < 0 || nj < 0 || static_cast<long>(adr) + nj > jmemsize_) {
         std::fprintf(stderr, "grove libg5: j-particles %d..%d outside the memory of %d\n", adr, adr + nj - 1,
                      jmemsize_);
-        b->failed = true;
+        b->refused = true;
         return;
     }
+    b->refused = false;
     const auto end = static_cast<std::size_t>(adr) + static_cast<std::size_t>(nj);
     if (b->mj.size() < end) {
         b->mj.resize(end, 0.f);
@@ -124,7 +126,14 @@ void G5Unit::set_xi(int id, int ni, const double (*xi)[3])
 {
     Board* b = board(id, "g5_set_xi");
     if (!b) return;
-    b->xi.resize(3 * static_cast<std::size_t>(std::max(ni, 0)));
+    try {
+        b->xi.resize(3 * static_cast<std::size_t>(std::max(ni, 0)));
+    } catch (const std::exception& e) { // no exception leaves through the C API
+        std::fprintf(stderr, "grove libg5: g5_set_xi: %s\n", e.what());
+        b->xi.clear();
+        b->failed = true;
+        return;
+    }
     for (int k = 0; k < ni; ++k)
         for (int d = 0; d < 3; ++d) b->xi[3 * static_cast<std::size_t>(k) + d] = static_cast<float>(xi[k][d]);
 }
@@ -133,6 +142,11 @@ void G5Unit::run(int id)
 {
     Board* b = board(id, "g5_run");
     if (!b) return;
+    if (b->refused) { // the refused call's forces stay NaN: nothing computed from a memory it left wrong
+        std::fprintf(stderr, "grove libg5: g5_run: an earlier call on the j-particles was refused; set them again\n");
+        b->failed = true;
+        return;
+    }
     if (b->gpu)
         run_on_gpu(*b);
     else
@@ -175,8 +189,14 @@ void G5Unit::run_on_cpu(Board& b)
 {
     const auto ni = static_cast<std::int64_t>(b.xi.size() / 3);
     const std::int64_t nj = std::min<std::int64_t>(b.n, static_cast<std::int64_t>(b.mj.size()));
-    b.acc.assign(3 * static_cast<std::size_t>(ni), 0.f);
-    b.pot.assign(static_cast<std::size_t>(ni), 0.f);
+    try {
+        b.acc.assign(3 * static_cast<std::size_t>(ni), 0.f);
+        b.pot.assign(static_cast<std::size_t>(ni), 0.f);
+    } catch (const std::exception& e) { // no exception leaves through the C API
+        b.failed = true;
+        std::fprintf(stderr, "grove libg5: g5_run: %s\n", e.what());
+        return;
+    }
     bool infinite = false;
     const float eps2 = eps2_;
 #pragma omp parallel for schedule(static) reduction(|| : infinite) if (ni * nj > 65536)

@@ -34,7 +34,9 @@ class G5Unit {
         std::vector<float> xj, mj, xi; // 3, 1, 3 per particle
         int n = 0;
         std::vector<float> acc, pot;
-        bool failed = false;
+        bool failed = false;              // the last run failed: its forces read as NaN
+        bool refused = false;             // a j-particle call was refused: every run fails until g5_set_n
+                                          // or a g5_set_xmj that fits the memory
         std::unique_ptr<GrapeEngine> gpu; // null: the CPU
     };
     Board* board(int id, const char* call);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -108,6 +109,15 @@ int G6Unit::set_j_particle(int address, int index, double tj, double mass, const
         std::fprintf(stderr, "grove libg6: g6_set_j_particle: negative address %d\n", address);
         return -1;
     }
+    bool finite = std::isfinite(tj) && std::isfinite(mass);
+    for (int d = 0; d < 3; ++d)
+        finite = finite && std::isfinite(x[d]) && std::isfinite(v[d]) && std::isfinite(a2[d]) && std::isfinite(j6[d]) &&
+                 std::isfinite(k18[d]);
+    if (!finite) { // a NaN j-particle would make every force NaN, or none, without a word
+        std::fprintf(stderr, "grove libg6: g6_set_j_particle: j-particle %d (address %d) is not finite\n", index,
+                     address);
+        return -1;
+    }
     const auto start = timing_.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
         const auto slot = static_cast<std::size_t>(address);
@@ -146,24 +156,32 @@ void G6Unit::compute(int nj, int ni, const int* index, const double (*xi)[3], co
         std::fprintf(stderr, "grove libg6: negative nj (%d) or ni (%d)\n", nj, ni);
         return;
     }
-    if (static_cast<std::size_t>(nj) > engine_->size()) engine_->resize(static_cast<std::size_t>(nj));
-    const auto start = timing_.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    const auto n = static_cast<std::size_t>(ni);
-    i_.x.resize(3 * n);
-    i_.v.resize(3 * n);
-    i_.name.resize(n);
-    i_.h2.resize(n);
-    bool lists = false;
-    for (std::size_t k = 0; k < n; ++k) {
-        for (int d = 0; d < 3; ++d) {
-            i_.x[3 * k + d] = xi[k][d];
-            i_.v[3 * k + d] = vi[k][d];
-        }
-        i_.name[k] = index[k];
-        i_.h2[k] = h2 ? h2[k] : 0.0;
-        lists = lists || i_.h2[k] > 0;
+    if (!std::isfinite(eps2) || !(eps2 >= 0)) {
+        std::fprintf(stderr, "grove libg6: eps2 = %g is not a finite number >= 0\n", eps2);
+        return;
     }
+    const auto start = timing_.on ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    // Everything that allocates inside the try: no exception leaves through the C API (a client
+    // asking for more j-particles than memory holds gets -1 and NaN, not an abort).
     try {
+        if (static_cast<std::size_t>(nj) > engine_->size()) engine_->resize(static_cast<std::size_t>(nj));
+        const auto n = static_cast<std::size_t>(ni);
+        i_.x.resize(3 * n);
+        i_.v.resize(3 * n);
+        i_.name.resize(n);
+        i_.h2.resize(n);
+        bool lists = false;
+        for (std::size_t k = 0; k < n; ++k) {
+            for (int d = 0; d < 3; ++d) {
+                i_.x[3 * k + d] = xi[k][d];
+                i_.v[3 * k + d] = vi[k][d];
+                if (!std::isfinite(xi[k][d]) || !std::isfinite(vi[k][d]))
+                    throw std::invalid_argument("i-particle " + std::to_string(index[k]) + " is not finite");
+            }
+            i_.name[k] = index[k];
+            i_.h2[k] = h2 ? h2[k] : 0.0;
+            lists = lists || i_.h2[k] > 0;
+        }
         engine_->evaluate(ti_, static_cast<std::size_t>(nj), i_, eps2, lists ? neighbour_capacity_ : 0, results_);
         failed_ = false;
     } catch (const std::exception& e) {

@@ -24,9 +24,10 @@ Hermite::Hermite(HermiteEngine& engine, HermiteParams params) : engine_(engine),
 {
     if (!(params.eta > 0) || !(params.eta_start > 0)) throw std::invalid_argument("hermite: --eta must be > 0");
     if (params.order != 4 && params.order != 6) throw std::invalid_argument("hermite: the order is 4 or 6");
+    // Infinity passes the power-of-two test (log2 is infinite, and so is its floor).
     const double l = std::log2(params.dt_max);
-    if (!(params.dt_max > 0) || l != std::floor(l))
-        throw std::invalid_argument("hermite: --dt-max must be a power of two");
+    if (!(params.dt_max > 0) || !std::isfinite(params.dt_max) || l != std::floor(l))
+        throw std::invalid_argument("hermite: --dt-max must be a finite power of two");
 }
 
 void Hermite::evaluate(double t, const std::vector<std::int32_t>& active)

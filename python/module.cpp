@@ -5,9 +5,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -149,32 +152,58 @@ class Simulation {
         py::gil_scoped_release release;
         integrator_->start(p_);
     }
-    // Advances to t, a whole number of steps (dt, or dt_max for hermite) after the start.
+    // Advances to t, a whole number of steps (dt, or dt_max for hermite) after the start. The GIL
+    // is released while it computes; another thread's evolve() on the same Simulation waits, and
+    // a signal (Ctrl-C) stops it after the step in which it arrived, with the particles of that
+    // step and Python's exception.
     void evolve(double t)
     {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
         const double interval = integrator_->interval();
         const double steps = (t - p_.time) / interval;
+        if (!std::isfinite(t) || !(steps <= 1e12))
+            throw py::value_error("evolve(t): t must be finite and at most 1e12 steps of " + std::to_string(interval) +
+                                  " after the current time " + std::to_string(p_.time));
         const long long n = std::llround(steps);
         if (!(t >= p_.time) || std::abs(steps - static_cast<double>(n)) > 1e-9 * std::max(1.0, std::abs(steps)))
             throw py::value_error("evolve(t): t must be a whole number of steps of " + std::to_string(interval) +
                                   " after the current time " + std::to_string(p_.time));
         const long long done = std::llround((p_.time - t_start_) / interval);
-        py::gil_scoped_release release;
-        for (long long k = 1; k <= n; ++k)
+        bool interrupted = false;
+        for (long long k = 1; k <= n && !interrupted; ++k) {
             integrator_->advance_to(t_start_ + static_cast<double>(done + k) * interval, p_);
+            const py::gil_scoped_acquire gil;
+            interrupted = PyErr_CheckSignals() != 0;
+        }
         integrator_->restore_order(p_); // Python sees the particles in the order it gave them
         integrator_->synchronize(p_);
+        if (interrupted) {
+            const py::gil_scoped_acquire gil;
+            throw py::error_already_set();
+        }
     }
     double energy()
     {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
         integrator_->synchronize(p_);
         return compute_diagnostics(p_, p_.pot).total;
     }
-    const ParticleSet& particles() const { return p_; }
+    // f(particles) while no evolve() runs: the lock first, then the GIL, in the order evolve()
+    // takes them.
+    template <class F> auto locked(F&& f) const
+    {
+        py::gil_scoped_release release;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        const py::gil_scoped_acquire gil;
+        return f(p_);
+    }
 
   private:
     ParticleSet p_;
     std::unique_ptr<Integrator> integrator_;
+    mutable std::mutex mutex_; // one evolve() or energy() at a time: the GIL is released while they run
     double t_start_ = 0;
 };
 
@@ -276,10 +305,12 @@ PYBIND11_MODULE(grove, m)
     m.def(
         "gpu_available", [] { return engines().gpu_available(); },
         "True when this build has the GPU engines and a CUDA device is visible.");
-    m.def("read", &read_snapshot, py::arg("path"), "Reads a GADGET/SWIFT HDF5 snapshot.");
     m.def(
-        "write", [](const std::string& path, const ParticleSet& p) { write_snapshot(path, p); }, py::arg("path"),
-        py::arg("snapshot"), "Writes a snapshot (a temporary name, renamed when complete).");
+        "read", [](const std::filesystem::path& path) { return read_snapshot(path.string()); }, py::arg("path"),
+        "Reads a GADGET/SWIFT HDF5 snapshot (a str or os.PathLike).");
+    m.def(
+        "write", [](const std::filesystem::path& path, const ParticleSet& p) { write_snapshot(path.string(), p); },
+        py::arg("path"), py::arg("snapshot"), "Writes a snapshot (a temporary name, renamed when complete).");
     m.def("forces", &forces, py::arg("pos"), py::arg("mass"), py::kw_only(), py::arg("engine") = "tree",
           py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
           py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
@@ -360,11 +391,25 @@ PYBIND11_MODULE(grove, m)
              py::arg("alpha") = 1e-3)
         .def("evolve", &Simulation::evolve, py::arg("t"))
         .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
-        .def_property_readonly("time", [](const Simulation& s) { return s.particles().time; })
-        .def_property_readonly("snapshot", &Simulation::particles, "The current particles (a copy).")
-        .def_property_readonly("positions", [](const Simulation& s) { return array_from(s.particles().pos); })
-        .def_property_readonly("velocities", [](const Simulation& s) { return array_from(s.particles().vel); })
+        .def_property_readonly(
+            "time", [](const Simulation& s) { return s.locked([](const ParticleSet& p) { return p.time; }); })
+        .def_property_readonly(
+            "snapshot", [](const Simulation& s) { return s.locked([](const ParticleSet& p) { return p; }); },
+            "The current particles (a copy).")
+        .def_property_readonly(
+            "positions",
+            [](const Simulation& s) { return s.locked([](const ParticleSet& p) { return array_from(p.pos); }); })
+        .def_property_readonly(
+            "velocities",
+            [](const Simulation& s) { return s.locked([](const ParticleSet& p) { return array_from(p.vel); }); })
         .def(
-            "write", [](const Simulation& s, const std::string& path) { write_snapshot(path, s.particles()); },
+            "write",
+            [](const Simulation& s, const std::filesystem::path& path) {
+                s.locked([&](const ParticleSet& p) {
+                    py::gil_scoped_release release; // the write needs no Python
+                    write_snapshot(path.string(), p);
+                    return 0;
+                });
+            },
             py::arg("path"));
 }

@@ -344,14 +344,32 @@ TEST_CASE("tree-gpu with look-ahead: refitted trees built from the leapfrog's pr
         [](ForceEngine& e) { return static_cast<TreeGpuEngine&>(e).loaded_statistics(); });
 }
 
+namespace {
+
+// The resident leapfrog's tests: a Plummer sphere, a look-ahead tree, a step of 1/128.
+struct ResidentCase {
+    ParticleSet start = make_plummer(20000, 4);
+    TreeParams params = lookahead_params();
+    GravityParams gravity{1.0, 0.02};
+    double dt = 1.0 / 128;
+    static TreeParams lookahead_params()
+    {
+        TreeParams p{0.5, {64, 64}};
+        p.lookahead = true;
+        return p;
+    }
+};
+
+} // namespace
+
 TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's order back, outputs change nothing",
           "[gpu][tree][resident]")
 {
-    const ParticleSet start = make_plummer(20000, 4);
-    TreeParams params{0.5, {64, 64}};
-    params.lookahead = true;
-    const GravityParams gravity{1.0, 0.02};
-    const double dt = 1.0 / 128;
+    const ResidentCase rc;
+    const ParticleSet& start = rc.start;
+    const TreeParams& params = rc.params;
+    const GravityParams& gravity = rc.gravity;
+    const double dt = rc.dt;
     TreeGpuEngine on_host(params, gravity), resident(params, gravity), resident_synced(params, gravity),
         resident_output(params, gravity), resident_restarted(params, gravity);
     Leapfrog a_lf(on_host, dt, false), b_lf(resident, dt), c_lf(resident_synced, dt), d_lf(resident_output, dt),
@@ -413,11 +431,11 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
 TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of particles, and where it may run",
           "[gpu][tree][resident]")
 {
-    const ParticleSet start = make_plummer(20000, 4);
-    TreeParams params{0.5, {64, 64}};
-    params.lookahead = true;
-    const GravityParams gravity{1.0, 0.02};
-    const double dt = 1.0 / 128;
+    const ResidentCase rc;
+    const ParticleSet& start = rc.start;
+    const TreeParams& params = rc.params;
+    const GravityParams& gravity = rc.gravity;
+    const double dt = rc.dt;
     // A non-finite velocity stops the step with the leapfrog's error, not a crash or a NaN orbit.
     ParticleSet e = start;
     TreeGpuEngine broken(params, gravity);

@@ -257,6 +257,58 @@ TEST_CASE("libg5: float forces, eps not eps^2, the potential positive with the s
     g5_close();
 }
 
+TEST_CASE("the libraries refuse what they cannot compute with -1 and NaN, and a refusal lasts until set again",
+          "[grape]")
+{
+    REQUIRE(g6_open(0) == 0);
+    const int n = 8;
+    load_random_j(n, 5, 0.0);
+    g6_set_ti(0, 0.0);
+    const double nan = std::nan("");
+    double zero[3] = {0, 0, 0}, bad[3] = {0, nan, 0};
+    // A j-particle that is not finite is refused (it would make forces NaN, or none, silently).
+    CHECK(g6_set_j_particle(0, 3, 103, 0.0, 0.0, nan, zero, zero, zero, zero, zero) == -1);
+    CHECK(g6_set_j_particle(0, 3, 103, 0.0, 0.0, 1.0, zero, zero, zero, zero, bad) == -1);
+    int index[2] = {500, 501};
+    double xi[2][3] = {{2, 0, 0}, {0, 2, 0}}, vi[2][3] = {{0, 0, 0}, {0, 0, 0}}, acc[2][3], jerk[2][3], pot[2];
+    int nearest[2];
+    const auto lasthalf = [&](int nj) { return g6calc_lasthalf(0, nj, 2, index, xi, vi, 1e-4, 0, acc, jerk, pot); };
+    REQUIRE(lasthalf(n) == 0);
+    CHECK(std::isfinite(acc[0][0]));
+    // An i-particle that is not finite: -1 and NaN.
+    xi[1][1] = nan;
+    CHECK(lasthalf(n) == -1);
+    CHECK(std::isnan(acc[0][0]));
+    CHECK(std::isnan(pot[1]));
+    xi[1][1] = 2;
+    // More j-particles than memory holds: -1 and NaN, no abort of the client.
+    CHECK(lasthalf(INT32_MAX) == -1);
+    CHECK(std::isnan(pot[0]));
+    CHECK(lasthalf(n) == 0);
+    (void)nearest;
+    g6_close(0);
+
+    // libg5: a refused g5_set_n leaves every later run's forces NaN until the j-particles are set
+    // again (the run would otherwise compute from a memory the refusal left as it was).
+    g5_open();
+    double x[2][3] = {{0, 0, 0}, {1, 0, 0}}, m[2] = {1.0, 2.0}, a[2][3], p[2];
+    g5_set_eps_to_all(0.1);
+    g5_set_n(2);
+    g5_set_xmj(0, 2, x, m);
+    g5_calculate_force_on_x(x, a, p, 2);
+    CHECK(std::isfinite(p[0]));
+    g5_set_n(g5_get_jmemsize() + 1);
+    g5_calculate_force_on_x(x, a, p, 2);
+    CHECK(std::isnan(p[0]));
+    CHECK(std::isnan(a[1][0]));
+    g5_calculate_force_on_x(x, a, p, 2); // still refused: nothing set since
+    CHECK(std::isnan(p[0]));
+    g5_set_n(2);
+    g5_calculate_force_on_x(x, a, p, 2);
+    CHECK(std::isfinite(p[0]));
+    g5_close();
+}
+
 TEST_CASE("the libraries' settings: a bad device list or engine name refuses g6_open and libg5 falls back to the CPU",
           "[grape]")
 {

@@ -190,3 +190,49 @@ def test_hermite_simulation_conserves_energy():
     assert abs((sim.energy() - e0) / e0) < 1e-6
     with pytest.raises(RuntimeError, match="runs on direct"):
         grove.Simulation(p, integrator="hermite", engine="tree-cpu", dt_max=1 / 64)
+
+
+def test_simulations_are_safe_across_threads_and_signals(plummer, tmp_path):
+    import os, pathlib, signal, threading
+    path, snap = plummer
+    # Two threads evolving one Simulation, a third reading it: one evolve at a time, the same end.
+    alone = grove.Simulation(snap, engine="tree-cpu", eps=0.01, dt=0.01)
+    alone.evolve(0.2)
+    shared = grove.Simulation(snap, engine="tree-cpu", eps=0.01, dt=0.01)
+    errors = []
+
+    def run(target):
+        try:
+            target()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(lambda: shared.evolve(0.2),)) for _ in range(2)]
+    threads.append(threading.Thread(target=run, args=(lambda: [shared.positions for _ in range(20)],)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert shared.time == pytest.approx(0.2)
+    assert np.array_equal(shared.positions, alone.positions)
+    # Ctrl-C stops evolve after the step in which it arrived, with that step's particles.
+    long_run = grove.Simulation(snap, engine="tree-cpu", eps=0.01, dt=0.01)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        long_run.evolve(1e4)
+    timer.join()
+    steps = long_run.time / 0.01
+    assert 0 < steps < 1e6 and steps == pytest.approx(round(steps))
+    # Values no run can reach are refused at once instead of running forever or doing nothing.
+    with pytest.raises(ValueError, match="finite"):
+        long_run.evolve(float("inf"))
+    with pytest.raises(ValueError, match="finite power of two"):
+        grove.Simulation(snap, integrator="hermite", engine="direct-cpu", dt_max=float("inf"))
+    # Paths as str or pathlib.Path.
+    out = pathlib.Path(tmp_path) / "p.hdf5"
+    grove.write(out, snap)
+    assert np.array_equal(grove.read(out).positions, snap.positions)
+    long_run.write(pathlib.Path(tmp_path) / "q.hdf5")
+    assert grove.read(str(pathlib.Path(tmp_path) / "q.hdf5")).positions.shape == snap.positions.shape
