@@ -1,7 +1,8 @@
-// One writer per run directory: a lock file holding the owner's process id, created atomically.
-// A second run into the directory is refused while the owner lives; a lock left by a process that
-// is gone (killed, machine crashed) is taken over with a notice. Temporary files that such a
-// process left behind are removed then too.
+// One writer per run directory: a lock file, locked by the kernel (flock) for as long as its owner
+// holds it open, and holding the owner's process id for the messages. A second run into the
+// directory is refused while the owner lives; the lock of a process that is gone (killed, machine
+// crashed) is free, and is taken over with a notice. Temporary files that such a process left
+// behind are removed then too.
 #pragma once
 
 #include <string>
@@ -22,6 +23,7 @@ class RunLock {
   private:
     std::string path_;
     std::string notice_;
+    int fd_ = -1; // the open lock file, whose flock is the lock
 };
 
 } // namespace grove

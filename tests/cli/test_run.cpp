@@ -285,3 +285,30 @@ TEST_CASE("one run per directory: a second is refused while the first lives, a d
     CHECK_FALSE(fs::exists(stale / "snapshot_0007.hdf5.tmp.999999999"));
     CHECK_FALSE(fs::exists(stale / ".grove-run.lock")); // released at the end
 }
+
+TEST_CASE("two runs started together into one directory: one runs, the other is refused", "[integrator][slow]")
+{
+    namespace fs = std::filesystem;
+    const std::string in = test::data_path("plummer_4096.hdf5");
+    // Before the kernel lock, both runs wrote into the directory in about one try of three.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        INFO("attempt " << attempt);
+        const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / ("together_" + std::to_string(attempt));
+        fs::remove_all(dir);
+        const std::string run = std::string(GROVE_EXE) + " run " + in + " -o " + dir.string() +
+                                " --engine tree-cpu --eps 0.01 --dt 0.01 --t-end 0.1";
+        const std::string both = "(" + run + " > " + dir.string() + ".a.log 2>&1; echo $? > " + dir.string() +
+                                 ".a.rc) & (" + run + " > " + dir.string() + ".b.log 2>&1; echo $? > " + dir.string() +
+                                 ".b.rc) & wait";
+        REQUIRE(std::system(("bash -c '" + both + "'").c_str()) == 0);
+        int a = -1, b = -1;
+        std::ifstream(dir.string() + ".a.rc") >> a;
+        std::ifstream(dir.string() + ".b.rc") >> b;
+        CHECK(a + b == 1); // one 0, one 1
+        const std::string refused = file_text(dir.string() + (a == 1 ? ".a.log" : ".b.log"));
+        CHECK_THAT(refused, Catch::Contains("another grove run"));
+        int snapshots = 0;
+        for (const auto& entry : fs::directory_iterator(dir)) snapshots += entry.path().extension() == ".hdf5";
+        CHECK(snapshots == 12); // ten intervals' snapshots, the first, and the checkpoint: one run's
+    }
+}

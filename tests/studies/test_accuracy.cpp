@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "studies/accuracy_study.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
+#include "studies/accuracy_study.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/tree_cpu.hpp"
