@@ -51,14 +51,26 @@ void RunOutputs::open_diagnostics(const Checkpoint* restart, const std::string& 
 {
     if (!writer_) return;
     const fs::path path = fs::path(dir_) / "diagnostics.txt";
-    if (restart) {
+    std::error_code error;
+    const std::uintmax_t size = fs::file_size(path, error);
+    const auto recorded = restart ? static_cast<std::uintmax_t>(restart->diagnostics_bytes) : 0;
+    if (restart && !error && size >= recorded) {
         // Lines written after the checkpoint would be written again: cut them.
-        fs::resize_file(path, static_cast<std::uintmax_t>(restart->diagnostics_bytes));
+        fs::resize_file(path, recorded);
         diagnostics_.open(path, std::ios::app);
     } else {
         diagnostics_.open(path);
         diagnostics_ << header;
+        // Missing or cut short: the restart does not depend on it, and starts it again from the
+        // checkpoint rather than padding it with what was lost.
+        if (restart) {
+            diagnostics_ << "# restarted from the checkpoint after step " << restart->step
+                         << "; the lines before were lost from this file\n";
+            std::fprintf(stderr, "grove run: %s was %s; its lines before the checkpoint are lost, and it goes on\n",
+                         path.string().c_str(), error ? "missing" : "shorter than the checkpoint recorded");
+        }
     }
+    if (!diagnostics_) throw std::runtime_error("cannot write " + path.string());
 }
 
 double RunOutputs::log(const ParticleSet& p, long long step, double e0, double wall_seconds)

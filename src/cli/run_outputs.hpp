@@ -25,7 +25,8 @@ class RunOutputs {
     // run.yml, for a new run.
     void write_parameters(const ParticleSet& p, long long total_steps);
     // diagnostics.txt: cut back to what the checkpoint had seen and continued, or started with
-    // the header lines (each ending in a newline).
+    // the header lines (each ending in a newline), also on a restart that finds it missing or
+    // shorter than the checkpoint recorded.
     void open_diagnostics(const Checkpoint* restart, const std::string& header);
     // One diagnostics line; returns the relative energy error against e0.
     double log(const ParticleSet& p, long long step, double e0, double wall_seconds);

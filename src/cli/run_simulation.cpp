@@ -127,24 +127,24 @@ void Run::begin()
     wall_start_ = last_checkpoint_ = WallClock::now();
     next_snapshot_ = plan_.t_start + plan_.snapshot_every;
     const IntegratorConfig& ic = config_.integrator;
+    std::ostringstream header;
+    header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << ic.integrator << " "
+           << (plan_.hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
+           << ", eps = " << ic.engine.gravity.eps << ", G = " << integrator_config().engine.gravity.G << "\n"
+           << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
+              "wall_s\n";
     if (restart_) {
         integrator_->resume(restart_->integrator, p_);
         first_step_ = restart_->step + 1;
         next_snapshot_ = config_.cadence_changed ? p_.time + plan_.snapshot_every : restart_->next_snapshot;
         outputs_->set_snapshots(restart_->snapshot_index);
         e0_ = restart_->reference_energy;
-        outputs_->open_diagnostics(&*restart_, "");
+        outputs_->open_diagnostics(&*restart_, header.str());
         if (outputs_->writer())
             std::printf("restarting %s at t = %.10g (step %lld)\n", outputs_->path().c_str(), p_.time, restart_->step);
     } else {
         integrator_->start(p_);
         e0_ = compute_diagnostics(p_, p_.pot).total;
-        std::ostringstream header;
-        header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << ic.integrator << " "
-               << (plan_.hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
-               << ", eps = " << ic.engine.gravity.eps << ", G = " << integrator_config().engine.gravity.G << "\n"
-               << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
-                  "wall_s\n";
         outputs_->open_diagnostics(nullptr, header.str());
     }
     outputs_->start_snapshot_writer();

@@ -33,52 +33,74 @@ std::vector<std::string> split(const std::string& text)
     return out;
 }
 
+// FNV-1a over what a restart depends on: one flipped bit anywhere in it changes the sum.
+class Checksum {
+  public:
+    void add(const void* data, std::size_t bytes)
+    {
+        const auto* b = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < bytes; ++i) hash_ = (hash_ ^ b[i]) * 1099511628211ull;
+    }
+    template <class T> void add(const T& value) { add(&value, sizeof value); }
+    void add(const std::string& text)
+    {
+        add(text.size());
+        add(text.data(), text.size());
+    }
+    template <class Matrix> void add_matrix(const Matrix& m)
+    {
+        add(static_cast<std::int64_t>(m.rows()));
+        add(static_cast<std::int64_t>(m.cols()));
+        add(m.data(), static_cast<std::size_t>(m.size()) * sizeof(*m.data()));
+    }
+    std::uint64_t value() const { return hash_; }
+
+  private:
+    std::uint64_t hash_ = 14695981039346656037ull;
+};
+
 } // namespace
 
-void write_checkpoint(const std::string& path, const Checkpoint& c)
+std::uint64_t checkpoint_checksum(const Checkpoint& c)
 {
-    const std::string tmp = path + ".partial";
-    try {
-        write_snapshot(tmp, c.particles);
-        {
-            h5::Handle file = h5::open_file_rw(tmp);
-            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
-            h5::write_attribute(g.id(), "argv", join(c.argv));
-            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
-            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
-            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
-            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
-            h5::write_attribute(g.id(), "start_time", c.start_time);
-            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
-            // The snapshot groups particles by type; this restores the order they had in memory,
-            // on which the force sums' rounding depends.
-            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
-            std::vector<std::string> field_names, counter_names;
-            for (const StateField& f : c.integrator.fields) {
-                if (f.values.cols() != c.particles.mass.size())
-                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
-                field_names.push_back(f.name);
-                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
-                                  static_cast<std::size_t>(f.values.rows()));
-            }
-            for (const auto& [name, value] : c.integrator.counters) {
-                counter_names.push_back(name);
-                h5::write_attribute(g.id(), name, static_cast<double>(value));
-            }
-            h5::write_attribute(g.id(), "state_fields", join(field_names));
-            h5::write_attribute(g.id(), "state_counters", join(counter_names));
-            g.reset();
-            h5::finish_file(file, tmp);
-        }
-    } catch (...) {
-        std::remove(tmp.c_str()); // the previous checkpoint stays as it was
-        throw;
+    Checksum sum;
+    const ParticleSet& p = c.particles;
+    sum.add_matrix(p.pos);
+    sum.add_matrix(p.vel);
+    sum.add_matrix(p.mass);
+    sum.add_matrix(p.acc);
+    sum.add_matrix(p.pot);
+    sum.add(p.id.data(), p.id.size() * sizeof(std::uint64_t));
+    sum.add(p.type.data(), p.type.size());
+    sum.add(p.time);
+    sum.add(p.units.system);
+    for (const double u : {p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s}) sum.add(u);
+    for (const auto& [key, value] : p.run_parameters) {
+        sum.add(key);
+        sum.add(value);
     }
-    // Only a complete checkpoint replaces the previous one.
-    std::filesystem::rename(tmp, path);
+    for (const std::string& arg : c.argv) sum.add(arg);
+    sum.add(c.step);
+    sum.add(c.next_snapshot);
+    sum.add(c.snapshot_index);
+    sum.add(c.reference_energy);
+    sum.add(c.start_time);
+    sum.add(c.diagnostics_bytes);
+    for (const StateField& f : c.integrator.fields) {
+        sum.add(f.name);
+        sum.add_matrix(f.values);
+    }
+    for (const auto& [name, value] : c.integrator.counters) {
+        sum.add(name);
+        sum.add(value);
+    }
+    return sum.value();
 }
 
-Checkpoint read_checkpoint(const std::string& path)
+namespace {
+
+// The checkpoint as a restart reads it, unchecked.
+Checkpoint read_checkpoint_contents(const std::string& path)
 {
     Checkpoint c;
     const ParticleSet p = read_snapshot(path);
@@ -136,6 +158,74 @@ Checkpoint read_checkpoint(const std::string& path)
         if (!name.empty())
             c.integrator.counters.emplace_back(name,
                                                static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
+    // Checkpoints written before the checksum have none to check.
+    return c;
+}
+
+} // namespace
+
+void write_checkpoint(const std::string& path, const Checkpoint& c)
+{
+    const std::string tmp = path + ".partial";
+    try {
+        write_snapshot(tmp, c.particles);
+        {
+            h5::Handle file = h5::open_file_rw(tmp);
+            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
+            h5::write_attribute(g.id(), "argv", join(c.argv));
+            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
+            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
+            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
+            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+            h5::write_attribute(g.id(), "start_time", c.start_time);
+            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
+            // The snapshot groups particles by type; this restores the order they had in memory,
+            // on which the force sums' rounding depends.
+            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
+            std::vector<std::string> field_names, counter_names;
+            for (const StateField& f : c.integrator.fields) {
+                if (f.values.cols() != c.particles.mass.size())
+                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
+                field_names.push_back(f.name);
+                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
+                                  static_cast<std::size_t>(f.values.rows()));
+            }
+            for (const auto& [name, value] : c.integrator.counters) {
+                counter_names.push_back(name);
+                h5::write_attribute(g.id(), name, static_cast<double>(value));
+            }
+            h5::write_attribute(g.id(), "state_fields", join(field_names));
+            h5::write_attribute(g.id(), "state_counters", join(counter_names));
+            g.reset();
+            h5::finish_file(file, tmp);
+        }
+        // Over the state as a restart reads it back (the file adds what its format carries: the
+        // unit system's parameters, the types' grouping undone by the memory order).
+        const std::uint64_t sum = checkpoint_checksum(read_checkpoint_contents(tmp));
+        h5::Handle file = h5::open_file_rw(tmp);
+        h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+        h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{sum});
+        g.reset();
+        h5::finish_file(file, tmp);
+    } catch (...) {
+        std::remove(tmp.c_str()); // the previous checkpoint stays as it was
+        throw;
+    }
+    // Only a complete checkpoint replaces the previous one.
+    std::filesystem::rename(tmp, path);
+}
+
+Checkpoint read_checkpoint(const std::string& path)
+{
+    const Checkpoint c = read_checkpoint_contents(path);
+    h5::Handle file = h5::open_file_read(path);
+    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    // Checkpoints written before the checksum have none to check.
+    if (h5::has_attribute(g.id(), "checksum") &&
+        h5::read_attribute_u64(g.id(), "checksum").at(0) != checkpoint_checksum(c))
+        throw std::runtime_error(path + ": the checkpoint's checksum does not match its contents: it was changed or "
+                                        "damaged after it was written, and a run continued from it would not be the "
+                                        "run it claims to continue");
     return c;
 }
 

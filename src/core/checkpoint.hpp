@@ -4,6 +4,8 @@
 // integrator's own state as the named fields and counters it lists (core/integrator_state.hpp).
 #pragma once
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -24,6 +26,11 @@ struct Checkpoint {
     long long diagnostics_bytes = 0; // diagnostics.txt is cut back to this length on restart
     IntegratorState integrator;      // whatever the integrator lists (empty for leapfrog)
 };
+
+// A checksum of everything a restart depends on (the particles in memory order with their forces,
+// time, units and run parameters, the run's counters and the integrator's state). Written with
+// every checkpoint; read_checkpoint refuses one that does not match.
+std::uint64_t checkpoint_checksum(const Checkpoint& c);
 
 // Written under a temporary name and renamed, so a crash while writing keeps the previous one.
 void write_checkpoint(const std::string& path, const Checkpoint& c);

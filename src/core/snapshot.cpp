@@ -1,5 +1,7 @@
 #include "core/snapshot.hpp"
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -133,8 +135,40 @@ void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::si
     }
 }
 
-// Units: from /RunParameters when grove wrote the file; from /Units (cgs factors) otherwise,
-// defaulting to GADGET's kpc, 1e10 Msun, km/s as other GADGET codes do.
+// The unit attributes grove reads in /Units: GADGET's and SWIFT's names for the size in cgs of one
+// length, mass and velocity or time unit; SWIFT's current and temperature units and GADGET's
+// derived ones (no bearing on gravity, or following from the three) are known and left aside.
+struct UnitNames {
+    const char* length;
+    const char* mass;
+    const char* velocity; // null: from length / time
+    const char* time;
+};
+constexpr UnitNames kGadgetUnits{"UnitLength_in_cm", "UnitMass_in_g", "UnitVelocity_in_cm_per_s", "UnitTime_in_s"};
+constexpr UnitNames kSwiftUnits{"Unit length in cgs (U_L)", "Unit mass in cgs (U_M)", nullptr,
+                                "Unit time in cgs (U_t)"};
+constexpr const char* kIgnoredUnits[] = {"Unit current in cgs (U_I)", "Unit temperature in cgs (U_T)",
+                                         "UnitEnergy_in_cgs", "UnitDensity_in_cgs", "UnitPressure_in_cgs"};
+
+// Length, mass and velocity in cgs from the /Units attributes of one convention; throws
+// std::runtime_error naming what is missing.
+Units read_unit_attributes(hid_t group, const UnitNames& names, const char* convention)
+{
+    auto read = [&](const char* name) {
+        if (!h5::has_attribute(group, name))
+            throw std::runtime_error(std::string("/Units has ") + convention + " unit attributes but not '" + name +
+                                     "'");
+        return h5::read_attribute_doubles(group, name).at(0);
+    };
+    const double length = read(names.length), mass = read(names.mass);
+    const double velocity = names.velocity ? read(names.velocity) : length / read(names.time);
+    return units_from_cgs(length, mass, velocity);
+}
+
+// Units: from /RunParameters when grove wrote the file; from /Units (cgs factors, GADGET's or
+// SWIFT's names) otherwise, and GADGET's kpc, 1e10 Msun, km/s without /Units, as other GADGET codes
+// do. A /Units attribute grove does not understand is refused, not guessed at: a wrong unit is a
+// wrong G.
 Units read_units(hid_t file, const std::map<std::string, std::string>& params)
 {
     Units units = gadget_units();
@@ -143,13 +177,32 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
         units = units_by_name(system->second);
     if (h5::has_link(file, "Units")) {
         auto group = h5::open_group(file, "Units");
-        auto read_or = [&](const char* name, double fallback) {
-            return h5::has_attribute(group.id(), name) ? h5::read_attribute_doubles(group.id(), name).at(0) : fallback;
-        };
-        units.length_cm = read_or("UnitLength_in_cm", units.length_cm);
-        units.mass_g = read_or("UnitMass_in_g", units.mass_g);
-        units.velocity_cm_s = read_or("UnitVelocity_in_cm_per_s", units.velocity_cm_s);
-        if (system == params.end()) units = units_from_cgs(units.length_cm, units.mass_g, units.velocity_cm_s);
+        bool gadget = false, swift = false;
+        for (const auto& [name, value] : h5::attributes_as_text(group.id())) {
+            const auto is = [&](const UnitNames& n) {
+                return name == n.length || name == n.mass || (n.velocity && name == n.velocity) || name == n.time;
+            };
+            const bool ignored =
+                std::find(std::begin(kIgnoredUnits), std::end(kIgnoredUnits), name) != std::end(kIgnoredUnits);
+            gadget = gadget || is(kGadgetUnits);
+            swift = swift || is(kSwiftUnits);
+            if (!is(kGadgetUnits) && !is(kSwiftUnits) && !ignored)
+                throw std::runtime_error("unit attribute '" + name +
+                                         "' in /Units is not one grove reads (GADGET's UnitLength_in_cm, UnitMass_in_g "
+                                         "and UnitVelocity_in_cm_per_s, or SWIFT's 'Unit length in cgs (U_L)', 'Unit "
+                                         "mass in cgs (U_M)' and 'Unit time in cgs (U_t)')");
+        }
+        if (gadget || swift) {
+            const Units cgs = gadget ? read_unit_attributes(group.id(), kGadgetUnits, "GADGET")
+                                     : read_unit_attributes(group.id(), kSwiftUnits, "SWIFT");
+            if (system == params.end()) {
+                units = cgs;
+            } else {
+                units.length_cm = cgs.length_cm;
+                units.mass_g = cgs.mass_g;
+                units.velocity_cm_s = cgs.velocity_cm_s;
+            }
+        }
     }
     const auto g = params.find("GravitationalConstant");
     if (g != params.end()) units.G = std::stod(g->second);

@@ -1,5 +1,6 @@
 // `grove run` end to end: outputs on a small galaxy, restarts from checkpoints, interruption.
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <cmath>
 #include <csignal>
@@ -85,6 +86,12 @@ TEST_CASE("the galaxy equilibrium script runs end to end on a small model", "[in
 
 namespace {
 
+std::string file_text(const std::string& path)
+{
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // Runs `grove run` with arguments; returns the exit status (the shell's, 128 + signal when
 // killed) and keeps the output in DIR.log.
 int grove_run(const std::string& args, const std::string& log, const std::string& prefix = "")
@@ -155,6 +162,55 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
     CHECK(grove_run("--restart " + (root / "nothing").string(), (root / "bad.log").string()) == 1);
 }
 
+TEST_CASE("a restart refuses a damaged checkpoint, and goes on without its diagnostics file",
+          "[integrator][restart][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path root = fs::path(GROVE_TEST_SCRATCH) / "restart_damaged";
+    fs::remove_all(root);
+    fs::create_directories(root);
+    const std::string plummer = test::data_path("plummer_4096.hdf5");
+    const std::string args = " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.05";
+    const auto run_to = [&](const std::string& dir, const char* t_end) {
+        return grove_run(plummer + " -o " + dir + args + " --t-end " + t_end, dir + ".log");
+    };
+    const auto no_nul = [](const std::string& path) {
+        const std::string text = file_text(path);
+        return text.find('\0') == std::string::npos;
+    };
+    // diagnostics.txt deleted, then cut short: the restart rebuilds it from the checkpoint.
+    for (const bool deleted : {true, false}) {
+        INFO((deleted ? "deleted" : "truncated"));
+        const std::string dir = (root / (deleted ? "deleted" : "truncated")).string();
+        REQUIRE(run_to(dir, "0.1") == 0);
+        if (deleted)
+            fs::remove(dir + "/diagnostics.txt");
+        else
+            fs::resize_file(dir + "/diagnostics.txt", 40);
+        REQUIRE(grove_run("--restart " + dir + " --t-end 0.2", dir + ".restart.log") == 0);
+        const std::string diagnostics = file_text(dir + "/diagnostics.txt");
+        CHECK_THAT(diagnostics, Catch::Contains("# grove run diagnostics") && Catch::Contains("restarted from"));
+        CHECK(no_nul(dir + "/diagnostics.txt"));
+        CHECK(fs::exists(dir + "/snapshot_0004.hdf5"));
+    }
+    // One bit of the checkpoint's positions flipped: refused, naming the checkpoint.
+    const std::string dir = (root / "flipped").string();
+    REQUIRE(run_to(dir, "0.1") == 0);
+    {
+        const std::string cp = dir + "/checkpoint.hdf5";
+        hid_t file = H5Fopen(cp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t set = H5Dopen2(file, "/PartType1/Coordinates", H5P_DEFAULT);
+        std::vector<double> v(3 * 4096);
+        REQUIRE(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+        v[100] = std::nextafter(v[100], 1e300);
+        REQUIRE(H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+        H5Dclose(set);
+        H5Fclose(file);
+    }
+    CHECK(grove_run("--restart " + dir + " --t-end 0.2", dir + ".restart.log") == 1);
+    CHECK_THAT(file_text(dir + ".restart.log"), Catch::Contains("checkpoint.hdf5") && Catch::Contains("checksum"));
+}
+
 TEST_CASE("SIGINT finishes the step and leaves a checkpoint and valid snapshots", "[integrator][restart][slow]")
 {
     namespace fs = std::filesystem;
@@ -202,12 +258,6 @@ int grove_limited(const std::string& args, long kib, const std::string& log)
                             "\" > " + log + " 2>&1";
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string file_text(const std::string& path)
-{
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 } // namespace

@@ -1,11 +1,16 @@
 // Snapshot round trip, foreign GADGET files, and every kind of bad input named in the foundation issue.
 #include <catch2/catch.hpp>
 
+#include <hdf5.h>
+
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
+#include "core/checkpoint.hpp"
 #include "core/hdf5_file.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 
@@ -171,6 +176,35 @@ TEST_CASE("a GADGET file's /Units give G in those units", "[snapshot][units]")
     CHECK_THROWS_WITH(units_from_cgs(0, 1, 1), Catch::Contains("must be > 0"));
 }
 
+TEST_CASE("a SWIFT file's /Units give G in its units; unit attributes grove does not read are refused",
+          "[snapshot][units]")
+{
+    const std::string path = test::scratch_path("swift_units.hdf5");
+    const auto with_units = [&](const std::vector<std::pair<std::string, double>>& attributes) {
+        write_raw_simple(path, {0, 0, 0, 1, 0, 0}, {1, 1}, {1, 2});
+        auto file = h5::open_file_rw(path);
+        auto units = h5::create_group(file.id(), "Units");
+        for (const auto& [name, value] : attributes) h5::write_attribute(units.id(), name, value);
+    };
+    // Mpc, 1e10 Msun and km/s as SWIFT writes them (a time unit, not a velocity): G is GADGET's over
+    // 1000 (it was read as kpc: 43007.1, forces 1000 times too large).
+    const double mpc = 3.085678e24;
+    with_units({{"Unit length in cgs (U_L)", mpc},
+                {"Unit mass in cgs (U_M)", 1.989e43},
+                {"Unit time in cgs (U_t)", mpc / 1e5},
+                {"Unit current in cgs (U_I)", 1.0},
+                {"Unit temperature in cgs (U_T)", 1.0}});
+    const ParticleSet p = read_snapshot(path);
+    CHECK(p.units.length_cm == mpc);
+    CHECK(p.units.velocity_cm_s == Approx(1e5));
+    CHECK(p.units.G == Approx(43.0071).epsilon(1e-4));
+    // An attribute grove does not understand, or a set without its mass, is refused with the file.
+    with_units({{"UnitLength_in_furlongs", 1.0}});
+    CHECK_THAT(read_error(path), Catch::Contains("UnitLength_in_furlongs") && Catch::Contains(path));
+    with_units({{"Unit length in cgs (U_L)", mpc}, {"Unit time in cgs (U_t)", 1.0}});
+    CHECK_THAT(read_error(path), Catch::Contains("Unit mass in cgs (U_M)"));
+}
+
 TEST_CASE("files without ParticleIDs, and with h5py's UTF-8 variable-length strings, are read", "[snapshot]")
 {
     const std::string path = test::scratch_path("foreign_no_ids.hdf5");
@@ -293,4 +327,53 @@ TEST_CASE("an unwritable output path fails cleanly and leaves the existing file 
     bad.mass[2] = std::nan("");
     CHECK_THROWS_WITH(write_snapshot(path, bad), Catch::Contains("cannot write") && Catch::Contains("non-finite mass"));
     CHECK(read_snapshot(path).mass == p.mass); // the old file is untouched
+}
+
+TEST_CASE("a checkpoint whose particles or parameters changed after writing is refused, naming it", "[checkpoint]")
+{
+    const std::string path = test::scratch_path("checksum_checkpoint.hdf5");
+    Checkpoint c;
+    c.particles = make_plummer(64, 3);
+    c.particles.acc = c.particles.pos * -1.0;
+    c.particles.pot = -c.particles.mass;
+    c.particles.type[5] = 2; // types out of order: the file groups them, the checkpoint restores memory order
+    c.particles.run_parameters["run.eps"] = "0.01";
+    c.argv = {"in.hdf5", "-o", "out"};
+    c.step = 12;
+    c.next_snapshot = 0.5;
+    c.snapshot_index = 3;
+    c.reference_energy = -0.25;
+    c.start_time = 0;
+    c.diagnostics_bytes = 1234;
+    c.integrator.fields.push_back({"jerk", Eigen::MatrixXd::Constant(3, 64, 0.5)});
+    c.integrator.counters.emplace_back("block_steps", 7);
+    write_checkpoint(path, c);
+    const Checkpoint back = read_checkpoint(path); // unchanged: accepted
+    CHECK(back.particles.pos == c.particles.pos);
+    CHECK(back.integrator.counters == c.integrator.counters);
+
+    // One bit of one coordinate flipped in the file, then one run parameter changed.
+    const auto flip = [&](const char* dataset) {
+        hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t set = H5Dopen2(file, dataset, H5P_DEFAULT);
+        std::vector<double> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(H5Dget_space(set))));
+        H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &values[7], sizeof bits);
+        bits ^= 1;
+        std::memcpy(&values[7], &bits, sizeof bits);
+        H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+        H5Dclose(set);
+        H5Fclose(file);
+    };
+    flip("/PartType1/Coordinates");
+    CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains(path) && Catch::Contains("checksum"));
+    write_checkpoint(path, c);
+    {
+        auto file = h5::open_file_rw(path);
+        auto params = h5::open_group(file.id(), "RunParameters");
+        H5Adelete(params.id(), "run.eps");
+        h5::write_attribute(params.id(), "run.eps", std::string("0.02"));
+    }
+    CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("checksum"));
 }
