@@ -13,6 +13,7 @@
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/memory_plan.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
@@ -132,6 +133,7 @@ int bench_step(const BenchConfig& c)
     if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
     if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
+    check_memory_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine));
     ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
     const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
     if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");

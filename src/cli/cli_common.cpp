@@ -106,7 +106,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     } catch (const std::invalid_argument& e) {
         std::string what = e.what();
         if (what.rfind("rebuild_every", 0) == 0) what.replace(0, 13, "rebuild-every");
-        throw std::runtime_error("--" + what);
+        throw std::runtime_error((what.rfind("G ", 0) == 0 ? "-" : "--") + what); // -G is a short option
     }
     // Under mpirun, one GPU per rank on each node (docs/user-guide.md).
     const Communicator& comm = Communicator::world();

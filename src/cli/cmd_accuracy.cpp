@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
@@ -17,7 +18,7 @@ namespace {
 struct AccuracyCommand {
     std::string input, output;
     AccuracyOptions options;
-    bool G_given = false; // --G given; else G comes from the snapshot's units
+    bool G_given = false; // -G given; else G comes from the snapshot's units
 };
 
 AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
@@ -57,7 +58,7 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     }
     if (o.nleaf < 1 || o.ncrit < 0)
         throw std::runtime_error("--nleaf must be >= 1 and --ncrit >= 1, or 0 for the size by the number of particles");
-    if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and --G > 0");
+    if (!(o.eps >= 0) || !(o.G > 0)) throw std::runtime_error("--eps must be >= 0 and -G > 0");
     if (o.repeat < 1) throw std::runtime_error("--repeat must be >= 1");
     const std::string engine = engines().resolve(r["engine"].as<std::string>());
     if (engine != "tree-cpu" && engine != "tree-gpu")
@@ -72,10 +73,12 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
 int run_accuracy(const AccuracyCommand& c)
 {
     const std::string& in = c.input;
+    check_memory_plan(Workload::accuracy, snapshot_particle_count(in), "grove accuracy on " + in,
+                      c.options.tree_engine);
     const ParticleSet p = read_snapshot(in);
     AccuracyOptions o = c.options;
     if (!c.G_given) o.G = p.units.G;
-    if (!(o.G > 0)) throw std::runtime_error("--G must be > 0");
+    if (!(o.G > 0)) throw std::runtime_error("-G must be > 0");
     const Communicator& comm = Communicator::world();
     if (comm.is_root())
         std::fprintf(stderr, "grove accuracy: %zu particles, %s against %s (double)%s\n", p.size(),

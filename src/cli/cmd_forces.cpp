@@ -10,6 +10,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/diagnostics.hpp"
+#include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
@@ -24,7 +25,7 @@ struct ForcesConfig {
     bool neighbours = false;                     // nearest neighbour of every particle
     double neighbour_radius = 0;                 // > 0: also the neighbours within it
     int max_neighbours = 32;                     // room per particle in NeighbourIDs
-    bool G_given = false;                        // --G given; else G comes from the snapshot's units
+    bool G_given = false;                        // -G given; else G comes from the snapshot's units
     std::map<std::string, std::string> recorded; // every option, into /RunParameters
 };
 
@@ -109,6 +110,8 @@ void add_neighbours(ParticleSet& p, const ForcesConfig& c, const EngineConfig& c
 
 int run_forces(const ForcesConfig& c)
 {
+    check_memory_plan(Workload::forces, snapshot_particle_count(c.input), "grove forces on " + c.input,
+                      engines().resolve(c.engine.engine));
     ParticleSet p = read_snapshot(c.input);
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;
@@ -118,6 +121,11 @@ int run_forces(const ForcesConfig& c)
     const auto start = std::chrono::steady_clock::now();
     engine->compute(p.pos, p.mass, forces);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Never a file of NaN with exit 0: a force that came out non-finite stops the command.
+    for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
+        if (!forces.acc.col(i).allFinite() || !std::isfinite(forces.pot[i]))
+            throw std::runtime_error("the force on particle " + std::to_string(p.id[static_cast<std::size_t>(i)]) +
+                                     " came out non-finite (engine " + engine->name() + "); nothing was written");
     p.acc = forces.acc;
     p.pot = forces.pot;
     if (c.neighbours) add_neighbours(p, c, config);

@@ -6,7 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
-#include "core/memory_check.hpp"
+#include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 
 namespace grove {
@@ -36,8 +36,7 @@ IcConfig ic_config(const cxxopts::ParseResult& r)
     const long long n = r["n"].as<long long>();
     if (n <= 0) throw std::runtime_error("-n must be > 0 (got " + std::to_string(n) + ")");
     c.n = static_cast<std::size_t>(n);
-    // The model, the working arrays of its sampling and the snapshot writer's gathers.
-    check_memory(static_cast<std::uint64_t>(n) * 240, "grove ic -n " + std::to_string(n));
+    check_memory_plan(Workload::make_model, c.n, "grove ic -n " + std::to_string(n));
     c.seed = r["seed"].as<unsigned long long>();
     c.cutoff = r["cutoff"].as<double>();
     c.mass = r["mass"].as<double>();

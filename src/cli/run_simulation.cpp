@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/run_plan.hpp"
+#include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
@@ -116,7 +117,7 @@ IntegratorConfig Run::integrator_config() const
     IntegratorConfig ic = config_.integrator;
     if (!config_.G_given) ic.engine.gravity.G = p_.units.G;
     if (!(ic.engine.gravity.G > 0) || !std::isfinite(ic.engine.gravity.G))
-        throw std::runtime_error("--G must be a finite number > 0");
+        throw std::runtime_error("-G must be a finite number > 0");
     return ic;
 }
 
@@ -253,6 +254,9 @@ void Run::summary() const
 
 int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
+    const std::size_t n = restart ? restart->particles.size() : snapshot_particle_count(config.input);
+    check_memory_plan(Workload::run, n, "grove run", engines().resolve(config.integrator.engine.engine),
+                      config.integrator.integrator);
     Run run(config, std::move(restart));
     return run.execute();
 }

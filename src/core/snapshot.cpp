@@ -6,17 +6,17 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <unistd.h>
 
 #include "core/hdf5_file.hpp"
 #include "core/memory_check.hpp"
+#include "core/memory_plan.hpp"
 #include "core/stale_files.hpp"
 
 namespace grove {
 
 namespace {
-
-constexpr std::uint64_t kReadBytesPerParticle = 160;
 
 // One row per per-particle dataset: this table alone drives both the writer and the reader.
 struct SnapshotField {
@@ -300,11 +300,54 @@ void write_snapshot(const std::string& path, const ParticleSet& particles)
     }
 }
 
+namespace {
+
+// The particle count of an open file (snapshot_particle_count).
+std::uint64_t particle_count(hid_t file)
+{
+    std::uint64_t total = 0;
+    const auto add = [&](std::uint64_t count) {
+        if (count > std::numeric_limits<std::uint64_t>::max() - total)
+            throw std::runtime_error("the particle counts overflow 64 bits (a damaged header?)");
+        total += count;
+    };
+    if (h5::has_link(file, "Header")) {
+        auto header = h5::open_group(file, "Header");
+        if (h5::has_attribute(header.id(), "NumPart_ThisFile")) {
+            for (const std::uint64_t c : h5::read_attribute_u64(header.id(), "NumPart_ThisFile")) add(c);
+            return total;
+        }
+    }
+    for (int t = 0; t < kNumParticleTypes; ++t) {
+        const std::string group = part_type_group(t);
+        if (!h5::has_link(file, group)) continue;
+        auto g = h5::open_group(file, group);
+        if (h5::has_link(g.id(), "Coordinates")) add(h5::dataset_shape(g.id(), "Coordinates").at(0));
+    }
+    return total;
+}
+
+} // namespace
+
+std::uint64_t snapshot_particle_count(const std::string& path)
+{
+    try {
+        auto file = h5::open_file_read(path);
+        return particle_count(file.id());
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+}
+
 ParticleSet read_snapshot(const std::string& path)
 {
     ParticleSet out;
     try {
         auto file = h5::open_file_read(path);
+        // Planned from the header's counts, or the datasets' lengths without one, before any read.
+        const std::uint64_t total = particle_count(file.id());
+        check_memory_plan(Workload::read, static_cast<std::size_t>(total),
+                          "reading " + std::to_string(total) + " particles");
         std::vector<std::uint64_t> header_counts;
         std::vector<double> mass_table(kNumParticleTypes, 0.0);
         if (h5::has_link(file.id(), "Header")) {
@@ -313,10 +356,6 @@ ParticleSet read_snapshot(const std::string& path)
                 header_counts = h5::read_attribute_u64(header.id(), "NumPart_ThisFile");
             if (!header_counts.empty() && header_counts.size() != kNumParticleTypes)
                 throw std::runtime_error("Header/NumPart_ThisFile must have 6 entries");
-            std::uint64_t total = 0;
-            for (auto c : header_counts) total += c;
-            // The particle set, its forces and one dataset's read buffer.
-            check_memory(total * kReadBytesPerParticle, "reading " + std::to_string(total) + " particles");
             if (h5::has_attribute(header.id(), "MassTable"))
                 mass_table = h5::read_attribute_doubles(header.id(), "MassTable");
             if (mass_table.size() != kNumParticleTypes)

@@ -23,4 +23,9 @@ void write_snapshot(const std::string& path, const ParticleSet& particles);
 // and throws std::runtime_error naming the file and the problem.
 ParticleSet read_snapshot(const std::string& path);
 
+// The number of particles a snapshot holds, without reading them: its header's counts, or where
+// it has none the lengths of its Coordinates. Throws std::runtime_error naming the file for counts
+// that overflow (a damaged header) or a file that cannot be opened.
+std::uint64_t snapshot_particle_count(const std::string& path);
+
 } // namespace grove

@@ -56,7 +56,7 @@ TEST_CASE("a run refused for its settings creates no output directory", "[integr
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "run_refused";
     fs::remove_all(dir);
-    for (const char* bad : {"--engine warp", "--engine tree-cpu --integrator hermite", "--engine tree-cpu --G -1"}) {
+    for (const char* bad : {"--engine warp", "--engine tree-cpu --integrator hermite", "--engine tree-cpu -G -1"}) {
         INFO(bad);
         const std::string cmd = std::string(GROVE_EXE) + " run " + test::data_path("galaxy_16k.hdf5") + " -o " +
                                 dir.string() + " " + bad + " --dt 2.5e-4 --t-end 1e-3 > /dev/null 2>&1";

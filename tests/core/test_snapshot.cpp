@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "core/checkpoint.hpp"
 #include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
+#include "core/memory_check.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 
@@ -376,4 +378,53 @@ TEST_CASE("a checkpoint whose particles or parameters changed after writing is r
         h5::write_attribute(params.id(), "run.eps", std::string("0.02"));
     }
     CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("checksum"));
+}
+
+TEST_CASE("memory plans: counts without a header or past 2^64, and a cgroup's room", "[snapshot][memory]")
+{
+    // Without /Header the datasets' lengths count, unallocated here: a file of a few KB that
+    // claims 2^35 particles is refused before anything is read.
+    const std::string path = test::scratch_path("no_header_huge.hdf5");
+    {
+        hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t group = H5Gcreate2(file, "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        const hsize_t dims[2] = {hsize_t{1} << 35, 3};
+        hid_t space = H5Screate_simple(2, dims, nullptr);
+        hid_t set = H5Dcreate2(group, "Coordinates", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dclose(set);
+        H5Sclose(space);
+        H5Gclose(group);
+        H5Fclose(file);
+    }
+    CHECK(snapshot_particle_count(path) == (std::uint64_t{1} << 35));
+    CHECK_THROWS_WITH(read_snapshot(path), Catch::Contains("reading 34359738368 particles needs about"));
+    // Counts that wrap past 2^64 are refused as such.
+    const std::string wrap = test::scratch_path("wrapping_counts.hdf5");
+    write_snapshot(wrap, test::random_particles(10, 5));
+    {
+        auto file = h5::open_file_rw(wrap);
+        auto header = h5::open_group(file.id(), "Header");
+        h5::write_attribute(header.id(), "NumPart_ThisFile",
+                            std::vector<std::uint64_t>{0, 1ull << 63, 1ull << 63, 10, 0, 0});
+    }
+    CHECK_THROWS_WITH(read_snapshot(wrap), Catch::Contains("overflow"));
+    CHECK_THROWS_WITH(snapshot_particle_count(wrap), Catch::Contains(wrap));
+    // A cgroup's limit less its use, the tightest of the group and its parents (v2 and v1).
+    namespace fs = std::filesystem;
+    const fs::path root = fs::path(test::scratch_path("cgroup"));
+    fs::remove_all(root);
+    fs::create_directories(root / "user.slice" / "job");
+    std::ofstream(root / "user.slice" / "memory.max") << "1000000000\n";
+    std::ofstream(root / "user.slice" / "memory.current") << "900000000\n";
+    std::ofstream(root / "user.slice" / "job" / "memory.max") << "max\n";
+    std::ofstream(root / "user.slice" / "job" / "memory.current") << "10\n";
+    CHECK(cgroup_room_bytes("0::/user.slice/job\n", root.string()) == 100000000);
+    std::ofstream(root / "user.slice" / "job" / "memory.max") << "300000000\n";
+    std::ofstream(root / "user.slice" / "job" / "memory.current") << "250000000\n";
+    CHECK(cgroup_room_bytes("0::/user.slice/job\n", root.string()) == 50000000);
+    fs::create_directories(root / "memory" / "batch");
+    std::ofstream(root / "memory" / "batch" / "memory.limit_in_bytes") << "300000000\n";
+    std::ofstream(root / "memory" / "batch" / "memory.usage_in_bytes") << "100000000\n";
+    CHECK(cgroup_room_bytes("12:cpu,cpuacct:/x\n4:memory:/batch\n", root.string()) == 200000000);
+    CHECK(cgroup_room_bytes("0::/\n", root.string()) == 0); // no limit at the root: unknown
 }

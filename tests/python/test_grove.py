@@ -236,3 +236,11 @@ def test_simulations_are_safe_across_threads_and_signals(plummer, tmp_path):
     assert np.array_equal(grove.read(out).positions, snap.positions)
     long_run.write(pathlib.Path(tmp_path) / "q.hdf5")
     assert grove.read(str(pathlib.Path(tmp_path) / "q.hdf5")).positions.shape == snap.positions.shape
+
+
+def test_work_that_cannot_fit_is_refused_before_it_starts(plummer):
+    path, snap = plummer
+    with pytest.raises(MemoryError, match="largest N that fits"):
+        grove.ic.plummer(10**12)
+    with pytest.raises(MemoryError, match="largest N that fits"):
+        grove.ic.galaxy(10**12)

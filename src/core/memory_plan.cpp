@@ -1,0 +1,56 @@
+#include "core/memory_plan.hpp"
+
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "core/memory_check.hpp"
+
+namespace grove {
+
+// Peak resident memory per particle, from `/usr/bin/time -f %M` of each command at 2*10^5 and
+// 10^6 Plummer particles on the 2-core build machine (the slope between them), rounded up:
+// `grove ic` 105 B, `grove forces` 671 (tree-cpu) and 140 (direct-cpu), `grove accuracy` 676,
+// `grove run` 937 (tree-cpu leapfrog, two steps and their snapshots). The GPU engines' host side
+// holds the same tree and particle arrays and pinned copies of them; they take the CPU engines'
+// figures with room for the copies. The Hermite integrators keep jerk (and snap, crackle) and
+// block-step schedules besides.
+std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine, const std::string& integrator)
+{
+    const bool tree = engine.find("tree") != std::string::npos;
+    const bool gpu = engine.find("gpu") != std::string::npos;
+    switch (job) {
+    case Workload::make_model:
+        return 120;
+    case Workload::read:
+        return 160;
+    case Workload::forces:
+        return tree ? (gpu ? 760 : 700) : (gpu ? 200 : 160);
+    case Workload::accuracy:
+        return gpu ? 760 : 700;
+    case Workload::run:
+        if (integrator != "leapfrog") return 800;
+        return tree ? (gpu ? 1040 : 960) : 400;
+    }
+    return 0;
+}
+
+void check_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,
+                       const std::string& integrator)
+{
+    const std::uint64_t per = planned_bytes_per_particle(job, engine, integrator);
+    const std::uint64_t room = usable_memory_bytes();
+    // Counts past 2^64 / per would wrap the product: such a job never fits.
+    const bool too_many = n > std::numeric_limits<std::uint64_t>::max() / per;
+    const std::uint64_t bytes = too_many ? std::numeric_limits<std::uint64_t>::max() : n * per;
+    if (room == 0 || bytes <= room) return;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  " needs about %.3g GB for %zu particles (%llu bytes each); %.3g GB can be used here, "
+                  "so the largest N that fits is about %llu",
+                  static_cast<double>(bytes) * 1e-9, n, static_cast<unsigned long long>(per),
+                  static_cast<double>(room) * 1e-9, static_cast<unsigned long long>(room / per));
+    throw std::runtime_error(what + text);
+}
+
+} // namespace grove

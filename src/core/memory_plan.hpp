@@ -1,0 +1,32 @@
+// The memory a job will hold at its peak for N particles, planned before anything large is
+// allocated and checked against what this process may use (the smaller of the system's available
+// memory and its cgroup's room), so that a job too large is refused at once with the numbers and
+// the largest N that fits, not after minutes of work or by the kernel's OOM killer. The command
+// line and the Python module plan the same way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace grove {
+
+enum class Workload {
+    make_model, // grove ic: the model, its sampling arrays, the writer's gathers
+    read,       // reading a snapshot: the particle set, its forces and one dataset's buffer
+    forces,     // grove forces: read, build, evaluate, write
+    accuracy,   // grove accuracy: read, one tree, the direct reference, the sweep
+    run,        // grove run, grove bench step: the particles, the engine's trees, snapshot copies
+};
+
+// Host bytes per particle at the job's peak. engine: a registered engine's name ("tree-cpu",
+// "direct-gpu", ...; "tree" and "direct" too); integrator: "leapfrog" or a Hermite one for runs.
+std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine = "",
+                                         const std::string& integrator = "leapfrog");
+
+// Throws std::runtime_error "<what> needs about X GB for N particles; ... Y GB can be used here (the
+// largest N that fits is M)" when the plan does not fit. Does nothing where the room is unknown.
+void check_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine = "",
+                       const std::string& integrator = "leapfrog");
+
+} // namespace grove
