@@ -196,39 +196,6 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("forces " + in + " --engine tree-cpu -o " + stale);
     CHECK(r.status == 0);
     CHECK_FALSE(std::ifstream(stale + ".tmp.999999999").good());
-    // Work that cannot fit in memory is refused with the numbers before it starts, naming the
-    // largest N that would fit.
-    r = run_grove("ic plummer -n 1000000000000 -o " + test::scratch_path("huge.hdf5"));
-    CHECK(r.status == 1);
-    CHECK_THAT(r.output, Catch::Contains("needs about") && Catch::Contains("can be used here") &&
-                             Catch::Contains("largest N that fits"));
-    // A file whose header claims more than fits: grove forces plans read, tree and write at once.
-    const std::string claims = test::scratch_path("claims_3e9.hdf5");
-    write_snapshot(claims, test::random_particles(10, 4));
-    {
-        auto file = h5::open_file_rw(claims);
-        auto header = h5::open_group(file.id(), "Header");
-        h5::write_attribute(header.id(), "NumPart_ThisFile",
-                            std::vector<std::uint64_t>{0, 300000000000ull, 0, 0, 0, 0});
-    }
-    r = run_grove("forces " + claims + " --engine tree-cpu -o " + test::scratch_path("claims_out.hdf5"));
-    CHECK(r.status == 1);
-    CHECK_THAT(r.output, Catch::Contains("grove forces on " + claims) && Catch::Contains("700 bytes each"));
-    // Forces that overflow (a G no model needs) stop the command instead of writing inf or NaN.
-    const std::string overflow_out = test::scratch_path("overflow_forces.hdf5");
-    std::remove(overflow_out.c_str());
-    const std::string close_pair = test::scratch_path("close_pair.hdf5");
-    {
-        ParticleSet pair;
-        pair.resize(2);
-        pair.mass << 1.0, 1.0;
-        pair.pos.col(1) << 1e-3, 0, 0;
-        write_snapshot(close_pair, pair);
-    }
-    r = run_grove("forces " + close_pair + " --engine tree-cpu -G 1e308 -o " + overflow_out);
-    CHECK(r.status == 1);
-    CHECK_THAT(r.output, Catch::Contains("non-finite"));
-    CHECK_FALSE(std::ifstream(overflow_out).good());
     // One theta: no power law to fit, and it says so rather than printing nan.
     r = run_grove("accuracy " + in + " --engine tree-cpu --theta 0.5 -o " + test::scratch_path("one_theta.hdf5"));
     CHECK(r.status == 0);
@@ -315,4 +282,35 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
     CHECK(run_grove("bench step --engine tree-cpu -n 1 2>&1").status == 1);
     CHECK_THAT(run_grove("bench step --engine tree-cpu --model disk -n 100 2>&1").output,
                Catch::Contains("--model takes plummer, galaxy or uniform"));
+}
+
+TEST_CASE("work that cannot fit is refused before it starts, and forces that overflow are not written", "[cli]")
+{
+    // Work that cannot fit in memory is refused with the numbers before it starts, naming the
+    // largest N that would fit.
+    auto r = run_grove("ic plummer -n 1000000000000 -o " + test::scratch_path("huge.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("needs about") && Catch::Contains("can be used here") &&
+                             Catch::Contains("largest N that fits"));
+    // A file whose header claims more than fits: grove forces plans read, tree and write at once.
+    const std::string claims = test::scratch_path("claims_3e9.hdf5");
+    test::write_claiming(claims, {0, 300000000000ull, 0, 0, 0, 0});
+    r = run_grove("forces " + claims + " --engine tree-cpu -o " + test::scratch_path("claims_out.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("grove forces on " + claims) && Catch::Contains("700 bytes each"));
+    // Forces that overflow (a G no model needs) stop the command instead of writing inf or NaN.
+    const std::string overflow_out = test::scratch_path("overflow_forces.hdf5");
+    std::remove(overflow_out.c_str());
+    const std::string close_pair = test::scratch_path("close_pair.hdf5");
+    {
+        ParticleSet pair;
+        pair.resize(2);
+        pair.mass << 1.0, 1.0;
+        pair.pos.col(1) << 1e-3, 0, 0;
+        write_snapshot(close_pair, pair);
+    }
+    r = run_grove("forces " + close_pair + " --engine tree-cpu -G 1e308 -o " + overflow_out);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("non-finite"));
+    CHECK_FALSE(std::ifstream(overflow_out).good());
 }

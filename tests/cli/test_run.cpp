@@ -92,6 +92,15 @@ std::string file_text(const std::string& path)
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A directory of the scratch folder, emptied.
+std::filesystem::path empty_scratch_dir(const std::string& name)
+{
+    const std::filesystem::path dir = std::filesystem::path(GROVE_TEST_SCRATCH) / name;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
 // Runs `grove run` with arguments; returns the exit status (the shell's, 128 + signal when
 // killed) and keeps the output in DIR.log.
 int grove_run(const std::string& args, const std::string& log, const std::string& prefix = "")
@@ -113,9 +122,7 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
           "[integrator][restart][slow]")
 {
     namespace fs = std::filesystem;
-    const fs::path root = fs::path(GROVE_TEST_SCRATCH) / "restart";
-    fs::remove_all(root);
-    fs::create_directories(root);
+    const fs::path root = empty_scratch_dir("restart");
     const std::string plummer = test::data_path("plummer_4096.hdf5");
     struct Case {
         const char* name;
@@ -166,9 +173,7 @@ TEST_CASE("a restart refuses a damaged checkpoint, and goes on without its diagn
           "[integrator][restart][slow]")
 {
     namespace fs = std::filesystem;
-    const fs::path root = fs::path(GROVE_TEST_SCRATCH) / "restart_damaged";
-    fs::remove_all(root);
-    fs::create_directories(root);
+    const fs::path root = empty_scratch_dir("restart_damaged");
     const std::string plummer = test::data_path("plummer_4096.hdf5");
     const std::string args = " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.05";
     const auto run_to = [&](const std::string& dir, const char* t_end) {

@@ -234,13 +234,7 @@ TEST_CASE("files without ParticleIDs, and with h5py's UTF-8 variable-length stri
 TEST_CASE("a file claiming more particles than memory holds is refused before reading", "[snapshot]")
 {
     const std::string path = test::scratch_path("claims_huge.hdf5");
-    write_snapshot(path, test::random_particles(10, 62));
-    {
-        auto file = h5::open_file_rw(path);
-        auto header = h5::open_group(file.id(), "Header");
-        h5::write_attribute(header.id(), "NumPart_ThisFile",
-                            std::vector<std::uint64_t>{0, 1000000000000ull, 0, 0, 0, 0});
-    }
+    test::write_claiming(path, {0, 1000000000000ull, 0, 0, 0, 0});
     CHECK_THROWS_WITH(read_snapshot(path), Catch::Contains("reading 1000000000000 particles needs about"));
 }
 
@@ -400,13 +394,7 @@ TEST_CASE("memory plans: counts without a header or past 2^64, and a cgroup's ro
     CHECK_THROWS_WITH(read_snapshot(path), Catch::Contains("reading 34359738368 particles needs about"));
     // Counts that wrap past 2^64 are refused as such.
     const std::string wrap = test::scratch_path("wrapping_counts.hdf5");
-    write_snapshot(wrap, test::random_particles(10, 5));
-    {
-        auto file = h5::open_file_rw(wrap);
-        auto header = h5::open_group(file.id(), "Header");
-        h5::write_attribute(header.id(), "NumPart_ThisFile",
-                            std::vector<std::uint64_t>{0, 1ull << 63, 1ull << 63, 10, 0, 0});
-    }
+    test::write_claiming(wrap, {0, 1ull << 63, 1ull << 63, 10, 0, 0});
     CHECK_THROWS_WITH(read_snapshot(wrap), Catch::Contains("overflow"));
     CHECK_THROWS_WITH(snapshot_particle_count(wrap), Catch::Contains(wrap));
     // A cgroup's limit less its use, the tightest of the group and its parents (v2 and v1).

@@ -432,10 +432,7 @@ TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of parti
           "[gpu][tree][resident]")
 {
     const ResidentCase rc;
-    const ParticleSet& start = rc.start;
-    const TreeParams& params = rc.params;
-    const GravityParams& gravity = rc.gravity;
-    const double dt = rc.dt;
+    const auto& [start, params, gravity, dt] = rc;
     // A non-finite velocity stops the step with the leapfrog's error, not a crash or a NaN orbit.
     ParticleSet e = start;
     TreeGpuEngine broken(params, gravity);

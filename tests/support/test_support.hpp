@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/hdf5_file.hpp"
 #include "core/particles.hpp"
+#include "core/snapshot.hpp"
 
 namespace grove::test {
 
@@ -42,6 +44,16 @@ inline ParticleSet random_particles(std::size_t n, std::uint64_t seed = 1)
         p.mass[c] = (1.0 + 0.5 * u(rng)) / static_cast<double>(n);
     }
     return p;
+}
+
+// A small snapshot whose header claims `counts` particles of each type (files that lie about
+// their size, for the memory plans).
+inline void write_claiming(const std::string& path, const std::vector<std::uint64_t>& counts)
+{
+    write_snapshot(path, random_particles(10, 4));
+    auto file = h5::open_file_rw(path);
+    auto header = h5::open_group(file.id(), "Header");
+    h5::write_attribute(header.id(), "NumPart_ThisFile", counts);
 }
 
 // Two Plummer-like clumps of very different size: tests deep trees and wide dynamic range.
