@@ -73,9 +73,10 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c)
     sum.add(p.id.data(), p.id.size() * sizeof(std::uint64_t));
     sum.add(p.type.data(), p.type.size());
     sum.add(p.time);
-    sum.add(p.units.system);
     for (const double u : {p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s}) sum.add(u);
+    // The snapshot adds the unit system's own parameters to the file; G above covers them.
     for (const auto& [key, value] : p.run_parameters) {
+        if (key == "UnitSystem" || key == "GravitationalConstant") continue;
         sum.add(key);
         sum.add(value);
     }
@@ -196,17 +197,12 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
             }
             h5::write_attribute(g.id(), "state_fields", join(field_names));
             h5::write_attribute(g.id(), "state_counters", join(counter_names));
+            // The snapshot keeps every value bit for bit and the memory order restores the
+            // particles' order: the restart reads back what this sums.
+            h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checkpoint_checksum(c)});
             g.reset();
             h5::finish_file(file, tmp);
         }
-        // Over the state as a restart reads it back (the file adds what its format carries: the
-        // unit system's parameters, the types' grouping undone by the memory order).
-        const std::uint64_t sum = checkpoint_checksum(read_checkpoint_contents(tmp));
-        h5::Handle file = h5::open_file_rw(tmp);
-        h5::Handle g = h5::open_group(file.id(), "Checkpoint");
-        h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{sum});
-        g.reset();
-        h5::finish_file(file, tmp);
     } catch (...) {
         std::remove(tmp.c_str()); // the previous checkpoint stays as it was
         throw;
