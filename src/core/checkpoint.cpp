@@ -1,6 +1,7 @@
 #include "core/checkpoint.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <unordered_map>
@@ -33,13 +34,20 @@ std::vector<std::string> split(const std::string& text)
     return out;
 }
 
-// FNV-1a over what a restart depends on: one flipped bit anywhere in it changes the sum.
+// FNV-1a over what a restart depends on, eight bytes a step (a checkpoint of 10^6 particles is
+// 150 MB): each step is bijective in the hash, so one flipped bit anywhere changes the sum.
 class Checksum {
   public:
     void add(const void* data, std::size_t bytes)
     {
         const auto* b = static_cast<const unsigned char*>(data);
-        for (std::size_t i = 0; i < bytes; ++i) hash_ = (hash_ ^ b[i]) * 1099511628211ull;
+        std::size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            std::uint64_t word;
+            std::memcpy(&word, b + i, 8);
+            hash_ = (hash_ ^ word) * 1099511628211ull;
+        }
+        for (; i < bytes; ++i) hash_ = (hash_ ^ b[i]) * 1099511628211ull;
     }
     template <class T> void add(const T& value) { add(&value, sizeof value); }
     void add(const std::string& text)
