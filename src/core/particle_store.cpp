@@ -19,6 +19,9 @@ void ParticleStore::place_on(DeviceParticles* device)
         device_->unload();
     }
     device_ = device;
+    // The device may still hold another store's state (an integrator started again): this store's
+    // first step loads its own.
+    if (device_ && device_->loaded()) device_->unload();
 }
 
 ParticleSet& ParticleStore::host()

@@ -446,5 +446,16 @@ TEST_CASE("a particle store applies the steps where the state lives and keeps th
         store.place_on(nullptr); // back on the host, with the device's state
         CHECK(device.stores == 2);
         CHECK(a.pos == device.state.pos);
+        // A second store placed on a device that holds the first one's state loads its own.
+        ParticleSet b = start;
+        ParticleStore first(a), second(b);
+        first.place_on(&device);
+        first.kick_drift(0.125, 0.25);
+        second.place_on(&device);
+        CHECK_FALSE(device.loaded());
+        second.kick_drift(0.125, 0.25);
+        const Eigen::Matrix3Xd expected = start.pos + 0.25 * (start.vel + 0.125 * start.acc); // b's, one step on
+        CHECK((device.state.pos - expected).cwiseAbs().maxCoeff() <= 1e-15);
+        CHECK(second.on_device());
     }
 }
