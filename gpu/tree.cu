@@ -59,7 +59,6 @@ void TreeGpuEngine::compute_on_host(PositionsRef pos, MassesRef mass, Forces& ou
     // pass, which keeps its estimate in the caller's order, does.
     const bool tree_order = store && d.updater.order_fresh();
     d.upload(d.tree, !(tree_order && criterion.kind == MacKind::geometric));
-    d.times = d.upload_times;
     // With look-ahead, the host builds the next tree while the GPU works on this one; it indexes
     // the order this call hands over.
     if (d.params.lookahead) d.updater.start_lookahead(d.tree, pos, mass, d.params.build, tree_order);
@@ -93,21 +92,15 @@ void TreeGpuEngine::compute(ParticleStore& store)
         return;
     }
     ParticleSet& p = store.host();
-    if (std::exchange(d.store_epoch, store.order_epoch()) != store.order_epoch()) d.updater.force_rebuild();
+    d.updater.follow(store);
     if (p.has_forces()) d.estimate.set(p.acc, d.gravity.G);
-    if (store.last_drift() > 0) d.updater.hint(p.vel, p.acc, store.last_drift());
     try {
         compute_on_host(p.pos, p.mass, d.forces, store.may_reorder() ? &store : nullptr);
     } catch (...) {
         store.undo_early();
         throw;
     }
-    if (d.handed_over && d.updater.take_order(d.tree, d.order)) {
-        store.take_forces_in_order(d.forces, d.order);
-    } else {
-        store.undo_early(); // none was made without a handover
-        store.take_forces(d.forces);
-    }
+    d.updater.hand_forces(store, d.tree, d.forces, d.handed_over); // an early move without one is undone
 }
 
 DeviceParticles* TreeGpuEngine::device_particles()

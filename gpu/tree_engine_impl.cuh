@@ -81,10 +81,8 @@ struct TreeGpuEngine::Impl {
     AccelerationEstimate estimate;             // the relative criterion's |a| (tree/acceleration_estimate.hpp)
     int share_index = 0, share_count = 1;      // set_share
     std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()
-    std::uint64_t store_epoch = 0;             // the store's order epoch the host tree indexes
     Forces forces;                             // compute(store)'s, before the store takes them
     Forces first_pass_forces;                  // the relative criterion's first pass
-    std::vector<std::uint32_t> order;          // the order handed to the store
 
     TreeArrays<float, gpu::PinnedBuffer> host; // what the host packs
     TreeArrays<float, gpu::DeviceBuffer> dev;  // what the kernels read

@@ -420,8 +420,7 @@ void TreeGpuResident::compute()
 
         // The walk and the lists, queued: the kick follows them on the stream, and the host builds
         // the next structure while the GPU works through both (kick()).
-        evaluation_ =
-            std::make_unique<TreeGpuEngine::Impl::Evaluation>(e_.enqueue(e_.params.opening(), ForcesTo::device));
+        evaluation_ = e_.enqueue(e_.params.opening(), ForcesTo::device);
         forces_due_ = false;
         kick_due_ = true;
     });

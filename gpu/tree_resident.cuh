@@ -14,7 +14,7 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <vector>
 
 #include <Eigen/Core>
@@ -77,7 +77,7 @@ class TreeGpuResident final : public DeviceParticles {
     bool forces_due_ = false, kick_due_ = false; // where the step is: after kick_drift, after compute
     bool failed_ = false;                        // kick_drift found non-finite positions
     // compute()'s evaluation, queued; kick() finishes it after queueing the kick behind it.
-    std::unique_ptr<TreeGpuEngine::Impl::Evaluation> evaluation_;
+    std::optional<TreeGpuEngine::Impl::Evaluation> evaluation_;
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
     // last step's lists.
     bool potentials_missing_ = false;

@@ -84,24 +84,13 @@ py::array_t<double> array_from(const Eigen::VectorXd& v)
     return out;
 }
 
-// A model of n particles, planned before it is made (core/memory_plan.hpp): MemoryError with the
-// numbers where it cannot fit.
-void plan_model(std::size_t n)
+// A job on n particles (with an engine, where it uses one), planned before anything is made or
+// computed (core/memory_plan.hpp): MemoryError with the numbers where it cannot fit.
+void plan(Workload job, std::size_t n, const std::string& what, const std::string& engine = "",
+          const std::string& integrator = "leapfrog")
 {
     try {
-        check_memory_plan(Workload::make_model, n, "a model of " + std::to_string(n) + " particles");
-    } catch (const std::runtime_error& e) {
-        PyErr_SetString(PyExc_MemoryError, e.what());
-        throw py::error_already_set();
-    }
-}
-
-// The same for a job on n particles with an engine.
-void plan_job(Workload job, std::size_t n, const std::string& what, const std::string& engine,
-              const std::string& integrator = "leapfrog")
-{
-    try {
-        check_memory_plan(job, n, what, engines().resolve(engine), integrator);
+        check_memory_plan(job, n, what, engine.empty() ? engine : engines().resolve(engine), integrator);
     } catch (const std::runtime_error& e) {
         PyErr_SetString(PyExc_MemoryError, e.what());
         throw py::error_already_set();
@@ -141,8 +130,8 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
     const MassesRef m = view_of(mass, m_owned, "mass");
     if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
     const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha);
-    plan_job(Workload::forces, static_cast<std::size_t>(pos.shape(0)),
-             "forces on " + std::to_string(pos.shape(0)) + " particles", engine);
+    plan(Workload::forces, static_cast<std::size_t>(pos.shape(0)),
+         "forces on " + std::to_string(pos.shape(0)) + " particles", engine);
     auto e = engines().make_force(config);
     Forces f;
     {
@@ -167,8 +156,8 @@ class Simulation {
                const std::string& mac, double alpha)
         : p_(std::move(particles))
     {
-        plan_job(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
-                 integrator);
+        plan(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
+             integrator);
         IntegratorConfig c;
         c.integrator = integrator;
         c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha);
@@ -244,7 +233,7 @@ py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::
     // The engine keywords as forces() and Simulation() check them (the tree engines compute in
     // their own precision); the swept values as theta or alpha each.
     const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac);
-    plan_job(Workload::accuracy, p.size(), "an accuracy study of " + std::to_string(p.size()) + " particles", engine);
+    plan(Workload::accuracy, p.size(), "an accuracy study of " + std::to_string(p.size()) + " particles", engine);
     AccuracyOptions o;
     o.values = values;
     try {
@@ -358,7 +347,7 @@ PYBIND11_MODULE(grove, m)
     ic.def(
         "plummer",
         [](std::size_t n, std::uint64_t seed, double cutoff) {
-            plan_model(n);
+            plan(Workload::make_model, n, "a model of " + std::to_string(n) + " particles");
             return checked(make_plummer(n, seed, cutoff));
         },
         py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("cutoff") = 0.0);
@@ -366,7 +355,7 @@ PYBIND11_MODULE(grove, m)
         "hernquist",
         [](std::size_t n, std::uint64_t seed, double mass, double scale, double truncation, const std::string& units) {
             const Units u = units_by_name(units);
-            plan_model(n);
+            plan(Workload::make_model, n, "a model of " + std::to_string(n) + " particles");
             ParticleSet p = make_hernquist(n, seed, mass, scale, u.G, truncation);
             p.units = u;
             return checked(std::move(p));
@@ -376,7 +365,7 @@ PYBIND11_MODULE(grove, m)
     ic.def(
         "uniform",
         [](std::size_t n, std::uint64_t seed, bool random_masses) {
-            plan_model(n);
+            plan(Workload::make_model, n, "a model of " + std::to_string(n) + " particles");
             return checked(make_uniform_cube(n, seed, random_masses));
         },
         py::arg("n"), py::kw_only(), py::arg("seed") = 1, py::arg("random_masses") = false);
@@ -407,7 +396,7 @@ PYBIND11_MODULE(grove, m)
                 if (!field) throw py::value_error("unknown galaxy option '" + k + "'");
                 *field = py::cast<double>(value);
             }
-            plan_model(n);
+            plan(Workload::make_model, n, "a model of " + std::to_string(n) + " particles");
             try {
                 return checked(make_galaxy(n, seed, g));
             } catch (const std::invalid_argument& e) {

@@ -135,6 +135,21 @@ bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const B
     return rebuild;
 }
 
+void TreeUpdater::follow(ParticleStore& store)
+{
+    if (std::exchange(store_epoch_, store.order_epoch()) != store.order_epoch()) force_rebuild();
+    const ParticleSet& p = store.host();
+    if (store.last_drift() > 0) hint(p.vel, p.acc, store.last_drift());
+}
+
+void TreeUpdater::hand_forces(ParticleStore& store, Octree& tree, Forces& forces, bool tree_order)
+{
+    if (tree_order && take_order(tree, handed_))
+        store.take_forces_in_order(forces, handed_);
+    else
+        store.take_forces(forces);
+}
+
 bool TreeUpdater::take_order(Octree& tree, std::vector<std::uint32_t>& order)
 {
     if (order_taken_ || tree.order.empty()) return false;

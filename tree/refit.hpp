@@ -13,6 +13,8 @@
 #include <Eigen/Core>
 
 #include "core/array_views.hpp"
+#include "core/force_engine.hpp"
+#include "core/particle_store.hpp"
 
 #include "tree/build.hpp"
 
@@ -62,6 +64,15 @@ class TreeUpdater {
     // The caller's particles moved otherwise (the store's order epoch changed): build next time.
     void force_rebuild();
 
+    // Before a computation on a particle store: builds afresh when the store's particles moved in
+    // a way no engine asked for (its order epoch changed), and takes the store's last drift as the
+    // prediction the next look-ahead build starts from. The store's arrays must stay as they are
+    // until the computation returns.
+    void follow(ParticleStore& store);
+    // After it: forces in the order of `tree`'s last build where tree_order and that order has not
+    // been handed over yet (the particles follow them there), else in the store's order.
+    void hand_forces(ParticleStore& store, Octree& tree, Forces& forces, bool tree_order);
+
   private:
     int rebuild_every_;
     int since_build_ = -1;    // calls since the last build; -1 before the first
@@ -77,6 +88,8 @@ class TreeUpdater {
     bool handed_over_since_ = false; // take_order() handed an order over since start_lookahead()
     Eigen::Matrix3Xd predicted_;
     std::vector<std::uint32_t> inverse_; // the handed-over order's inverse (remapping next_)
+    std::vector<std::uint32_t> handed_;  // the order handed to a store (its scratch after the swap)
+    std::uint64_t store_epoch_ = 0;      // the store's order epoch the tree indexes
     double lookahead_seconds_ = 0;
 };
 

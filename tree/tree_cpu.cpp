@@ -109,17 +109,13 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
 void TreeCpuEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
-    if (std::exchange(store_epoch_, store.order_epoch()) != store.order_epoch()) updater_.force_rebuild();
+    updater_.follow(store);
     if (p.has_forces()) estimate_.set(p.acc, gravity_.G);
-    if (store.last_drift() > 0) updater_.hint(p.vel, p.acc, store.last_drift());
     BuildTimes build;
     updater_.update(tree_, p.pos, p.mass, tree_params_.build, &build);
     const bool tree_order = store.may_reorder() && updater_.order_fresh();
     evaluate_with_lookahead(p.pos, p.mass, build, tree_order, forces_);
-    if (tree_order && updater_.take_order(tree_, order_))
-        store.take_forces_in_order(forces_, order_);
-    else
-        store.take_forces(forces_);
+    updater_.hand_forces(store, tree_, forces_, tree_order);
 }
 
 void TreeCpuEngine::set_share(int index, int count)

@@ -59,9 +59,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     int share_index_ = 0, share_count_ = 1;
     std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
     Forces first_pass_forces_;                     // the relative criterion's first pass
-    std::uint64_t store_epoch_ = 0;                // the store's order epoch the tree indexes
     Forces forces_;                                // compute(store)'s, before the store takes them
-    std::vector<std::uint32_t> order_;             // the order handed to the store
 };
 
 } // namespace grove

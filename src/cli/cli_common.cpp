@@ -102,11 +102,9 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     try {
-        o.validate();
+        o.validate(EngineConfig::OptionNames::command_line);
     } catch (const std::invalid_argument& e) {
-        std::string what = e.what();
-        if (what.rfind("rebuild_every", 0) == 0) what.replace(0, 13, "rebuild-every");
-        throw std::runtime_error((what.rfind("G ", 0) == 0 ? "-" : "--") + what); // -G is a short option
+        throw std::runtime_error(e.what());
     }
     // Under mpirun, one GPU per rank on each node (docs/user-guide.md).
     const Communicator& comm = Communicator::world();

@@ -63,6 +63,16 @@ double start_time(const RunConfig& config, const ParticleSet& p, const std::opti
     return restart->has_start_time ? restart->start_time : read_snapshot(config.input).time;
 }
 
+// The run's integrator settings, with G from the snapshot's units unless -G gave it.
+IntegratorConfig integrator_config(const RunConfig& config, const ParticleSet& p)
+{
+    IntegratorConfig ic = config.integrator;
+    if (!config.G_given) ic.engine.gravity.G = p.units.G;
+    if (!(ic.engine.gravity.G > 0) || !std::isfinite(ic.engine.gravity.G))
+        throw std::runtime_error("-G must be a finite number > 0");
+    return ic;
+}
+
 // One run: its plan, its integrator, its outputs, and the loop over its intervals.
 class Run {
   public:
@@ -70,7 +80,6 @@ class Run {
     int execute();
 
   private:
-    IntegratorConfig integrator_config() const;
     void begin();
     // What one interval's end asks for; the process status to return, or -1 to go on.
     int end_of_interval(long long step);
@@ -82,6 +91,7 @@ class Run {
     std::optional<Checkpoint> restart_;
     ParticleSet p_;
     RunPlan plan_;
+    IntegratorConfig ic_; // the run's, with G from the snapshot's units unless given
     const Communicator& comm_;
     std::unique_ptr<Integrator> integrator_;
     std::unique_ptr<RunOutputs> outputs_;
@@ -94,15 +104,15 @@ class Run {
 Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     : config_(config), restart_(std::move(restart)),
       p_(restart_ ? std::move(restart_->particles) : read_snapshot(config.input)),
-      plan_(RunPlan::make(config, start_time(config, p_, restart_))), comm_(Communicator::world())
+      plan_(RunPlan::make(config, start_time(config, p_, restart_))), ic_(integrator_config(config, p_)),
+      comm_(Communicator::world())
 {
     if (restart_ && restart_->step >= plan_.total_steps)
         throw std::runtime_error("the run in " + config.output + " already reached t = " + std::to_string(p_.time) +
                                  "; give a later --t-end with --restart to extend it");
-    const IntegratorConfig ic = integrator_config();
-    if (comm_.is_root()) report_engine_choice(ic.engine.engine);
+    if (comm_.is_root()) report_engine_choice(ic_.engine.engine);
     integrator_ = make_integrator(
-        ic, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm_); },
+        ic_, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm_); },
         [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm_); });
     // The directory is made only now, so that refused settings leave none behind. Under mpirun
     // every rank computes; the first one alone owns the directory and writes.
@@ -112,26 +122,17 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     if (!restart_) outputs_->write_parameters(p_, plan_.total_steps);
 }
 
-IntegratorConfig Run::integrator_config() const
-{
-    IntegratorConfig ic = config_.integrator;
-    if (!config_.G_given) ic.engine.gravity.G = p_.units.G;
-    if (!(ic.engine.gravity.G > 0) || !std::isfinite(ic.engine.gravity.G))
-        throw std::runtime_error("-G must be a finite number > 0");
-    return ic;
-}
-
 // The forces of the start, or the state of the checkpoint; the diagnostics file; the first line
 // and snapshot of a new run.
 void Run::begin()
 {
     wall_start_ = last_checkpoint_ = WallClock::now();
     next_snapshot_ = plan_.t_start + plan_.snapshot_every;
-    const IntegratorConfig& ic = config_.integrator;
+    const IntegratorConfig& ic = ic_;
     std::ostringstream header;
     header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << ic.integrator << " "
            << (plan_.hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
-           << ", eps = " << ic.engine.gravity.eps << ", G = " << integrator_config().engine.gravity.G << "\n"
+           << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
            << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
               "wall_s\n";
     if (restart_) {

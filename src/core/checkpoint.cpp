@@ -106,10 +106,53 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c)
     return sum.value();
 }
 
-namespace {
+void write_checkpoint(const std::string& path, const Checkpoint& c)
+{
+    const std::string tmp = path + ".partial";
+    try {
+        write_snapshot(tmp, c.particles);
+        {
+            h5::Handle file = h5::open_file_rw(tmp);
+            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
+            h5::write_attribute(g.id(), "argv", join(c.argv));
+            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
+            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
+            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
+            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+            h5::write_attribute(g.id(), "start_time", c.start_time);
+            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
+            // The snapshot groups particles by type; this restores the order they had in memory,
+            // on which the force sums' rounding depends.
+            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
+            std::vector<std::string> field_names, counter_names;
+            for (const StateField& f : c.integrator.fields) {
+                if (f.values.cols() != c.particles.mass.size())
+                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
+                field_names.push_back(f.name);
+                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
+                                  static_cast<std::size_t>(f.values.rows()));
+            }
+            for (const auto& [name, value] : c.integrator.counters) {
+                counter_names.push_back(name);
+                h5::write_attribute(g.id(), name, static_cast<double>(value));
+            }
+            h5::write_attribute(g.id(), "state_fields", join(field_names));
+            h5::write_attribute(g.id(), "state_counters", join(counter_names));
+            // The snapshot keeps every value bit for bit and the memory order restores the
+            // particles' order: the restart reads back what this sums.
+            h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checkpoint_checksum(c)});
+            g.reset();
+            h5::finish_file(file, tmp);
+        }
+    } catch (...) {
+        std::remove(tmp.c_str()); // the previous checkpoint stays as it was
+        throw;
+    }
+    // Only a complete checkpoint replaces the previous one.
+    std::filesystem::rename(tmp, path);
+}
 
-// The checkpoint as a restart reads it, unchecked.
-Checkpoint read_checkpoint_contents(const std::string& path)
+Checkpoint read_checkpoint(const std::string& path)
 {
     Checkpoint c;
     const ParticleSet p = read_snapshot(path);
@@ -167,63 +210,6 @@ Checkpoint read_checkpoint_contents(const std::string& path)
         if (!name.empty())
             c.integrator.counters.emplace_back(name,
                                                static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
-    // Checkpoints written before the checksum have none to check.
-    return c;
-}
-
-} // namespace
-
-void write_checkpoint(const std::string& path, const Checkpoint& c)
-{
-    const std::string tmp = path + ".partial";
-    try {
-        write_snapshot(tmp, c.particles);
-        {
-            h5::Handle file = h5::open_file_rw(tmp);
-            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
-            h5::write_attribute(g.id(), "argv", join(c.argv));
-            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
-            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
-            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
-            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
-            h5::write_attribute(g.id(), "start_time", c.start_time);
-            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
-            // The snapshot groups particles by type; this restores the order they had in memory,
-            // on which the force sums' rounding depends.
-            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
-            std::vector<std::string> field_names, counter_names;
-            for (const StateField& f : c.integrator.fields) {
-                if (f.values.cols() != c.particles.mass.size())
-                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
-                field_names.push_back(f.name);
-                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
-                                  static_cast<std::size_t>(f.values.rows()));
-            }
-            for (const auto& [name, value] : c.integrator.counters) {
-                counter_names.push_back(name);
-                h5::write_attribute(g.id(), name, static_cast<double>(value));
-            }
-            h5::write_attribute(g.id(), "state_fields", join(field_names));
-            h5::write_attribute(g.id(), "state_counters", join(counter_names));
-            // The snapshot keeps every value bit for bit and the memory order restores the
-            // particles' order: the restart reads back what this sums.
-            h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checkpoint_checksum(c)});
-            g.reset();
-            h5::finish_file(file, tmp);
-        }
-    } catch (...) {
-        std::remove(tmp.c_str()); // the previous checkpoint stays as it was
-        throw;
-    }
-    // Only a complete checkpoint replaces the previous one.
-    std::filesystem::rename(tmp, path);
-}
-
-Checkpoint read_checkpoint(const std::string& path)
-{
-    const Checkpoint c = read_checkpoint_contents(path);
-    h5::Handle file = h5::open_file_read(path);
-    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
     // Checkpoints written before the checksum have none to check.
     if (h5::has_attribute(g.id(), "checksum") &&
         h5::read_attribute_u64(g.id(), "checksum").at(0) != checkpoint_checksum(c))

@@ -9,19 +9,33 @@
 
 namespace grove {
 
-void EngineConfig::validate() const
+void EngineConfig::validate(OptionNames names) const
 {
+    // A setting as the caller spells it: Python's keyword, or the command line's option.
+    const auto name = [&](const std::string& keyword) {
+        if (names == OptionNames::python) return keyword;
+        if (keyword == "G") return std::string("-G"); // a one-letter option
+        std::string option = "--" + keyword;
+        std::replace(option.begin(), option.end(), '_', '-');
+        return option;
+    };
     if (precision != "float" && precision != "mixed" && precision != "double")
-        throw std::invalid_argument("precision must be float, mixed or double, got '" + precision + "'");
-    check_opening({parse_mac(mac), theta, alpha});
+        throw std::invalid_argument(name("precision") + " must be float, mixed or double, got '" + precision + "'");
+    try {
+        check_opening({parse_mac(mac), theta, alpha});
+    } catch (const std::invalid_argument& e) { // its message starts with the setting's keyword
+        throw std::invalid_argument(names == OptionNames::python ? e.what() : "--" + std::string(e.what()));
+    }
     // The engines sum with eps^2: a softening whose square is not finite would give NaN forces.
     if (!(gravity.eps >= 0) || !std::isfinite(gravity.eps * gravity.eps))
-        throw std::invalid_argument("eps must be a finite number >= 0 whose square is finite (got " +
+        throw std::invalid_argument(name("eps") + " must be a finite number >= 0 whose square is finite (got " +
                                     std::to_string(gravity.eps) + ")");
-    if (!(gravity.G > 0) || !std::isfinite(gravity.G)) throw std::invalid_argument("G must be a finite number > 0");
-    if (nleaf < 1) throw std::invalid_argument("nleaf must be >= 1");
-    if (ncrit < 0) throw std::invalid_argument("ncrit must be >= 1, or 0 for the size by the number of particles");
-    if (rebuild_every < 1) throw std::invalid_argument("rebuild_every must be >= 1");
+    if (!(gravity.G > 0) || !std::isfinite(gravity.G))
+        throw std::invalid_argument(name("G") + " must be a finite number > 0");
+    if (nleaf < 1) throw std::invalid_argument(name("nleaf") + " must be >= 1");
+    if (ncrit < 0)
+        throw std::invalid_argument(name("ncrit") + " must be >= 1, or 0 for the size by the number of particles");
+    if (rebuild_every < 1) throw std::invalid_argument(name("rebuild_every") + " must be >= 1");
 }
 
 namespace {

@@ -53,11 +53,12 @@ struct EngineConfig {
                                       // (empty: `device` if set, else every visible one)
     GravityParams gravity;
 
-    // Throws std::invalid_argument naming the setting (as Python's keyword; the command line adds
-    // "--") for a value no engine could use: an unknown precision or criterion, theta or alpha out
-    // of range, a softening whose square overflows, G not > 0, nleaf < 1, ncrit < 0,
-    // rebuild_every < 1. Every command and the Python module check with it.
-    void validate() const;
+    // Throws std::invalid_argument naming the setting as `names` spells it (Python's keyword or
+    // the command line's option) for a value no engine could use: an unknown precision or
+    // criterion, theta or alpha out of range, a softening whose square overflows, G not > 0,
+    // nleaf < 1, ncrit < 0, rebuild_every < 1. Every command and the Python module check with it.
+    enum class OptionNames { python, command_line };
+    void validate(OptionNames names = OptionNames::python) const;
 };
 
 struct EngineEntry {

@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 
 namespace grove {
 
@@ -89,16 +87,6 @@ std::uint64_t usable_memory_bytes()
     const std::uint64_t available = available_memory_bytes(), room = cgroup_room_bytes(text);
     if (available == 0) return room;
     return room == 0 ? available : std::min(available, room);
-}
-
-void check_memory(std::uint64_t bytes, const std::string& what)
-{
-    const std::uint64_t usable = usable_memory_bytes();
-    if (usable == 0 || bytes <= usable) return;
-    char text[160];
-    std::snprintf(text, sizeof text, " needs about %.3g GB; %.3g GB can be used here",
-                  static_cast<double>(bytes) * 1e-9, static_cast<double>(usable) * 1e-9);
-    throw std::runtime_error(what + text);
 }
 
 } // namespace grove

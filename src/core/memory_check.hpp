@@ -1,6 +1,5 @@
-// What the machine can give: large allocations are estimated first and refused with the numbers,
-// rather than failing half-way (or, with overcommit, being killed later). A job's whole plan is
-// core/memory_plan.hpp.
+// What this process can be given: the system's available memory and its cgroup's room. The plans
+// that check jobs against them are core/memory_plan.hpp.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +18,5 @@ std::uint64_t cgroup_room_bytes(const std::string& proc_cgroup, const std::strin
 
 // The smaller of the two for this process; 0 if neither is known.
 std::uint64_t usable_memory_bytes();
-
-// Throws std::runtime_error "<what> needs about X GB; Y GB can be used here" when `bytes` exceeds
-// the usable memory. Does nothing when that is unknown.
-void check_memory(std::uint64_t bytes, const std::string& what);
 
 } // namespace grove

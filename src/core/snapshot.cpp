@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/hdf5_file.hpp"
-#include "core/memory_check.hpp"
 #include "core/memory_plan.hpp"
 #include "core/stale_files.hpp"
 

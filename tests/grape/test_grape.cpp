@@ -271,7 +271,6 @@ TEST_CASE("the libraries refuse what they cannot compute with -1 and NaN, and a 
     CHECK(g6_set_j_particle(0, 3, 103, 0.0, 0.0, 1.0, zero, zero, zero, zero, bad) == -1);
     int index[2] = {500, 501};
     double xi[2][3] = {{2, 0, 0}, {0, 2, 0}}, vi[2][3] = {{0, 0, 0}, {0, 0, 0}}, acc[2][3], jerk[2][3], pot[2];
-    int nearest[2];
     const auto lasthalf = [&](int nj) { return g6calc_lasthalf(0, nj, 2, index, xi, vi, 1e-4, 0, acc, jerk, pot); };
     REQUIRE(lasthalf(n) == 0);
     CHECK(std::isfinite(acc[0][0]));
@@ -285,7 +284,6 @@ TEST_CASE("the libraries refuse what they cannot compute with -1 and NaN, and a 
     CHECK(lasthalf(INT32_MAX) == -1);
     CHECK(std::isnan(pot[0]));
     CHECK(lasthalf(n) == 0);
-    (void)nearest;
     g6_close(0);
 
     // libg5: a refused g5_set_n leaves every later run's forces NaN until the j-particles are set
