@@ -5,6 +5,7 @@
 // becomes an error that names what the memory was for and how much was asked, never a crash.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -26,20 +27,28 @@ template <class T, class Alloc> std::size_t allocate_with_headroom(T*& data, std
     return 0;
 }
 
+// Bytes that every DeviceBuffer of this process holds: the engines' device footprint, which the
+// runs report per particle and the tree engine's list budget counts against its limit.
+inline std::atomic<std::size_t>& device_bytes_held()
+{
+    static std::atomic<std::size_t> bytes{0};
+    return bytes;
+}
+
 template <class T> class DeviceBuffer {
   public:
     DeviceBuffer() = default;
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    ~DeviceBuffer() { cudaFree(data_); }
+    ~DeviceBuffer() { release(); }
 
     // Ensures room for n elements; old contents are not kept. `what` names the buffer in errors.
     void reserve(std::size_t n, const char* what)
     {
         if (n <= capacity_) return;
-        cudaFree(data_);
-        data_ = nullptr;
+        release();
         capacity_ = allocate_with_headroom(data_, n, [](void** p, std::size_t bytes) { return cudaMalloc(p, bytes); });
+        device_bytes_held() += capacity_ * sizeof(T);
         if (capacity_ == 0) {
             std::size_t free_bytes = 0, total_bytes = 0;
             cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -60,8 +69,17 @@ template <class T> class DeviceBuffer {
         std::swap(data_, grown.data_);
         std::swap(capacity_, grown.capacity_);
     }
+    // Gives the memory back (a buffer too large for what follows).
+    void release()
+    {
+        cudaFree(data_);
+        device_bytes_held() -= capacity_ * sizeof(T);
+        data_ = nullptr;
+        capacity_ = 0;
+    }
     T* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }
+    std::size_t bytes() const { return capacity_ * sizeof(T); }
 
   private:
     T* data_ = nullptr;

@@ -24,13 +24,19 @@ TreeGpuEngine::Impl::Impl(TreeParams p, GravityParams g) : params(p), gravity(g)
 {
     if (cuda_device_count() == 0) throw std::runtime_error("tree-gpu: no CUDA device is visible");
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&walk_stream, cudaStreamNonBlocking));
     for (cudaEvent_t& e : events) CUDA_CHECK(cudaEventCreate(&e));
+    for (cudaEvent_t& e : buffer_free) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 }
 
 TreeGpuEngine::Impl::~Impl()
 {
     resident.reset(); // its buffers and events before the stream
     for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : buffer_free) cudaEventDestroy(e);
+    for (const auto& batch : batch_events)
+        for (cudaEvent_t e : batch) cudaEventDestroy(e);
+    cudaStreamDestroy(walk_stream);
     cudaStreamDestroy(stream);
 }
 
@@ -171,6 +177,9 @@ InteractionLists TreeGpuEngine::download_lists() const
 {
     const Impl& d = *impl_;
     if (!d.evaluated) throw std::logic_error("tree-gpu: no evaluation to report");
+    if (d.batches > 1)
+        throw std::logic_error("tree-gpu: the last evaluation walked in " + std::to_string(d.batches) +
+                               " batches, whose lists were not kept together");
     InteractionLists lists;
     const auto g = static_cast<std::size_t>(d.num_groups);
     static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
@@ -189,8 +198,8 @@ InteractionLists TreeGpuEngine::download_lists() const
                             strided.begin() + static_cast<std::ptrdiff_t>(k * stride + count[k]));
             }
         };
-        packed(d.d_node_count.data(), d.d_node_list.data(), d.node_stride, lists.node_offset, lists.node_list);
-        packed(d.d_leaf_count.data(), d.d_leaf_list.data(), d.leaf_stride, lists.leaf_offset, lists.leaf_list);
+        packed(d.d_node_count.data(), d.d_node_list[0].data(), d.node_stride, lists.node_offset, lists.node_list);
+        packed(d.d_leaf_count.data(), d.d_leaf_list[0].data(), d.leaf_stride, lists.leaf_offset, lists.leaf_list);
         return lists;
     }
     lists.node_offset.resize(g + 1);
@@ -200,10 +209,10 @@ InteractionLists TreeGpuEngine::download_lists() const
     CUDA_CHECK(cudaMemcpy(lists.node_offset.data(), d.d_node_offset.data(), (g + 1) * 8, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(lists.leaf_offset.data(), d.d_leaf_offset.data(), (g + 1) * 8, cudaMemcpyDeviceToHost));
     if (d.total_nodes)
-        CUDA_CHECK(cudaMemcpy(lists.node_list.data(), d.d_node_list.data(), lists.node_list.size() * 4,
+        CUDA_CHECK(cudaMemcpy(lists.node_list.data(), d.d_node_list[0].data(), lists.node_list.size() * 4,
                               cudaMemcpyDeviceToHost));
     if (d.total_leaves)
-        CUDA_CHECK(cudaMemcpy(lists.leaf_list.data(), d.d_leaf_list.data(), lists.leaf_list.size() * 4,
+        CUDA_CHECK(cudaMemcpy(lists.leaf_list.data(), d.d_leaf_list[0].data(), lists.leaf_list.size() * 4,
                               cudaMemcpyDeviceToHost));
     return lists;
 }
@@ -211,6 +220,19 @@ InteractionLists TreeGpuEngine::download_lists() const
 int TreeGpuEngine::last_walk_passes() const
 {
     return impl_->walks;
+}
+
+int TreeGpuEngine::last_list_batches() const
+{
+    return impl_->batches;
+}
+
+DeviceMemory TreeGpuEngine::device_memory() const
+{
+    const Impl& d = *impl_;
+    std::uint64_t lists = 0;
+    for (int b = 0; b < 2; ++b) lists += d.d_node_list[b].bytes() + d.d_leaf_list[b].bytes();
+    return {gpu::device_bytes_held(), lists};
 }
 
 TreeGpuStats TreeGpuEngine::statistics(const Octree& tree) const

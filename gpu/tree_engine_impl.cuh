@@ -5,6 +5,8 @@
 // phase times, the forces converted.
 #pragma once
 
+#include <array>
+#include <climits>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,19 +32,20 @@ enum class ForcesTo {
     device,       // left in d_sorted on the device: tree order, without G, without potentials
 };
 
-// The events an evaluation records, in stream order; its phases lie between them.
+// The events an evaluation records once, in stream order; its phases lie between them.
 enum EvaluationEvent {
     kBegin,
     kRadiiDone,
     kPass1Done,
     kScanDone,
-    kPass2Begin, // after the host's wait for the list totals
-    kPass2Done,
-    kNodesDone,
-    kLeavesDone,
+    kListsDone, // the last batch's leaf lists
     kDownloaded,
     kEvaluationEvents
 };
+
+// The events of each batch of groups (tree/list_batches.hpp): its walk (pass 2, or the one pass)
+// and group order, then its node and leaf lists.
+enum BatchEvent { kBatchBegin, kBatchWalked, kBatchNodesDone, kBatchLeavesDone, kBatchEvents };
 
 struct TreeGpuEngine::Impl {
     // Room per group for the one-pass walk, by opening criterion (kind, parameter): the longest
@@ -60,14 +63,23 @@ struct TreeGpuEngine::Impl {
         std::pair<int, double> key; // the criterion's entry in list_room
         ListRoom room;              // the room of a one-pass walk
         bool one_pass = false;
+        bool potentials = true; // the list kernels make potentials (not for a kick's forces)
         GroupRange share;
+        // The groups walked and evaluated together, their lists in one of two buffers (the next
+        // batch walks into the other while this one is evaluated); one batch when the lists of
+        // the whole share fit the budget. Known at enqueue for one pass, after the count for two.
+        std::vector<GroupRange> batches;
+        long long budget = LLONG_MAX; // list entries the batches' buffers may hold together
         double first_pass_seconds = -1;
     };
 
     TreeParams params;
     GravityParams gravity;
     cudaStream_t stream = nullptr;
+    cudaStream_t walk_stream = nullptr; // the next batch's walk, beside this one's evaluation
     cudaEvent_t events[kEvaluationEvents] = {};
+    std::vector<std::array<cudaEvent_t, kBatchEvents>> batch_events; // grown as batches need them
+    cudaEvent_t buffer_free[2] = {}; // a list buffer's last evaluation done: it may be walked into
     PhaseTimes times, upload_times;
 
     Octree tree;                    // compute()'s host tree, kept so that repeated builds reuse its storage
@@ -93,19 +105,23 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk
     std::map<std::pair<int, double>, ListRoom> list_room;
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
+    int batches = 0;                      // batches of the last evaluation
     int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
     gpu::DeviceBuffer<int> d_next_group;  // the evaluation kernels' group counters (nodes, leaves)
-    gpu::GroupOrder group_order;          // the order in which they take the groups
+    gpu::GroupOrder group_order[2];       // the order in which they take the groups, per list buffer
     gpu::PinnedBuffer<float4> h_sorted;   // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
-    gpu::DeviceBuffer<std::int32_t> d_node_list, d_leaf_list;
+    gpu::DeviceBuffer<std::int32_t> d_node_list[2], d_leaf_list[2]; // a batch's lists in each
+    gpu::DeviceBuffer<long long> d_batch_node_offset[2], d_batch_leaf_offset[2]; // a batch's, from 0
+    gpu::PinnedBuffer<long long> h_node_offset, h_leaf_offset; // the share's scanned lengths, to cut batches
     gpu::DeviceBuffer<WalkNode<float>> d_walk_nodes; // what the walk reads, packed per criterion
     gpu::DeviceBuffer<float4> d_sorted, d_out;
-    // What the last evaluation's list kernels read, for evaluate_potentials.
+    // What the last evaluation walked, for evaluate_potentials.
     struct LastLists {
-        OctreeView<float> view;
-        gpu::ListIndex nodes, leaves;
+        Evaluation evaluation;
+        OctreeView<float> view; // the share's groups
+        gpu::ListIndex nodes, leaves; // of its last batch, which its buffers still hold
         float eps2 = 0;
     } last_lists;
 
@@ -137,12 +153,20 @@ struct TreeGpuEngine::Impl {
     Evaluation plan(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once) const;
     // The opening radii and the packed walk nodes for the criterion; the view the walk reads.
     OctreeView<float> launch_radii(const Evaluation& e);
-    // The walk: one pass into the room, or count, scan, (wait for the totals), write.
-    void launch_walk_once(const Evaluation& e, const OctreeView<float>& view);
-    void launch_walk_twice(const Evaluation& e, const OctreeView<float>& view);
-    // The node and leaf lists, then the forces to where they go.
-    void launch_lists(const Evaluation& e, const OctreeView<float>& view);
-    void reserve_evaluation_buffers(std::size_t groups);
+    // The two-pass walk's count and scan over the share, the wait for the totals, and the batches
+    // cut from them.
+    void launch_count(Evaluation& e, const OctreeView<float>& view);
+    // Each batch: its walk (into the room, or pass 2 at the scanned offsets) and group order, its
+    // node and leaf lists; batch b + 1 walks on walk_stream while batch b is evaluated.
+    void launch_batches(const Evaluation& e, const OctreeView<float>& view);
+    void launch_batch_walk(const Evaluation& e, const OctreeView<float>& batch_view, GroupRange batch, int buffer,
+                           gpu::ListIndex& nodes, gpu::ListIndex& leaves, cudaStream_t on);
+    // The forces to where they go.
+    void launch_download(const Evaluation& e);
+    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to);
+    // List entries (both kinds, both buffers) that an evaluation wanting `wanted` may hold:
+    // TreeParams::list_memory, the room under TreeParams::device_memory, most of the free memory.
+    long long list_budget_entries(long long wanted);
 };
 
 } // namespace grove

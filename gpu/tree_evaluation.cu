@@ -5,6 +5,7 @@
 #include "gpu/tree_engine_impl.cuh"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include <cub/device/device_scan.cuh>
@@ -13,6 +14,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/tree_walk.cuh"
 #include "tree/float_tree.hpp"
+#include "tree/list_batches.hpp"
 #include "tree/store_forces.hpp"
 
 namespace grove {
@@ -27,9 +29,6 @@ __global__ void to_caller_order_kernel(int n, const std::uint32_t* order, const 
     if (k < n) out[order[k]] = sorted[k];
 }
 
-// The phase between each event and the next (kScanDone to kPass2Begin is the host's wait).
-constexpr const char* kPhaseNames[kEvaluationEvents - 1] = {"opening radii", "pass 1", "scan",   nullptr,
-                                                            "pass 2",        "nodes",  "leaves", "download"};
 
 } // namespace
 
@@ -86,6 +85,9 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     Evaluation e;
     e.criterion = criterion;
     e.to = to;
+    // Forces left on the device feed a kick, which needs only the accelerations; their
+    // potentials are made when they are stored (evaluate_potentials).
+    e.potentials = to != ForcesTo::device;
     // This share's groups (set_share), of equal cost by the last evaluation's list lengths or of
     // equal particle counts (tree/group_shares.hpp); the walk and the evaluation see only them.
     e.share = share_of_groups(*loaded, share_costs, share_index, share_count);
@@ -99,7 +101,31 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     return e;
 }
 
-void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g)
+long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
+{
+    constexpr long long kEntry = sizeof(std::int32_t);
+    std::size_t held = 0;
+    for (int b = 0; b < 2; ++b) held += d_node_list[b].bytes() + d_leaf_list[b].bytes();
+    long long budget = LLONG_MAX;
+    if (params.list_memory > 0) budget = static_cast<long long>(params.list_memory / kEntry);
+    if (params.device_memory > 0) { // what the limit leaves beside everything else held
+        const std::size_t others = gpu::device_bytes_held() - held;
+        const std::size_t room = params.device_memory > others ? params.device_memory - others : 0;
+        budget = std::min(budget, static_cast<long long>(room / kEntry));
+    }
+    if (wanted * kEntry > static_cast<long long>(held)) {
+        // Room to grow into: what is free besides what the lists hold, less a reserve for what a
+        // step allocates after its lists (a grown tree, the group order's keys).
+        std::size_t free_bytes = 0, total_bytes = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        const std::size_t reserve = std::max<std::size_t>(total_bytes / 16, std::size_t{512} << 20);
+        const std::size_t room = free_bytes + held > reserve ? free_bytes + held - reserve : 0;
+        budget = std::min(budget, static_cast<long long>(room / kEntry));
+    }
+    return std::max(budget, 1LL);
+}
+
+void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
 {
     const auto n = static_cast<std::size_t>(num_particles);
     d_node_count.reserve(g + 1, "node-list counts");
@@ -107,8 +133,9 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g)
     d_node_offset.reserve(g + 1, "node-list offsets");
     d_leaf_offset.reserve(g + 1, "leaf-list offsets");
     d_sorted.reserve(n, "sorted accelerations");
-    d_out.reserve(n, "accelerations");
-    h_sorted.reserve(n, "accelerations");
+    // Forces left on the device (a resident step's) need neither the permuted copy nor the download's.
+    if (to == ForcesTo::caller_order) d_out.reserve(n, "accelerations");
+    if (to != ForcesTo::device) h_sorted.reserve(n, "accelerations");
     h_totals.reserve(2, "list totals");
     h_mismatch.reserve(1, "walk check");
     d_mismatch.reserve(1, "walk check");
@@ -149,17 +176,24 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
         host.mac_scale.reserve(static_cast<std::size_t>(num_groups), "tree group scales");
         fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
     }
-    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first));
+    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to);
     const OctreeView<float> view = launch_radii(e);
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
     CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 2 * sizeof(int), stream));
     CUDA_CHECK(cudaEventRecord(events[kRadiiDone], stream));
-    if (e.one_pass)
-        launch_walk_once(e, view);
-    else
-        launch_walk_twice(e, view);
-    launch_lists(e, view);
+    if (e.one_pass) {
+        for (int ev = kPass1Done; ev <= kScanDone; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
+        const long long per_group = e.room.nodes + e.room.leaves;
+        const long long wanted = view.num_groups * per_group;
+        e.budget = list_budget_entries(wanted);
+        e.batches = wanted <= e.budget ? std::vector<GroupRange>{e.share}
+                                       : batches_by_room(e.share, per_group, e.budget / 2);
+    } else {
+        launch_count(e, view);
+    }
+    launch_batches(e, view);
+    launch_download(e);
     return e;
 }
 
@@ -189,20 +223,7 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     return view;
 }
 
-void TreeGpuEngine::Impl::launch_walk_once(const Evaluation& e, const OctreeView<float>& view)
-{
-    const auto g = static_cast<std::size_t>(view.num_groups);
-    d_node_list.reserve(g * static_cast<std::size_t>(e.room.nodes), "node lists");
-    d_leaf_list.reserve(g * static_cast<std::size_t>(e.room.leaves), "leaf lists");
-    for (int ev = kPass1Done; ev <= kPass2Begin; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
-    CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_walk_bounded(view, e.room.nodes, e.room.leaves, d_node_list.data(), d_leaf_list.data(),
-                             d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
-    last_lists.nodes = {nullptr, d_node_count.data(), e.room.nodes};
-    last_lists.leaves = {nullptr, d_leaf_count.data(), e.room.leaves};
-}
-
-void TreeGpuEngine::Impl::launch_walk_twice(const Evaluation& e, const OctreeView<float>& view)
+void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& view)
 {
     const auto g = static_cast<std::size_t>(view.num_groups);
     gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
@@ -227,6 +248,7 @@ void TreeGpuEngine::Impl::launch_walk_twice(const Evaluation& e, const OctreeVie
         CUDA_CHECK(cudaMemcpyAsync(h_leaf_count.data(), d_leaf_count.data(), g * sizeof(long long),
                                    cudaMemcpyDeviceToHost, stream));
     }
+    CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
     CUDA_CHECK(cudaEventRecord(events[kScanDone], stream));
     CUDA_CHECK(cudaStreamSynchronize(stream)); // list sizes decide the allocations
     total_nodes = h_totals[0];
@@ -234,34 +256,153 @@ void TreeGpuEngine::Impl::launch_walk_twice(const Evaluation& e, const OctreeVie
     if (share_count > 1)
         last_costs = g > 0 ? group_costs_from_counts(*loaded, h_node_count.data(), h_leaf_count.data(), e.share)
                            : std::vector<double>(static_cast<std::size_t>(num_particles), 0.0);
-    d_node_list.reserve(static_cast<std::size_t>(std::max(total_nodes, 1LL)), "node lists");
-    d_leaf_list.reserve(static_cast<std::size_t>(std::max(total_leaves, 1LL)), "leaf lists");
-
-    CUDA_CHECK(cudaEventRecord(events[kPass2Begin], stream));
-    CUDA_CHECK(cudaMemsetAsync(d_mismatch.data(), 0, sizeof(int), stream));
-    CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_walk_write(view, d_node_offset.data(), d_leaf_offset.data(), d_node_list.data(), d_leaf_list.data(),
-                           d_mismatch.data(), stream);
-    last_lists.nodes = {d_node_offset.data(), nullptr, 0};
-    last_lists.leaves = {d_leaf_offset.data(), nullptr, 0};
+    const long long wanted = total_nodes + total_leaves;
+    e.budget = list_budget_entries(wanted);
+    if (wanted <= e.budget) {
+        e.batches = {e.share};
+        return;
+    }
+    // Cut where the scanned lengths say, from the offsets copied back.
+    h_node_offset.reserve(g + 1, "node-list offsets");
+    h_leaf_offset.reserve(g + 1, "leaf-list offsets");
+    CUDA_CHECK(cudaMemcpyAsync(h_node_offset.data(), d_node_offset.data(), (g + 1) * sizeof(long long),
+                               cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_leaf_offset.data(), d_leaf_offset.data(), (g + 1) * sizeof(long long),
+                               cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
+    e.batches = batches_by_lengths(e.share, reinterpret_cast<const std::int64_t*>(h_node_offset.data()),
+                                   reinterpret_cast<const std::int64_t*>(h_leaf_offset.data()), e.budget / 2);
 }
 
-void TreeGpuEngine::Impl::launch_lists(const Evaluation& e, const OctreeView<float>& view)
+namespace {
+
+// A batch's offsets from 0: out[i] = offset[i] - offset[0] for i = 0 ... count.
+__global__ void rebase_offsets_kernel(int count, const long long* node_offset, const long long* leaf_offset,
+                                      long long* node_out, long long* leaf_out)
 {
-    const auto n = static_cast<std::size_t>(num_particles);
-    group_order.sort(view, last_lists.nodes, last_lists.leaves, stream); // timed with pass 2
-    CUDA_CHECK(cudaEventRecord(events[kPass2Done], stream));
-    // Forces left on the device feed a kick, which needs only the accelerations; their
-    // potentials are made when they are stored (evaluate_potentials).
-    const bool potentials = e.to != ForcesTo::device;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > count) return;
+    node_out[i] = node_offset[i] - node_offset[0];
+    leaf_out[i] = leaf_offset[i] - leaf_offset[0];
+}
+
+} // namespace
+
+void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeView<float>& batch_view, GroupRange batch,
+                                            int buffer, gpu::ListIndex& nodes, gpu::ListIndex& leaves, cudaStream_t on)
+{
+    const int k0 = batch.first - e.share.first; // the batch's first group within the share
+    std::int32_t* node_list = d_node_list[buffer].data();
+    std::int32_t* leaf_list = d_leaf_list[buffer].data();
+    if (e.one_pass) {
+        gpu::launch_walk_bounded(batch_view, e.room.nodes, e.room.leaves, node_list, leaf_list, d_node_count.data() + k0,
+                                 d_leaf_count.data() + k0, d_longest.data(), on);
+        nodes = {nullptr, d_node_count.data() + k0, e.room.nodes};
+        leaves = {nullptr, d_leaf_count.data() + k0, e.room.leaves};
+    } else if (e.batches.size() == 1) { // the share's lists at its scanned offsets
+        gpu::launch_walk_write(batch_view, d_node_offset.data(), d_leaf_offset.data(), node_list, leaf_list,
+                               d_mismatch.data(), on);
+        nodes = {d_node_offset.data(), nullptr, 0};
+        leaves = {d_leaf_offset.data(), nullptr, 0};
+    } else { // the batch's lists at its offsets from 0
+        const int count = batch_view.num_groups;
+        long long* node_offset = d_batch_node_offset[buffer].data();
+        long long* leaf_offset = d_batch_leaf_offset[buffer].data();
+        rebase_offsets_kernel<<<static_cast<unsigned>(gpu::ceil_div(count + 1, 256)), 256, 0, on>>>(
+            count, d_node_offset.data() + k0, d_leaf_offset.data() + k0, node_offset, leaf_offset);
+        gpu::check_launch("rebase_offsets_kernel", on);
+        gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(), on);
+        nodes = {node_offset, nullptr, 0};
+        leaves = {leaf_offset, nullptr, 0};
+    }
+    group_order[buffer].sort(batch_view, nodes, leaves, on);
+}
+
+void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<float>& view)
+{
+    const std::size_t count = e.batches.size();
+    // Room for the largest batch in each buffer, reserved before any batch runs (a buffer that
+    // grows frees its memory, which waits for the device).
+    std::size_t node_room = 0, leaf_room = 0, groups = 0;
+    for (const GroupRange& b : e.batches) {
+        const auto k0 = static_cast<std::size_t>(b.first - e.share.first);
+        const auto k1 = static_cast<std::size_t>(b.last - e.share.first);
+        groups = std::max(groups, k1 - k0);
+        if (e.one_pass) {
+            node_room = std::max(node_room, (k1 - k0) * static_cast<std::size_t>(e.room.nodes));
+            leaf_room = std::max(leaf_room, (k1 - k0) * static_cast<std::size_t>(e.room.leaves));
+        } else if (count == 1) {
+            node_room = static_cast<std::size_t>(total_nodes);
+            leaf_room = static_cast<std::size_t>(total_leaves);
+        } else {
+            node_room = std::max(node_room, static_cast<std::size_t>(h_node_offset[k1] - h_node_offset[k0]));
+            leaf_room = std::max(leaf_room, static_cast<std::size_t>(h_leaf_offset[k1] - h_leaf_offset[k0]));
+        }
+    }
+    const int buffers = count > 1 ? 2 : 1;
+    const auto wanted = static_cast<long long>(buffers * (node_room + leaf_room));
+    long long held = 0;
+    for (int b = 0; b < 2; ++b)
+        held += static_cast<long long>(d_node_list[b].capacity() + d_leaf_list[b].capacity());
+    // Buffers sized for other batches give their memory back first when all of them would not fit.
+    if (held + wanted > e.budget)
+        for (int b = 0; b < 2; ++b) {
+            if (d_node_list[b].capacity() < node_room || b >= buffers) d_node_list[b].release();
+            if (d_leaf_list[b].capacity() < leaf_room || b >= buffers) d_leaf_list[b].release();
+        }
+    for (int b = 0; b < buffers; ++b) {
+        d_node_list[b].reserve(std::max<std::size_t>(node_room, 1), "node lists");
+        d_leaf_list[b].reserve(std::max<std::size_t>(leaf_room, 1), "leaf lists");
+        if (count > 1 && !e.one_pass) {
+            d_batch_node_offset[b].reserve(groups + 1, "a batch's node-list offsets");
+            d_batch_leaf_offset[b].reserve(groups + 1, "a batch's leaf-list offsets");
+        }
+    }
+    while (batch_events.size() < count) {
+        std::array<cudaEvent_t, kBatchEvents> ev{};
+        for (cudaEvent_t& one : ev) CUDA_CHECK(cudaEventCreate(&one));
+        batch_events.push_back(ev);
+    }
+
+    const bool overlap = count > 1; // batch b + 1 walks on walk_stream while batch b is evaluated
+    if (overlap) CUDA_CHECK(cudaStreamWaitEvent(walk_stream, events[kScanDone], 0));
+    last_lists.evaluation = e;
     last_lists.view = view;
     last_lists.eps2 = static_cast<float>(gravity.eps * gravity.eps);
-    gpu::launch_evaluate_nodes(view, last_lists.nodes, d_node_list.data(), last_lists.eps2, d_sorted.data(),
-                               d_next_group.data(), potentials, stream);
-    CUDA_CHECK(cudaEventRecord(events[kNodesDone], stream));
-    gpu::launch_evaluate_leaves(view, last_lists.leaves, d_leaf_list.data(), last_lists.eps2, d_sorted.data(),
-                                d_next_group.data() + 1, potentials, stream);
-    CUDA_CHECK(cudaEventRecord(events[kLeavesDone], stream));
+    for (std::size_t b = 0; b < count; ++b) {
+        const GroupRange batch = e.batches[b];
+        const int buffer = static_cast<int>(b % 2);
+        const int k0 = batch.first - e.share.first;
+        OctreeView<float> batch_view = view;
+        batch_view.groups += k0;
+        batch_view.num_groups = batch.last - batch.first;
+        if (batch_view.mac_scale) batch_view.mac_scale += k0;
+        const cudaStream_t on = overlap ? walk_stream : stream;
+        auto& ev = batch_events[b];
+        if (overlap && b >= 2) CUDA_CHECK(cudaStreamWaitEvent(walk_stream, buffer_free[buffer], 0));
+        CUDA_CHECK(cudaEventRecord(ev[kBatchBegin], on));
+        gpu::ListIndex nodes, leaves;
+        launch_batch_walk(e, batch_view, batch, buffer, nodes, leaves, on);
+        CUDA_CHECK(cudaEventRecord(ev[kBatchWalked], on));
+        if (overlap) CUDA_CHECK(cudaStreamWaitEvent(stream, ev[kBatchWalked], 0));
+        CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
+        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.eps2, d_sorted.data(),
+                                   d_next_group.data(), e.potentials, stream);
+        CUDA_CHECK(cudaEventRecord(ev[kBatchNodesDone], stream));
+        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.eps2, d_sorted.data(),
+                                    d_next_group.data() + 1, e.potentials, stream);
+        CUDA_CHECK(cudaEventRecord(ev[kBatchLeavesDone], stream));
+        if (overlap) CUDA_CHECK(cudaEventRecord(buffer_free[buffer], stream));
+        last_lists.nodes = nodes;
+        last_lists.leaves = leaves;
+    }
+    CUDA_CHECK(cudaEventRecord(events[kListsDone], stream));
+}
+
+void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
+{
+    const auto n = static_cast<std::size_t>(num_particles);
     if (e.to == ForcesTo::caller_order) {
         to_caller_order_kernel<<<static_cast<unsigned>(gpu::ceil_div(n, 256)), 256, 0, stream>>>(
             num_particles, dev.order.data(), d_sorted.data(), d_out.data());
@@ -289,7 +430,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     CUDA_CHECK(cudaEventSynchronize(events[kDownloaded]));
     if (!e.one_pass && h_mismatch[0] != 0)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
-                               std::to_string(h_mismatch[0] - 1) + ")");
+                               std::to_string(h_mismatch[0] - 1) + " of a batch)");
     // The next walk under this criterion gets a quarter more room than this one's longest lists.
     const auto room_for = [](int longest) { return (longest + longest / 4 + 15) / 8 * 8; };
     list_room[e.key] = ListRoom{room_for(h_longest[0]), room_for(h_longest[1]),
@@ -297,6 +438,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     node_stride = e.one_pass ? e.room.nodes : 0;
     leaf_stride = e.one_pass ? e.room.leaves : 0;
     walks = e.one_pass ? 1 : 2;
+    batches = static_cast<int>(e.batches.size());
     if (e.one_pass && (h_longest[0] > e.room.nodes || h_longest[1] > e.room.leaves)) {
         // Some list did not fit and was cut: this evaluation again, with both passes.
         Evaluation again = enqueue(e.criterion, e.to, false);
@@ -306,12 +448,26 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
         return;
     }
     if (e.first_pass_seconds >= 0) times.emplace_back("first pass", e.first_pass_seconds);
-    for (int ev = kBegin; ev + 1 < kEvaluationEvents; ++ev) {
-        if (!kPhaseNames[ev]) continue;
+    const auto elapsed = [](cudaEvent_t from, cudaEvent_t to) {
         float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, events[ev], events[ev + 1]));
-        times.emplace_back(kPhaseNames[ev], ms * 1e-3);
+        CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+        return ms * 1e-3;
+    };
+    times.emplace_back("opening radii", elapsed(events[kBegin], events[kRadiiDone]));
+    times.emplace_back("pass 1", elapsed(events[kRadiiDone], events[kPass1Done]));
+    times.emplace_back("scan", elapsed(events[kPass1Done], events[kScanDone]));
+    // Each batch's phases, summed (with several batches a walk runs beside an evaluation).
+    double walk = 0, node_lists = 0, leaf_lists = 0;
+    for (std::size_t b = 0; b < e.batches.size(); ++b) {
+        const auto& ev = batch_events[b];
+        walk += elapsed(ev[kBatchBegin], ev[kBatchWalked]);
+        node_lists += elapsed(ev[kBatchWalked], ev[kBatchNodesDone]);
+        leaf_lists += elapsed(ev[kBatchNodesDone], ev[kBatchLeavesDone]);
     }
+    times.emplace_back("pass 2", walk);
+    times.emplace_back("nodes", node_lists);
+    times.emplace_back("leaves", leaf_lists);
+    times.emplace_back("download", elapsed(events[kListsDone], events[kDownloaded]));
     evaluated = true;
     handed_over = e.to == ForcesTo::tree_order;
     if (e.to == ForcesTo::device) return;
@@ -328,11 +484,17 @@ void TreeGpuEngine::Impl::evaluate_potentials()
     if (!evaluated) throw std::logic_error("tree-gpu: potentials before an evaluation");
     const LastLists& l = last_lists;
     if (l.view.num_groups == 0) return;
+    if (batches > 1) { // the earlier batches' lists are gone: walk them again
+        Evaluation again = l.evaluation;
+        again.potentials = true;
+        launch_batches(again, OctreeView<float>(l.view));
+        return;
+    }
     CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list.data(), l.eps2, d_sorted.data(), d_next_group.data(), true,
-                               stream);
-    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list.data(), l.eps2, d_sorted.data(), d_next_group.data() + 1,
-                                true, stream);
+    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.eps2, d_sorted.data(), d_next_group.data(),
+                               true, stream);
+    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.eps2, d_sorted.data(),
+                                d_next_group.data() + 1, true, stream);
 }
 
 } // namespace grove

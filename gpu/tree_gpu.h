@@ -65,6 +65,10 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     // Walks of the last evaluation: 1 (one pass, into the room the last walk under the same
     // criterion measured), 2 (count, then write), 3 (one pass that overflowed, then both).
     int last_walk_passes() const;
+    // Batches of groups the last evaluation walked and evaluated in (tree/list_batches.hpp): 1
+    // when the lists of all groups fit the list budget at once.
+    int last_list_batches() const;
+    DeviceMemory device_memory() const override;
     // Statistics of the last evaluation of `tree` (the tree last uploaded).
     TreeGpuStats statistics(const Octree& tree) const;
 

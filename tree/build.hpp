@@ -5,6 +5,8 @@
 // (tree/mac.hpp).
 #pragma once
 
+#include <cstdint>
+
 #include <Eigen/Core>
 
 #include "core/array_views.hpp"
@@ -29,6 +31,12 @@ struct TreeParams {
     double alpha = 1e-3;    // the relative criterion's (tree/mac.hpp)
     bool lookahead = false; // the next tree built from predicted positions meanwhile (tree/refit.hpp)
     bool resident = true;   // tree-gpu: offer whole leapfrog steps on the device (with lookahead)
+    // Bytes the interaction lists may take at once (tree/list_batches.hpp); 0: chosen by the engine
+    // from the memory it has (tree-cpu a quarter of what this process may use, tree-gpu most of its
+    // device's free memory or of device_memory).
+    std::uint64_t list_memory = 0;
+    // tree-gpu: bytes it may hold on its device in all (0: what the device has free).
+    std::uint64_t device_memory = 0;
 
     OpeningCriterion opening() const { return {mac, theta, alpha}; }
 };

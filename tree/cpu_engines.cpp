@@ -19,6 +19,8 @@ TreeParams tree_params(const EngineConfig& c)
     p.rebuild_every = c.rebuild_every;
     p.lookahead = c.lookahead;
     p.resident = c.resident;
+    p.list_memory = c.list_memory;
+    p.device_memory = c.gpu_memory;
     return p;
 }
 

@@ -51,32 +51,41 @@ GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs,
 namespace {
 
 // Every particle of groups [range.first, range.last) gets its group's cost per particle,
-// cost_of(k) for group k; the other particles 0. Caller's order, through tree.order.
-template <class CostOf> std::vector<double> spread_costs(const Octree& tree, GroupRange range, CostOf&& cost_of)
+// cost_of(k) for group k, in costs (caller's order, through tree.order).
+template <class CostOf>
+void spread_costs(const Octree& tree, GroupRange range, CostOf&& cost_of, std::vector<double>& costs)
 {
-    std::vector<double> costs(tree.particles.size(), 0.0);
     for (std::int32_t k = range.first; k < range.last; ++k) {
         const double per_particle = cost_of(k);
         const ParticleRange own = tree.groups[static_cast<std::size_t>(k)].range;
         for (std::int32_t i = own.begin; i < own.end; ++i)
             costs[tree.order[static_cast<std::size_t>(i)]] = per_particle;
     }
-    return costs;
 }
 
 } // namespace
 
+void add_group_costs(const Octree& tree, const InteractionLists& lists, GroupRange batch, std::vector<double>& costs)
+{
+    spread_costs(
+        tree, batch,
+        [&](std::int32_t k) {
+            double cost = kNodeCost * static_cast<double>(lists.node_count(k));
+            const std::int32_t* leaves = lists.leaves_of(k);
+            for (std::int64_t e = 0; e < lists.leaf_count(k); ++e) {
+                const ParticleRange r = tree.range[static_cast<std::size_t>(leaves[e])];
+                cost += r.end - r.begin;
+            }
+            return cost;
+        },
+        costs);
+}
+
 std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range)
 {
-    return spread_costs(tree, range, [&](std::int32_t k) {
-        const auto gk = static_cast<std::size_t>(k);
-        double cost = kNodeCost * static_cast<double>(lists.node_offset[gk + 1] - lists.node_offset[gk]);
-        for (std::int64_t e = lists.leaf_offset[gk]; e < lists.leaf_offset[gk + 1]; ++e) {
-            const ParticleRange r = tree.range[static_cast<std::size_t>(lists.leaf_list[static_cast<std::size_t>(e)])];
-            cost += r.end - r.begin;
-        }
-        return cost;
-    });
+    std::vector<double> costs(tree.particles.size(), 0.0);
+    add_group_costs(tree, lists, range, costs);
+    return costs;
 }
 
 std::vector<double> group_costs_from_counts(const Octree& tree, const long long* node_count,
@@ -85,10 +94,16 @@ std::vector<double> group_costs_from_counts(const Octree& tree, const long long*
     std::int64_t leaves = 0;
     for (const std::uint8_t leaf : tree.is_leaf) leaves += leaf;
     const double occupancy = leaves > 0 ? static_cast<double>(tree.particles.size()) / static_cast<double>(leaves) : 0;
-    return spread_costs(tree, range, [&](std::int32_t k) {
-        const auto local = static_cast<std::size_t>(k - range.first);
-        return kNodeCost * static_cast<double>(node_count[local]) + occupancy * static_cast<double>(leaf_count[local]);
-    });
+    std::vector<double> costs(tree.particles.size(), 0.0);
+    spread_costs(
+        tree, range,
+        [&](std::int32_t k) {
+            const auto local = static_cast<std::size_t>(k - range.first);
+            return kNodeCost * static_cast<double>(node_count[local]) +
+                   occupancy * static_cast<double>(leaf_count[local]);
+        },
+        costs);
+    return costs;
 }
 
 } // namespace grove

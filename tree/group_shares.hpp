@@ -14,10 +14,6 @@
 
 namespace grove {
 
-struct GroupRange {
-    std::int32_t first = 0, last = 0; // groups [first, last)
-};
-
 // Share `index` of `count`. costs: per particle in the caller's order (tree.order maps sorted
 // particles to it), or empty.
 GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs, int index, int count);
@@ -26,6 +22,9 @@ GroupRange share_of_groups(const Octree& tree, const std::vector<double>& costs,
 // interaction counted as two particle-particle ones, about their ratio of arithmetic), in the
 // caller's order, zero for the other particles.
 std::vector<double> group_costs(const Octree& tree, const InteractionLists& lists, GroupRange range);
+// The same for the groups of one batch of lists while they are held, into costs (N entries, in
+// the caller's order); the other particles' entries are left as they are.
+void add_group_costs(const Octree& tree, const InteractionLists& lists, GroupRange batch, std::vector<double>& costs);
 
 // The same from list lengths alone (the GPU walk's first pass, which counts leaf cells, not their
 // particles): node_count[k] and leaf_count[k] belong to group range.first + k, and a leaf cell

@@ -36,6 +36,11 @@ template <class T> struct Group {
     ParticleRange range;
 };
 
+// A half-open run of groups (Morton order): an MPI rank's share, a batch of the walk.
+struct GroupRange {
+    std::int32_t first = 0, last = 0; // groups [first, last)
+};
+
 // How long an array is.
 enum class Extent { particles, nodes, groups };
 

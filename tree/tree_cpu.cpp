@@ -4,9 +4,11 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/memory_check.hpp"
 #include "core/wall_clock.hpp"
 #include "tree/gravity.hpp"
 #include "tree/group_shares.hpp"
+#include "tree/list_batches.hpp"
 #include "tree/mac.hpp"
 #include "tree/store_forces.hpp"
 
@@ -22,13 +24,15 @@ void evaluate_group(const OctreeView<double>& tree, const InteractionLists& list
     for (std::int32_t i = group.range.begin; i < group.range.end; ++i) {
         const Vec4<double> xi = tree.particles[i];
         Accum<double> acc;
-        for (std::int64_t k = lists.node_offset[g]; k < lists.node_offset[g + 1]; ++k) {
-            const std::int32_t node = lists.node_list[k];
+        const std::int32_t* nodes = lists.nodes_of(g);
+        for (std::int64_t k = 0; k < lists.node_count(g); ++k) {
+            const std::int32_t node = nodes[k];
             const Vec4<double> c = tree.com_mass[node];
             acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node], eps2);
         }
-        for (std::int64_t k = lists.leaf_offset[g]; k < lists.leaf_offset[g + 1]; ++k) {
-            const ParticleRange r = tree.range[lists.leaf_list[k]];
+        const std::int32_t* leaves = lists.leaves_of(g);
+        for (std::int64_t k = 0; k < lists.leaf_count(g); ++k) {
+            const ParticleRange r = tree.range[leaves[k]];
             for (std::int32_t j = r.begin; j < r.end; ++j) {
                 if (j == i) continue;
                 const Vec4<double> xj = tree.particles[j];
@@ -90,20 +94,46 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
     // This share's groups: equal costs by the last evaluation's lists, or equal particle counts.
     const GroupRange share = share_of_groups(tree, share_costs_, share_index_, share_count_);
-    const std::int32_t g_first = share.first, g_last = share.last;
-    const InteractionLists lists = build_interaction_lists(view, g_first, g_last);
-    if (share_count_ > 1) last_costs_ = group_costs(tree, lists, share);
-    const double walk_seconds = seconds_since(start);
+    InteractionLists lists = count_interaction_lists(view, share);
+    const std::vector<GroupRange> batches =
+        batches_by_lengths(share, lists.node_offset.data() + share.first, lists.leaf_offset.data() + share.first,
+                           list_budget_entries(lists.node_offset.back() + lists.leaf_offset.back()));
+    double walk_seconds = seconds_since(start), evaluate_seconds = 0;
 
-    start = WallClock::now();
     const double eps2 = gravity_.eps * gravity_.eps;
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
+    ListStatistics statistics;
+    if (share_count_ > 1) last_costs_.assign(tree.particles.size(), 0.0);
+    for (const GroupRange batch : batches) {
+        start = WallClock::now();
+        write_interaction_lists(view, batch, lists);
+        if (share_count_ > 1) add_group_costs(tree, lists, batch, last_costs_);
+        statistics.add(tree, lists, batch);
+        walk_seconds += seconds_since(start);
+        start = WallClock::now();
 #pragma omp parallel for schedule(dynamic, 8)
-    for (std::int32_t g = g_first; g < g_last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
+        for (std::int32_t g = batch.first; g < batch.last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
+        evaluate_seconds += seconds_since(start);
+    }
+    last_batches_ = static_cast<int>(batches.size());
+    start = WallClock::now();
     store_forces(tree_order ? nullptr : tree.order.data(), sorted_acc.data(), n, gravity_.G, out);
-    times_ = {{"walk", walk_seconds}, {"evaluate", seconds_since(start)}};
+    times_ = {{"walk", walk_seconds}, {"evaluate", evaluate_seconds + seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
-    stats_ = list_statistics(tree, lists);
+    stats_ = statistics.of(tree);
+}
+
+std::int64_t TreeCpuEngine::list_budget_entries(std::int64_t total_entries) const
+{
+    constexpr std::int64_t kEntry = sizeof(std::int32_t);
+    std::uint64_t bytes = tree_params_.list_memory;
+    // Lists of a few tens of MB need no look at the memory.
+    if (bytes == 0 && total_entries * kEntry <= (std::int64_t{64} << 20)) return std::max<std::int64_t>(1, total_entries);
+    if (bytes == 0) {
+        const std::uint64_t usable = usable_memory_bytes();
+        bytes = usable > 0 ? usable / 4 : std::uint64_t{4} << 30;
+    }
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes / kEntry));
 }
 
 void TreeCpuEngine::compute(ParticleStore& store)

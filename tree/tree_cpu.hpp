@@ -26,6 +26,9 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void compute(ParticleStore& store) override;
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
+    // Batches the last evaluation walked and evaluated in (tree/list_batches.hpp; 1 when every
+    // group's lists fit TreeParams::list_memory at once).
+    int last_list_batches() const { return last_batches_; }
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // Evaluates only the groups of share `index` of `count` (equal particle counts, whole groups).
@@ -47,6 +50,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool tree_order,
                                  Forces& out);
     void evaluate_into(Octree& tree, const OpeningCriterion& criterion, Forces& out, bool tree_order);
+    // List entries a batch may hold: TreeParams::list_memory, or a quarter of what this process may use.
+    std::int64_t list_budget_entries(std::int64_t total_entries) const;
 
     TreeParams tree_params_;
     GravityParams gravity_;
@@ -57,6 +62,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     Octree* loaded_ = nullptr;
     AccelerationEstimate estimate_;
     int share_index_ = 0, share_count_ = 1;
+    int last_batches_ = 0;
     std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
     Forces first_pass_forces_;                     // the relative criterion's first pass
     Forces forces_;                                // compute(store)'s, before the store takes them

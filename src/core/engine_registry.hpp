@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -51,6 +52,9 @@ struct EngineConfig {
     int device = -1;                  // GPU engines that take one: the CUDA device (-1: the current)
     std::vector<int> devices;         // direct-gpu forces: the CUDA devices that share each evaluation
                                       // (empty: `device` if set, else every visible one)
+    std::uint64_t gpu_memory = 0;     // GPU engines: bytes they may hold on their device (0: what is free)
+    std::uint64_t list_memory = 0;    // tree engines: bytes their interaction lists may hold at once
+                                      // (0: chosen from the memory there is); walked in batches within
     GravityParams gravity;
 
     // Throws std::invalid_argument naming the setting as `names` spells it (Python's keyword or

@@ -3,6 +3,7 @@
 // side of a particle store. Reached from a registry-made engine with as_tree_engine().
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include <Eigen/Core>
@@ -11,6 +12,12 @@
 #include "core/force_engine.hpp"
 
 namespace grove {
+
+// What an engine holds on its device: every buffer, and of them the interaction lists (which
+// grow with the walk's batches, not with N; tree/list_batches.hpp).
+struct DeviceMemory {
+    std::uint64_t held = 0, lists = 0;
+};
 
 class TreeEngine {
   public:
@@ -32,6 +39,8 @@ class TreeEngine {
     // device side a particle store may live on (ParticleStore::place_on), owned by the engine.
     // Null otherwise.
     virtual DeviceParticles* device_particles() { return nullptr; }
+    // Bytes held on the engine's device now (zero for an engine without one).
+    virtual DeviceMemory device_memory() const { return {}; }
 };
 
 inline TreeEngine* as_tree_engine(ForceEngine& engine)
