@@ -17,6 +17,27 @@ int cuda_device_count()
     return count;
 }
 
+std::uint64_t cuda_device_free_memory(int device)
+{
+    if (cuda_device_count() == 0) return 0;
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (device >= 0 && device != current && cudaSetDevice(device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        free_bytes = 0;
+    }
+    if (device >= 0 && device != current) cudaSetDevice(current);
+    return free_bytes;
+}
+
 void select_cuda_device(int device)
 {
     const int count = cuda_device_count();

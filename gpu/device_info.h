@@ -2,6 +2,7 @@
 // Host-only header: no CUDA types, so .cpp callers compile with the host compiler.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "gpu/kernel_costs.hpp"
@@ -25,6 +26,9 @@ struct DeviceSummary {
 };
 
 DeviceSummary describe_device(int device = 0);
+
+// Bytes free on `device` (-1: the current one) now; 0 where there is none.
+std::uint64_t cuda_device_free_memory(int device);
 
 // Makes `device` the calling thread's CUDA device (an MPI rank's GPU); throws std::runtime_error
 // naming the visible count when it does not exist.

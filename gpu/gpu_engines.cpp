@@ -40,6 +40,7 @@ std::vector<int> direct_devices(const EngineConfig& c)
 void register_gpu_engines(EngineRegistry& registry)
 {
     registry.set_device_count(cuda_device_count);
+    registry.set_device_free_memory(cuda_device_free_memory);
     registry.add({"direct-gpu", true,
                   [](const EngineConfig& c) -> std::unique_ptr<ForceEngine> {
                       const std::vector<int> devices = direct_devices(c);

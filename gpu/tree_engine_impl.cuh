@@ -146,6 +146,9 @@ struct TreeGpuEngine::Impl {
     // stream). For a store on the device, whose steps leave the potentials out: between its steps
     // the tree, the lists and the view they were walked with stay on the device as they were.
     void evaluate_potentials();
+    // Gives back the interaction lists (the next evaluation sizes them again to what is free) and
+    // the caller-order copy of the forces: room for a particle store on the device.
+    void release_host_path_buffers();
 
   private:
     // The walk's plan: this share's groups, and one pass when the last walk under this criterion

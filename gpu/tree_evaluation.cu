@@ -188,7 +188,7 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
         const long long wanted = view.num_groups * per_group;
         e.budget = list_budget_entries(wanted);
         e.batches = wanted <= e.budget ? std::vector<GroupRange>{e.share}
-                                       : batches_by_room(e.share, per_group, e.budget / 2);
+                                       : batches_by_room(e.share, per_group, std::max(e.budget / 2, 1LL));
     } else {
         launch_count(e, view);
     }
@@ -272,7 +272,7 @@ void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& v
     CUDA_CHECK(cudaStreamSynchronize(stream));
     static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
     e.batches = batches_by_lengths(e.share, reinterpret_cast<const std::int64_t*>(h_node_offset.data()),
-                                   reinterpret_cast<const std::int64_t*>(h_leaf_offset.data()), e.budget / 2);
+                                   reinterpret_cast<const std::int64_t*>(h_leaf_offset.data()), std::max(e.budget / 2, 1LL));
 }
 
 namespace {
@@ -476,6 +476,19 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     store_forces(nullptr, reinterpret_cast<const Accum<float>*>(h_sorted.data()), static_cast<Eigen::Index>(n),
                  gravity.G, out);
     times.emplace_back("convert", seconds_since(convert_start));
+}
+
+void TreeGpuEngine::Impl::release_host_path_buffers()
+{
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int b = 0; b < 2; ++b) {
+        d_node_list[b].release();
+        d_leaf_list[b].release();
+        d_batch_node_offset[b].release();
+        d_batch_leaf_offset[b].release();
+    }
+    d_out.release();
+    evaluated = false; // the lists the potentials would be made from are gone
 }
 
 void TreeGpuEngine::Impl::evaluate_potentials()

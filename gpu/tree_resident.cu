@@ -112,6 +112,9 @@ void TreeGpuResident::load(const ParticleSet& p)
     if (n > static_cast<std::size_t>(INT32_MAX / 2)) throw std::runtime_error("tree-gpu: at most 2^30 particles");
     if (!p.has_forces()) throw std::logic_error("tree-gpu: a resident store starts from particles with forces");
     n_ = static_cast<int>(n);
+    // The host-side evaluations before the steps sized their lists to the memory free then, and
+    // the forces' copy in the caller's order is not needed here: both make room for the store.
+    e_.release_host_path_buffers();
     for (int b = 0; b < 2; ++b) {
         body_[b].reserve(n, "resident positions");
         acc_[b].reserve(n, "resident accelerations");

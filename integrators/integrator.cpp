@@ -46,6 +46,7 @@ class LeapfrogIntegrator final : public Integrator {
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(bind(p)); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }
     bool resident() const override { return leapfrog_.is_resident() && keep_engine_order_; }
+    const ForceEngine* force_engine() const override { return engine_.get(); }
     std::string summary() const override
     {
         std::string s = "force engine phases:";

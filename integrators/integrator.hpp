@@ -52,6 +52,9 @@ class Integrator {
     virtual std::string summary() const = 0; // one line for the end of a run
     // Whether the particles live where the engine computes between outputs (a resident leapfrog).
     virtual bool resident() const { return false; }
+    // The force engine behind it, for what only some engines report (a tree engine's device
+    // memory); null where it has none of its own.
+    virtual const ForceEngine* force_engine() const { return nullptr; }
 };
 
 struct IntegratorConfig {

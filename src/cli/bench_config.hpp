@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct BenchConfig {
     bool keep_engine_order = true;         // step: particles in the tree's order between steps
     bool resident = true;                  // step: whole steps on the GPU (tree-gpu, look-ahead)
     bool lookahead = true;                 // step: the next tree built while the GPU evaluates
+    std::uint64_t gpu_memory = 0;          // step: --gpu-memory (0: what the device has free)
+    std::uint64_t list_memory = 0;         // step: --list-memory (0: from the memory there is)
 };
 
 } // namespace grove

@@ -119,6 +119,8 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.engine.rebuild_every = c.rebuild_every;
     ic.engine.lookahead = lookahead;
     ic.engine.resident = c.resident;
+    ic.engine.gpu_memory = c.gpu_memory;
+    ic.engine.list_memory = c.list_memory;
     ic.dt = dt;
     ic.keep_engine_order = c.keep_engine_order;
     return ic;
@@ -134,6 +136,8 @@ int bench_step(const BenchConfig& c)
     if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     check_memory_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine));
+    check_device_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine),
+                      c.gpu_memory, -1);
     ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
     const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
     if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
@@ -163,7 +167,11 @@ int bench_step(const BenchConfig& c)
     const auto errors = sample_errors(p.acc, reference());
     const double e0 = compute_diagnostics(p, p.pot).total;
     const StepTimes times = time_steps(*integrator, p, c, dt);
+    const MemoryUse memory = memory_use(integrator->force_engine(), p.size());
     integrator->restore_order(p); // the sample's indices are in the model's order
+    const bool resident = integrator->resident();
+    const std::string engine_name = integrator->engine_name();
+    integrator.reset(); // its device memory, before the fresh engine below takes its own
     const double de = std::abs((compute_diagnostics(p, p.pot).total - e0) / e0);
     // What reuse costs: the last step's forces (from a tree refitted `age` times) and a fresh build's
     // at the same positions, against the direct sum.
@@ -187,21 +195,25 @@ int bench_step(const BenchConfig& c)
         "warm-up steps\n\n",
         c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf,
         resolved_ncrit(c.ncrit, static_cast<std::size_t>(c.n)), c.rebuild_every,
-        c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", integrator->resident() ? "on" : "off",
-        integrator->engine_name().c_str(), omp_get_max_threads(), c.steps, c.warmup);
+        c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", resident ? "on" : "off",
+        engine_name.c_str(), omp_get_max_threads(), c.steps, c.warmup);
+    std::printf("%s\n\n", describe(memory).c_str());
     const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "
                 "fresh build at the last step's positions\n\n",
                 targets.size(), age);
-    std::printf("| model | N | criterion | K | engine | ms per step | host | transfers | GPU | abs(dE/E) after %d "
-                "steps | first p50 / p99 | last p50 / p99 | fresh p50 / p99 |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    std::printf("| model | N | criterion | K | engine | ms per step | particles/s | host | transfers | GPU | device "
+                "B/particle | lists GB | host B/particle | abs(dE/E) after %d steps | first p50 / p99 | last p50 / p99 | "
+                "fresh p50 / p99 |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                 c.warmup + c.steps);
-    std::printf("| %s | %lld | %s | %d | %s | **%.2f** | %.2f | %.2f | %.2f | %.2e | %.2e / %.2e | %.2e / %.2e | "
-                "%.2e / %.2e |\n",
-                c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, integrator->engine_name().c_str(),
-                1e3 * times.wall / c.steps, host, transfer, gpu, de, errors[0], errors[2], last_errors[0],
+    const double ms = 1e3 * times.wall / c.steps;
+    std::printf("| %s | %lld | %s | %d | %s | **%.2f** | %.3g | %.2f | %.2f | %.2f | %.0f | %.3g | %.0f | %.2e | %.2e / "
+                "%.2e | %.2e / %.2e | %.2e / %.2e |\n",
+                c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, engine_name.c_str(), ms,
+                static_cast<double>(c.n) / (ms * 1e-3), host, transfer, gpu, memory.device_per_particle,
+                memory.list_bytes * 1e-9, memory.host_per_particle, de, errors[0], errors[2], last_errors[0],
                 last_errors[2], fresh_errors[0], fresh_errors[2]);
     return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,8 @@
 #include <stdexcept>
 
 #include "core/device_list.hpp"
+#include "core/memory_check.hpp"
+#include "core/tree_engine.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/mac.hpp"
@@ -82,6 +85,14 @@ void add_engine_options(cxxopts::Options& options)
         "gpus",
         "direct-gpu: the GPUs that share each force evaluation, e.g. 0,2 (default: every visible one; "
         "under mpirun, each rank its own)",
+        cxxopts::value<std::string>())(
+        "gpu-memory",
+        "GPU engines: the most device memory to use, e.g. 40G (default: what the device has free); a job that "
+        "cannot fit is refused before it starts, and tree-gpu walks its lists in batches that fit",
+        cxxopts::value<std::string>())(
+        "list-memory",
+        "Tree: the most memory the interaction lists may hold at once, e.g. 2G (default: from the memory "
+        "there is); the groups are walked and evaluated in batches that fit",
         cxxopts::value<std::string>());
 }
 
@@ -99,6 +110,9 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.lookahead = result["lookahead"].as<bool>();
     o.resident = result["resident"].as<bool>();
     if (o.rebuild_every != 1) o.lookahead = false; // refits between builds: nothing to look ahead for
+    if (result.count("gpu-memory")) o.gpu_memory = parse_bytes(result["gpu-memory"].as<std::string>(), "--gpu-memory");
+    if (result.count("list-memory"))
+        o.list_memory = parse_bytes(result["list-memory"].as<std::string>(), "--list-memory");
     o.gravity.eps = result["eps"].as<double>();
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     try {
@@ -119,6 +133,74 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     }
     if (comm.size() > 1 && engines().device_count() > 0) o.device = comm.local_rank() % engines().device_count();
     return o;
+}
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& option)
+{
+    const auto refuse = [&] {
+        return std::runtime_error(option + " takes a size in bytes or with K, M, G or T, e.g. 40G (got '" + text +
+                                  "')");
+    };
+    std::size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        throw refuse();
+    }
+    const std::string unit = text.substr(used);
+    double scale = 1;
+    if (unit == "K" || unit == "k")
+        scale = 1024.0;
+    else if (unit == "M")
+        scale = 1024.0 * 1024;
+    else if (unit == "G")
+        scale = 1024.0 * 1024 * 1024;
+    else if (unit == "T")
+        scale = 1024.0 * 1024 * 1024 * 1024;
+    else if (!unit.empty())
+        throw refuse();
+    const double bytes = value * scale;
+    if (!(bytes >= 1) || !(bytes < 1.8e19)) throw refuse();
+    return static_cast<std::uint64_t>(bytes);
+}
+
+void check_device_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,
+                       std::uint64_t gpu_memory, int device)
+{
+    if (planned_device_bytes_per_particle(job, engine) == 0) return;
+    const std::uint64_t free_bytes = engines().gpu_available() ? engines().device_free_memory(device) : 0;
+    std::uint64_t room = gpu_memory;
+    if (free_bytes > 0) room = room > 0 ? std::min(room, free_bytes) : free_bytes;
+    check_device_memory_plan(job, n, what, engine, room);
+}
+
+MemoryUse memory_use(const ForceEngine* engine, std::size_t n)
+{
+    MemoryUse use;
+    if (n == 0) return use;
+    const TreeEngine* tree = engine ? as_tree_engine(*engine) : nullptr;
+    const DeviceMemory device = tree ? tree->device_memory() : DeviceMemory{};
+    use.device_per_particle = static_cast<double>(device.held - device.lists) / static_cast<double>(n);
+    use.list_bytes = static_cast<double>(device.lists);
+    use.list_batches = device.list_batches;
+    use.host_per_particle = static_cast<double>(peak_resident_bytes()) / static_cast<double>(n);
+    return use;
+}
+
+std::string describe(const MemoryUse& use)
+{
+    char text[256];
+    if (use.device_per_particle > 0)
+        std::snprintf(text, sizeof text,
+                      "memory: device %.0f bytes per particle besides %.3g GB of interaction lists (walked in %d "
+                      "batch%s); host %.0f bytes per particle at its peak so far",
+                      use.device_per_particle, use.list_bytes * 1e-9, use.list_batches,
+                      use.list_batches == 1 ? "" : "es", use.host_per_particle);
+    else
+        std::snprintf(text, sizeof text, "memory: host %.0f bytes per particle at its peak so far",
+                      use.host_per_particle);
+    return text;
 }
 
 std::vector<int> parse_gpus(const std::string& text)

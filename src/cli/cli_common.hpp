@@ -2,6 +2,7 @@
 // snapshot's /RunParameters, and the engine options that select and configure a force engine.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <cxxopts.hpp>
 
 #include "core/engine_registry.hpp"
+#include "core/memory_plan.hpp"
 #include "core/force_engine.hpp"
 #include "core/particles.hpp"
 
@@ -37,6 +39,24 @@ std::unique_ptr<ForceEngine> make_force_engine(const EngineConfig& config);
 std::vector<std::string> split_list(const std::string& text);
 // --gpus: device numbers separated by commas, at least one; throws with the option's name.
 std::vector<int> parse_gpus(const std::string& text);
+
+// What a job holds for n particles: the engine's device bytes per particle besides its
+// interaction lists, the lists, and the process's peak resident host memory per particle.
+struct MemoryUse {
+    double device_per_particle = 0, host_per_particle = 0;
+    double list_bytes = 0;
+    int list_batches = 0;
+};
+MemoryUse memory_use(const ForceEngine* engine, std::size_t n);
+// One line of it ("memory: ..."), for the start of a run and the benchmarks.
+std::string describe(const MemoryUse& use);
+// A memory size: bytes, or a number with K, M, G or T (powers of 1024), e.g. 512M, 70G, 1.5T.
+// `option` names it in the error for anything else.
+std::uint64_t parse_bytes(const std::string& text, const std::string& option);
+// The device side of a job's memory plan (core/memory_plan.hpp) for `engine` (a resolved name):
+// against gpu_memory (--gpu-memory) where given, and what the device has free where it is known.
+void check_device_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,
+                       std::uint64_t gpu_memory, int device);
 
 // Throws std::runtime_error when `output` names the same file as `input` (writing it would
 // destroy the input before it is read again, or leave a result under the input's name).

@@ -73,8 +73,9 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
 int run_accuracy(const AccuracyCommand& c)
 {
     const std::string& in = c.input;
-    check_memory_plan(Workload::accuracy, snapshot_particle_count(in), "grove accuracy on " + in,
-                      c.options.tree_engine);
+    const std::size_t n = snapshot_particle_count(in);
+    check_memory_plan(Workload::accuracy, n, "grove accuracy on " + in, c.options.tree_engine);
+    check_device_plan(Workload::accuracy, n, "grove accuracy on " + in, c.options.tree_engine, 0, -1);
     const ParticleSet p = read_snapshot(in);
     AccuracyOptions o = c.options;
     if (!c.G_given) o.G = p.units.G;

@@ -114,6 +114,8 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.keep_engine_order = order == "tree";
     c.lookahead = r["lookahead"].as<bool>();
     c.resident = r["resident"].as<bool>();
+    if (r.count("gpu-memory")) c.gpu_memory = parse_bytes(r["gpu-memory"].as<std::string>(), "--gpu-memory");
+    if (r.count("list-memory")) c.list_memory = parse_bytes(r["list-memory"].as<std::string>(), "--list-memory");
     if (r.count("gpus")) c.gpus = parse_gpus(r["gpus"].as<std::string>());
     return c;
 }
@@ -166,7 +168,11 @@ int command_bench(int argc, char** argv)
         "resident",
         "step, tree-gpu with look-ahead: whole steps on the GPU, the particles kept there "
         "(--resident=false: on the host)",
-        cxxopts::value<bool>()->default_value("true"));
+        cxxopts::value<bool>()->default_value("true"))(
+        "gpu-memory", "step, tree-gpu: the most device memory to use, e.g. 40G (default: what is free)",
+        cxxopts::value<std::string>())(
+        "list-memory", "step: the most memory the interaction lists may hold at once, e.g. 2G (default: chosen)",
+        cxxopts::value<std::string>());
     options.add_options("scaling")("gpus",
                                    "scaling, direct-gpu in one process: the GPUs to spread over, e.g. 0,1 "
                                    "(default: every visible one)",

@@ -110,8 +110,10 @@ void add_neighbours(ParticleSet& p, const ForcesConfig& c, const EngineConfig& c
 
 int run_forces(const ForcesConfig& c)
 {
-    check_memory_plan(Workload::forces, snapshot_particle_count(c.input), "grove forces on " + c.input,
-                      engines().resolve(c.engine.engine));
+    const std::size_t n = snapshot_particle_count(c.input);
+    check_memory_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine));
+    check_device_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine),
+                      c.engine.gpu_memory, c.engine.device);
     ParticleSet p = read_snapshot(c.input);
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;

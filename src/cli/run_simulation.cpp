@@ -163,6 +163,8 @@ int Run::execute()
     const StopSignals signals;
     for (long long s = first_step_; s <= plan_.total_steps; ++s) {
         integrator_->advance_to(plan_.time_of(s), p_);
+        if (s == first_step_ && outputs_->writer()) // what the steps hold, once they all exist
+            std::printf("%s\n", describe(memory_use(integrator_->force_engine(), p_.size())).c_str());
         const int status = end_of_interval(s);
         if (status >= 0) return status;
     }
@@ -256,8 +258,10 @@ void Run::summary() const
 int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
     const std::size_t n = restart ? restart->particles.size() : snapshot_particle_count(config.input);
-    check_memory_plan(Workload::run, n, "grove run", engines().resolve(config.integrator.engine.engine),
-                      config.integrator.integrator);
+    const EngineConfig& engine = config.integrator.engine;
+    check_memory_plan(Workload::run, n, "grove run", engines().resolve(engine.engine), config.integrator.integrator);
+    check_device_plan(config.integrator.integrator == "leapfrog" ? Workload::run : Workload::forces, n, "grove run",
+                      engines().resolve(engine.engine), engine.gpu_memory, engine.device);
     Run run(config, std::move(restart));
     return run.execute();
 }

@@ -57,6 +57,11 @@ void EngineRegistry::add(EngineEntry entry)
     entries_.push_back(std::move(entry));
 }
 
+void EngineRegistry::set_device_free_memory(std::function<std::uint64_t(int)> free_memory)
+{
+    free_memory_ = std::move(free_memory);
+}
+
 void EngineRegistry::set_device_count(std::function<int()> device_count)
 {
     device_count_ = std::move(device_count);

@@ -81,8 +81,13 @@ class EngineRegistry {
     // The GPU library installs its device count; without one there is no GPU.
     void set_device_count(std::function<int()> device_count);
 
+    // And a query of a device's free memory (bytes; device -1: the current one).
+    void set_device_free_memory(std::function<std::uint64_t(int)> free_memory);
+
     bool gpu_available() const;
     int device_count() const { return device_count_ ? device_count_() : 0; }
+    // 0 where unknown (no GPU).
+    std::uint64_t device_free_memory(int device) const { return free_memory_ ? free_memory_(device) : 0; }
     bool has(const std::string& name) const;
 
     // "direct" / "tree" -> "direct-gpu" / "tree-gpu" when a GPU is visible, else the -cpu engine;
@@ -99,6 +104,7 @@ class EngineRegistry {
   private:
     std::vector<EngineEntry> entries_;
     std::function<int()> device_count_;
+    std::function<std::uint64_t(int)> free_memory_;
 };
 
 } // namespace grove

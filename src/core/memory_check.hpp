@@ -19,4 +19,8 @@ std::uint64_t cgroup_room_bytes(const std::string& proc_cgroup, const std::strin
 // The smaller of the two for this process; 0 if neither is known.
 std::uint64_t usable_memory_bytes();
 
+// The most resident memory this process has held so far (VmHWM; pinned buffers included), 0 where
+// it is not reported.
+std::uint64_t peak_resident_bytes();
+
 } // namespace grove

@@ -29,4 +29,16 @@ std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine
 void check_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine = "",
                        const std::string& integrator = "leapfrog");
 
+// Device bytes per particle that a GPU engine holds besides its interaction lists (which tree-gpu
+// fits into what is left, in batches): 0 for an engine without a device. job: Workload::run for a
+// leapfrog's resident steps, anything else for forces evaluated once.
+std::uint64_t planned_device_bytes_per_particle(Workload job, const std::string& engine);
+
+// Throws std::runtime_error "<what> needs about X GB of GPU memory for N particles ...; Y GB can be
+// used there (the largest N that fits is M)" when N particles and the least list room do not fit
+// `room` bytes (--gpu-memory, or what the device has free). Does nothing where room is 0 or the
+// engine has no device.
+void check_device_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,
+                              std::uint64_t room);
+
 } // namespace grove

@@ -17,6 +17,7 @@ namespace grove {
 // grow with the walk's batches, not with N; tree/list_batches.hpp).
 struct DeviceMemory {
     std::uint64_t held = 0, lists = 0;
+    int list_batches = 0; // batches of groups the last evaluation walked in
 };
 
 class TreeEngine {
@@ -46,6 +47,10 @@ class TreeEngine {
 inline TreeEngine* as_tree_engine(ForceEngine& engine)
 {
     return dynamic_cast<TreeEngine*>(&engine);
+}
+inline const TreeEngine* as_tree_engine(const ForceEngine& engine)
+{
+    return dynamic_cast<const TreeEngine*>(&engine);
 }
 
 } // namespace grove

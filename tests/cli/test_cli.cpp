@@ -1,14 +1,18 @@
 // The grove program end to end on small files, and the snapshot seen by yt.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sys/wait.h>
 
 #include "core/hdf5_file.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
@@ -313,4 +317,37 @@ TEST_CASE("work that cannot fit is refused before it starts, and forces that ove
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("non-finite"));
     CHECK_FALSE(std::ifstream(overflow_out).good());
+}
+
+TEST_CASE("a GPU memory limit is planned against before anything starts, and sizes are read with units", "[cli]")
+{
+    // The device side of the plan: a tree-gpu job that cannot fit --gpu-memory is refused at once,
+    // with the numbers and the largest N that would fit, with or without a GPU here.
+    const auto started = std::chrono::steady_clock::now();
+    auto r = run_grove("bench step --engine tree-gpu -n 1000000 --gpu-memory 300M 2>&1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("grove bench step needs about") && Catch::Contains("of GPU memory") &&
+                             Catch::Contains("room for the interaction lists") &&
+                             Catch::Contains("largest N that fits is about"));
+    const std::string in = test::scratch_path("gpu_plan_in.hdf5");
+    write_snapshot(in, make_plummer(1000, 3));
+    r = run_grove("run " + in + " --engine tree-gpu --gpu-memory 100M -o " + test::scratch_path("gpu_plan_run") +
+                  " --t-end 0.1 --dt 0.01 2>&1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("grove run needs about") && Catch::Contains("largest N that fits is about 0"));
+    r = run_grove("forces " + in + " --engine tree-gpu --gpu-memory 1K -o " + test::scratch_path("gpu_plan_out.hdf5") +
+                  " 2>&1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("of GPU memory"));
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() < 10);
+    // Sizes: a number with K, M, G or T; anything else is refused naming the option.
+    for (const char* bad : {"12Q", "G", "-1G", "0"}) {
+        r = run_grove(std::string("bench step --engine tree-cpu -n 1000 --list-memory ") + bad + " 2>&1");
+        CHECK(r.status == 1);
+        CHECK_THAT(r.output, Catch::Contains("--list-memory takes a size"));
+    }
+    // A list budget of a few groups on the CPU: the run works, in batches.
+    r = run_grove("bench step --engine tree-cpu -n 3000 --steps 2 --warmup 0 --list-memory 4K 2>&1");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("memory: host"));
 }

@@ -487,3 +487,83 @@ TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of parti
     CHECK_FALSE(held.on_device());
     CHECK(held.caller_index().empty());
 }
+
+TEST_CASE("tree-gpu in batches of lists: the forces of one batch, bit for bit, in every walk", "[gpu][tree][batches]")
+{
+    const ParticleSet p = test::clustered_particles(20000, 5);
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 64});
+    const GravityParams gravity{1.0, 1e-3};
+    for (const OpeningCriterion criterion : {OpeningCriterion::geometric(0.5), OpeningCriterion::relative(1e-3)}) {
+        TreeGpuEngine whole(TreeParams{0.5, {16, 64}}, gravity);
+        Forces ref;
+        whole.upload(tree);
+        whole.evaluate(criterion, ref);
+        REQUIRE(whole.last_list_batches() == 1);
+        const TreeStats s = whole.statistics(tree).lists;
+        const double entries = (s.nodes_per_group + s.leaves_per_group) * static_cast<double>(s.num_groups);
+        // A third of the lists; a few groups' worth; 4 bytes, so that every batch holds one group.
+        for (const double bytes : {entries * 4 / 3, 4.0 * 8 * (s.nodes_per_group + s.leaves_per_group), 4.0}) {
+            INFO("list budget " << bytes << " bytes, criterion " << static_cast<int>(criterion.kind));
+            TreeParams params{0.5, {16, 64}};
+            params.list_memory = static_cast<std::uint64_t>(bytes);
+            TreeGpuEngine batched(params, gravity);
+            batched.upload(tree);
+            for (int walk = 0; walk < 2; ++walk) { // two passes, then one into the measured room
+                Forces f;
+                batched.evaluate(criterion, f);
+                CHECK(batched.last_walk_passes() == (walk == 0 ? 2 : 1));
+                CHECK(batched.last_list_batches() > 1);
+                if (bytes == 4.0) CHECK(batched.last_list_batches() == s.num_groups);
+                CHECK(f.acc == ref.acc);
+                CHECK(f.pot == ref.pot);
+            }
+            CHECK_THROWS_WITH(batched.download_lists(), Catch::Contains("batches"));
+        }
+    }
+}
+
+TEST_CASE("tree-gpu resident leapfrog in batches of lists: the orbits and potentials of one batch", "[gpu][tree][resident][batches]")
+{
+    const ResidentCase rc;
+    TreeParams small = rc.params;
+    small.list_memory = 1 << 20; // a few of the 20000 particles' groups at a time
+    TreeGpuEngine whole(rc.params, rc.gravity), batched(small, rc.gravity);
+    Leapfrog a_lf(whole, rc.dt), b_lf(batched, rc.dt);
+    ParticleSet a = rc.start, b = rc.start;
+    ParticleStore sa(a), sb(b);
+    a_lf.start(sa);
+    b_lf.start(sb);
+    for (int s = 0; s < 8; ++s) {
+        a_lf.step(sa);
+        b_lf.step(sb);
+        CHECK(batched.last_list_batches() > 1);
+        CHECK(whole.last_list_batches() == 1);
+    }
+    REQUIRE(sb.on_device());
+    sa.restore_order();
+    sb.restore_order(); // the potentials made again batch by batch
+    test::check_same_columns(a, b);
+}
+
+TEST_CASE("tree-gpu: a device limit bounds the lists and names what does not fit", "[gpu][tree][batches]")
+{
+    const ParticleSet p = test::clustered_particles(20000, 5);
+    const GravityParams gravity{1.0, 1e-3};
+    Forces ref, f;
+    DeviceMemory used;
+    { // gone before the next engine: the limit counts every buffer of the process
+        TreeGpuEngine whole(TreeParams{0.5, {16, 64}}, gravity);
+        whole.compute(p.pos, p.mass, ref);
+        used = whole.device_memory();
+    }
+    CHECK(used.lists > 0);
+    CHECK(used.held > used.lists);
+    // Room for everything but the lists, and a little for them: batches.
+    TreeParams params{0.5, {16, 64}};
+    params.device_memory = (used.held - used.lists) + used.lists / 4;
+    TreeGpuEngine limited(params, gravity);
+    limited.compute(p.pos, p.mass, f);
+    CHECK(limited.last_list_batches() > 1);
+    CHECK(f.acc == ref.acc);
+    CHECK(limited.device_memory().lists <= used.lists / 2);
+}

@@ -17,6 +17,7 @@
 #include "tree/float_tree.hpp"
 #include "tree/group_shares.hpp"
 #include "tree/lane_layout.hpp"
+#include "tree/list_batches.hpp"
 #include "tree/mac.hpp"
 #include "tree/moments.hpp"
 #include "tree/morton.hpp"
@@ -131,6 +132,94 @@ TEST_CASE("the relative criterion without an estimate runs a first pass and then
     DirectCpuEngine(GravityParams{1.0, 0.01}).compute(p.pos, p.mass, exact);
     const auto errors = relative_errors(second.acc, exact.acc);
     CHECK(percentiles(errors, {99}).at(0) < 1e-3);
+}
+
+TEST_CASE("list batches cover the groups in order, each within its budget", "[tree][walk][batches]")
+{
+    // Room per group (the one-pass walk): equal batches within one group, the fewest that fit.
+    const GroupRange groups{5, 105};
+    for (const std::int64_t budget : std::vector<std::int64_t>{1, 7, 100, 999, 1000, 5000}) {
+        const auto batches = batches_by_room(groups, 10, budget);
+        const std::int64_t per = std::max<std::int64_t>(1, budget / 10);
+        CHECK(static_cast<std::int64_t>(batches.size()) == (100 + per - 1) / per);
+        std::int32_t next = groups.first;
+        for (const GroupRange& b : batches) {
+            CHECK(b.first == next);
+            CHECK(b.last > b.first);
+            CHECK((b.last - b.first) <= per);
+            next = b.last;
+        }
+        CHECK(next == groups.last);
+    }
+    // Scanned lengths: uneven groups, one of them larger than the budget on its own.
+    std::vector<std::int64_t> node_length(40), leaf_length(40);
+    for (std::size_t k = 0; k < node_length.size(); ++k) {
+        node_length[k] = static_cast<std::int64_t>((k * 37) % 11);
+        leaf_length[k] = static_cast<std::int64_t>((k * 13) % 5);
+    }
+    node_length[17] = 90;
+    std::vector<std::int64_t> node_offset(41, 0), leaf_offset(41, 0);
+    for (std::size_t k = 0; k < 40; ++k) {
+        node_offset[k + 1] = node_offset[k] + node_length[k];
+        leaf_offset[k + 1] = leaf_offset[k] + leaf_length[k];
+    }
+    const std::int64_t total = node_offset[40] + leaf_offset[40];
+    for (const std::int64_t budget : std::vector<std::int64_t>{1, 20, 50, total - 1, total, 10 * total}) {
+        const auto batches = batches_by_lengths({100, 140}, node_offset.data(), leaf_offset.data(), budget);
+        std::int32_t next = 100;
+        for (const GroupRange& b : batches) {
+            CHECK(b.first == next);
+            CHECK(b.last > b.first);
+            const std::int64_t entries = node_offset[b.last - 100] - node_offset[b.first - 100] +
+                                         leaf_offset[b.last - 100] - leaf_offset[b.first - 100];
+            CHECK((entries <= budget || b.last - b.first == 1));
+            next = b.last;
+        }
+        CHECK(next == 140);
+        if (budget >= total) CHECK(batches.size() == 1);
+        if (budget == 1) CHECK(batches.size() == 40);
+        if (budget < total) CHECK(batches.size() >= 2);
+    }
+    CHECK(batches_by_room({3, 3}, 10, 100).empty());
+    CHECK_THROWS_AS(batches_by_room(groups, 10, 0), std::invalid_argument);
+}
+
+TEST_CASE("tree-cpu in batches of lists gives the forces of one batch, bit for bit", "[tree][walk][batches]")
+{
+    const ParticleSet p = test::clustered_particles(3000, 9);
+    const GravityParams gravity{1.0, 0.01};
+    const auto forces_within = [&](std::uint64_t list_memory, int& batches, TreeStats& stats, MacKind mac) {
+        TreeParams params;
+        params.build = {8, 16};
+        params.mac = mac;
+        params.list_memory = list_memory;
+        TreeCpuEngine engine(params, gravity);
+        Forces f;
+        engine.compute(p.pos, p.mass, f);
+        batches = engine.last_list_batches();
+        stats = engine.last_stats();
+        return f;
+    };
+    for (const MacKind mac : {MacKind::geometric, MacKind::relative}) {
+        int whole_batches = 0;
+        TreeStats whole_stats;
+        const Forces whole = forces_within(0, whole_batches, whole_stats, mac);
+        CHECK(whole_batches == 1);
+        const double entries = (whole_stats.nodes_per_group + whole_stats.leaves_per_group) *
+                               static_cast<double>(whole_stats.num_groups);
+        // A third of the lists, a group's worth, and 4 bytes: every batch one group.
+        for (const std::uint64_t bytes : {static_cast<std::uint64_t>(entries * 4 / 3), std::uint64_t{400}, std::uint64_t{4}}) {
+            int batches = 0;
+            TreeStats stats;
+            const Forces f = forces_within(bytes, batches, stats, mac);
+            CHECK(batches > 1);
+            if (bytes == 4) CHECK(batches == whole_stats.num_groups);
+            CHECK(std::memcmp(f.acc.data(), whole.acc.data(), sizeof(double) * static_cast<std::size_t>(f.acc.size())) == 0);
+            CHECK(std::memcmp(f.pot.data(), whole.pot.data(), sizeof(double) * static_cast<std::size_t>(f.pot.size())) == 0);
+            CHECK(stats.node_interactions_per_particle == Approx(whole_stats.node_interactions_per_particle));
+            CHECK(stats.leaf_interactions_per_particle == Approx(whole_stats.leaf_interactions_per_particle));
+        }
+    }
 }
 
 TEST_CASE("theta -> 0 reproduces direct summation to rounding", "[tree][walk]")
