@@ -112,15 +112,15 @@ struct TreeGpuEngine::Impl {
     gpu::PinnedBuffer<float4> h_sorted;   // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
-    gpu::DeviceBuffer<std::int32_t> d_node_list[2], d_leaf_list[2]; // a batch's lists in each
+    gpu::DeviceBuffer<std::int32_t> d_node_list[2], d_leaf_list[2];              // a batch's lists in each
     gpu::DeviceBuffer<long long> d_batch_node_offset[2], d_batch_leaf_offset[2]; // a batch's, from 0
     gpu::PinnedBuffer<long long> h_node_offset, h_leaf_offset; // the share's scanned lengths, to cut batches
-    gpu::DeviceBuffer<WalkNode<float>> d_walk_nodes; // what the walk reads, packed per criterion
+    gpu::DeviceBuffer<WalkNode<float>> d_walk_nodes;           // what the walk reads, packed per criterion
     gpu::DeviceBuffer<float4> d_sorted, d_out;
     // What the last evaluation walked, for evaluate_potentials.
     struct LastLists {
         Evaluation evaluation;
-        OctreeView<float> view; // the share's groups
+        OctreeView<float> view;       // the share's groups
         gpu::ListIndex nodes, leaves; // of its last batch, which its buffers still hold
         float eps2 = 0;
     } last_lists;

@@ -29,7 +29,6 @@ __global__ void to_caller_order_kernel(int n, const std::uint32_t* order, const 
     if (k < n) out[order[k]] = sorted[k];
 }
 
-
 } // namespace
 
 void TreeGpuEngine::Impl::upload(const Octree& t, bool with_order)
@@ -271,8 +270,9 @@ void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& v
                                cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
-    e.batches = batches_by_lengths(e.share, reinterpret_cast<const std::int64_t*>(h_node_offset.data()),
-                                   reinterpret_cast<const std::int64_t*>(h_leaf_offset.data()), std::max(e.budget / 2, 1LL));
+    e.batches =
+        batches_by_lengths(e.share, reinterpret_cast<const std::int64_t*>(h_node_offset.data()),
+                           reinterpret_cast<const std::int64_t*>(h_leaf_offset.data()), std::max(e.budget / 2, 1LL));
 }
 
 namespace {
@@ -296,8 +296,8 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
     std::int32_t* node_list = d_node_list[buffer].data();
     std::int32_t* leaf_list = d_leaf_list[buffer].data();
     if (e.one_pass) {
-        gpu::launch_walk_bounded(batch_view, e.room.nodes, e.room.leaves, node_list, leaf_list, d_node_count.data() + k0,
-                                 d_leaf_count.data() + k0, d_longest.data(), on);
+        gpu::launch_walk_bounded(batch_view, e.room.nodes, e.room.leaves, node_list, leaf_list,
+                                 d_node_count.data() + k0, d_leaf_count.data() + k0, d_longest.data(), on);
         nodes = {nullptr, d_node_count.data() + k0, e.room.nodes};
         leaves = {nullptr, d_leaf_count.data() + k0, e.room.leaves};
     } else if (e.batches.size() == 1) { // the share's lists at its scanned offsets
@@ -343,8 +343,7 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
     const int buffers = count > 1 ? 2 : 1;
     const auto wanted = static_cast<long long>(buffers * (node_room + leaf_room));
     long long held = 0;
-    for (int b = 0; b < 2; ++b)
-        held += static_cast<long long>(d_node_list[b].capacity() + d_leaf_list[b].capacity());
+    for (int b = 0; b < 2; ++b) held += static_cast<long long>(d_node_list[b].capacity() + d_leaf_list[b].capacity());
     // Buffers sized for other batches give their memory back first when all of them would not fit.
     if (held + wanted > e.budget)
         for (int b = 0; b < 2; ++b) {

@@ -5,13 +5,13 @@
 
 namespace grove {
 
-std::vector<GroupRange> batches_by_room(GroupRange groups, std::int64_t entries_per_group,
-                                        std::int64_t budget_entries)
+std::vector<GroupRange> batches_by_room(GroupRange groups, std::int64_t entries_per_group, std::int64_t budget_entries)
 {
     if (budget_entries < 1) throw std::invalid_argument("list batches: the budget must hold an entry");
     const std::int64_t count = groups.last - groups.first;
     if (count <= 0) return {};
-    const std::int64_t per_batch = std::max<std::int64_t>(1, budget_entries / std::max<std::int64_t>(1, entries_per_group));
+    const std::int64_t per_batch =
+        std::max<std::int64_t>(1, budget_entries / std::max<std::int64_t>(1, entries_per_group));
     const std::int64_t batches = (count + per_batch - 1) / per_batch;
     std::vector<GroupRange> out;
     out.reserve(static_cast<std::size_t>(batches));

@@ -15,8 +15,7 @@ namespace grove {
 
 // The fewest batches of equal group counts (within one) in which `entries_per_group` list entries
 // per group (the one-pass walk's room) fit budget_entries.
-std::vector<GroupRange> batches_by_room(GroupRange groups, std::int64_t entries_per_group,
-                                        std::int64_t budget_entries);
+std::vector<GroupRange> batches_by_room(GroupRange groups, std::int64_t entries_per_group, std::int64_t budget_entries);
 
 // Consecutive runs of groups of about equal list entries, each within budget_entries (a lone
 // group may pass it). node_offset[k], leaf_offset[k] (k = 0 ... count): exclusive prefix sums of

@@ -1,8 +1,8 @@
 // The options of `grove bench`, parsed once (cmd_bench.cpp) for every benchmark.
 #pragma once
 
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -203,18 +203,20 @@ int bench_step(const BenchConfig& c)
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "
                 "fresh build at the last step's positions\n\n",
                 targets.size(), age);
-    std::printf("| model | N | criterion | K | engine | ms per step | particles/s | host | transfers | GPU | device "
-                "B/particle | lists GB | host B/particle | abs(dE/E) after %d steps | first p50 / p99 | last p50 / p99 | "
-                "fresh p50 / p99 |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-                c.warmup + c.steps);
+    std::printf(
+        "| model | N | criterion | K | engine | ms per step | particles/s | host | transfers | GPU | device "
+        "B/particle | lists GB | host B/particle | abs(dE/E) after %d steps | first p50 / p99 | last p50 / p99 | "
+        "fresh p50 / p99 |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        c.warmup + c.steps);
     const double ms = 1e3 * times.wall / c.steps;
-    std::printf("| %s | %lld | %s | %d | %s | **%.2f** | %.3g | %.2f | %.2f | %.2f | %.0f | %.3g | %.0f | %.2e | %.2e / "
-                "%.2e | %.2e / %.2e | %.2e / %.2e |\n",
-                c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, engine_name.c_str(), ms,
-                static_cast<double>(c.n) / (ms * 1e-3), host, transfer, gpu, memory.device_per_particle,
-                memory.list_bytes * 1e-9, memory.host_per_particle, de, errors[0], errors[2], last_errors[0],
-                last_errors[2], fresh_errors[0], fresh_errors[2]);
+    std::printf(
+        "| %s | %lld | %s | %d | %s | **%.2f** | %.3g | %.2f | %.2f | %.2f | %.0f | %.3g | %.0f | %.2e | %.2e / "
+        "%.2e | %.2e / %.2e | %.2e / %.2e |\n",
+        c.model.c_str(), c.n, criterion.c_str(), c.rebuild_every, engine_name.c_str(), ms,
+        static_cast<double>(c.n) / (ms * 1e-3), host, transfer, gpu, memory.device_per_particle,
+        memory.list_bytes * 1e-9, memory.host_per_particle, de, errors[0], errors[2], last_errors[0], last_errors[2],
+        fresh_errors[0], fresh_errors[2]);
     return 0;
 }
 

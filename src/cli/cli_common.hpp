@@ -12,8 +12,8 @@
 #include <cxxopts.hpp>
 
 #include "core/engine_registry.hpp"
-#include "core/memory_plan.hpp"
 #include "core/force_engine.hpp"
+#include "core/memory_plan.hpp"
 #include "core/particles.hpp"
 
 namespace grove {

@@ -43,8 +43,8 @@ namespace {
 // this would run at a fraction of the GPU's speed.
 constexpr std::uint64_t kLeastListBytes = std::uint64_t{256} << 20;
 
-std::string refusal(const std::string& what, const char* memory, std::size_t n, std::uint64_t per,
-                    std::uint64_t fixed, std::uint64_t room)
+std::string refusal(const std::string& what, const char* memory, std::size_t n, std::uint64_t per, std::uint64_t fixed,
+                    std::uint64_t room)
 {
     const double bytes = static_cast<double>(n) * static_cast<double>(per) + static_cast<double>(fixed);
     const std::uint64_t largest = room > fixed ? (room - fixed) / per : 0;

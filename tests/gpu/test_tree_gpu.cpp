@@ -522,7 +522,8 @@ TEST_CASE("tree-gpu in batches of lists: the forces of one batch, bit for bit, i
     }
 }
 
-TEST_CASE("tree-gpu resident leapfrog in batches of lists: the orbits and potentials of one batch", "[gpu][tree][resident][batches]")
+TEST_CASE("tree-gpu resident leapfrog in batches of lists: the orbits and potentials of one batch",
+          "[gpu][tree][resident][batches]")
 {
     const ResidentCase rc;
     TreeParams small = rc.params;

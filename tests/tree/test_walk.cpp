@@ -205,17 +205,20 @@ TEST_CASE("tree-cpu in batches of lists gives the forces of one batch, bit for b
         TreeStats whole_stats;
         const Forces whole = forces_within(0, whole_batches, whole_stats, mac);
         CHECK(whole_batches == 1);
-        const double entries = (whole_stats.nodes_per_group + whole_stats.leaves_per_group) *
-                               static_cast<double>(whole_stats.num_groups);
+        const double entries =
+            (whole_stats.nodes_per_group + whole_stats.leaves_per_group) * static_cast<double>(whole_stats.num_groups);
         // A third of the lists, a group's worth, and 4 bytes: every batch one group.
-        for (const std::uint64_t bytes : {static_cast<std::uint64_t>(entries * 4 / 3), std::uint64_t{400}, std::uint64_t{4}}) {
+        for (const std::uint64_t bytes :
+             {static_cast<std::uint64_t>(entries * 4 / 3), std::uint64_t{400}, std::uint64_t{4}}) {
             int batches = 0;
             TreeStats stats;
             const Forces f = forces_within(bytes, batches, stats, mac);
             CHECK(batches > 1);
             if (bytes == 4) CHECK(batches == whole_stats.num_groups);
-            CHECK(std::memcmp(f.acc.data(), whole.acc.data(), sizeof(double) * static_cast<std::size_t>(f.acc.size())) == 0);
-            CHECK(std::memcmp(f.pot.data(), whole.pot.data(), sizeof(double) * static_cast<std::size_t>(f.pot.size())) == 0);
+            CHECK(std::memcmp(f.acc.data(), whole.acc.data(),
+                              sizeof(double) * static_cast<std::size_t>(f.acc.size())) == 0);
+            CHECK(std::memcmp(f.pot.data(), whole.pot.data(),
+                              sizeof(double) * static_cast<std::size_t>(f.pot.size())) == 0);
             CHECK(stats.node_interactions_per_particle == Approx(whole_stats.node_interactions_per_particle));
             CHECK(stats.leaf_interactions_per_particle == Approx(whole_stats.leaf_interactions_per_particle));
         }
