@@ -128,7 +128,8 @@ std::int64_t TreeCpuEngine::list_budget_entries(std::int64_t total_entries) cons
     constexpr std::int64_t kEntry = sizeof(std::int32_t);
     std::uint64_t bytes = tree_params_.list_memory;
     // Lists of a few tens of MB need no look at the memory.
-    if (bytes == 0 && total_entries * kEntry <= (std::int64_t{64} << 20)) return std::max<std::int64_t>(1, total_entries);
+    if (bytes == 0 && total_entries * kEntry <= (std::int64_t{64} << 20))
+        return std::max<std::int64_t>(1, total_entries);
     if (bytes == 0) {
         const std::uint64_t usable = usable_memory_bytes();
         bytes = usable > 0 ? usable / 4 : std::uint64_t{4} << 30;
