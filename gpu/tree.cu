@@ -229,10 +229,7 @@ int TreeGpuEngine::last_list_batches() const
 
 DeviceMemory TreeGpuEngine::device_memory() const
 {
-    const Impl& d = *impl_;
-    std::uint64_t lists = 0;
-    for (int b = 0; b < 2; ++b) lists += d.d_node_list[b].bytes() + d.d_leaf_list[b].bytes();
-    return {gpu::device_bytes_held(), lists, d.batches};
+    return {gpu::device_bytes_held(), impl_->list_bytes_held(), impl_->batches};
 }
 
 TreeGpuStats TreeGpuEngine::statistics(const Octree& tree) const

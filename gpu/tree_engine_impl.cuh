@@ -150,6 +150,14 @@ struct TreeGpuEngine::Impl {
     // the caller-order copy of the forces: room for a particle store on the device.
     void release_host_path_buffers();
 
+    // Bytes the list buffers hold now.
+    std::size_t list_bytes_held() const
+    {
+        std::size_t held = 0;
+        for (int b = 0; b < 2; ++b) held += d_node_list[b].bytes() + d_leaf_list[b].bytes();
+        return held;
+    }
+
   private:
     // The walk's plan: this share's groups, and one pass when the last walk under this criterion
     // left room enough per group (a step's lists are close to the last step's).

@@ -103,8 +103,7 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
 long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
 {
     constexpr long long kEntry = sizeof(std::int32_t);
-    std::size_t held = 0;
-    for (int b = 0; b < 2; ++b) held += d_node_list[b].bytes() + d_leaf_list[b].bytes();
+    const std::size_t held = list_bytes_held();
     long long budget = LLONG_MAX;
     if (params.list_memory > 0) budget = static_cast<long long>(params.list_memory / kEntry);
     if (params.device_memory > 0) { // what the limit leaves beside everything else held
@@ -342,8 +341,7 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
     }
     const int buffers = count > 1 ? 2 : 1;
     const auto wanted = static_cast<long long>(buffers * (node_room + leaf_room));
-    long long held = 0;
-    for (int b = 0; b < 2; ++b) held += static_cast<long long>(d_node_list[b].capacity() + d_leaf_list[b].capacity());
+    const auto held = static_cast<long long>(list_bytes_held() / sizeof(std::int32_t));
     // Buffers sized for other batches give their memory back first when all of them would not fit.
     if (held + wanted > e.budget)
         for (int b = 0; b < 2; ++b) {

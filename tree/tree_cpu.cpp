@@ -107,9 +107,9 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     for (const GroupRange batch : batches) {
         start = WallClock::now();
         write_interaction_lists(view, batch, lists);
-        if (share_count_ > 1) add_group_costs(tree, lists, batch, last_costs_);
-        statistics.add(tree, lists, batch);
         walk_seconds += seconds_since(start);
+        if (share_count_ > 1) add_group_costs(tree, lists, batch, last_costs_);
+        statistics.add(tree, lists, batch); // untimed, as the statistics of the whole lists were
         start = WallClock::now();
 #pragma omp parallel for schedule(dynamic, 8)
         for (std::int32_t g = batch.first; g < batch.last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
