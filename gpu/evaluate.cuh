@@ -13,14 +13,19 @@
 namespace grove::gpu {
 
 // Where group g's list lies: offset[g] .. offset[g + 1] after the two-pass walk (lists packed),
-// or count[g] entries from g * stride after the one-pass walk (launch_walk_bounded). order: the
-// groups in the order the warps take them (gpu/group_order.cuh), or null for Morton order.
+// or count[g] entries from g * stride after the one-pass walk (launch_walk_bounded), from place[g]
+// for a list longer than the stride. order: the groups in the order the warps take them
+// (gpu/group_order.cuh), or null for Morton order.
 struct ListIndex {
     const long long* offset = nullptr;
     const long long* count = nullptr;
     long long stride = 0;
     const std::int32_t* order = nullptr;
-    __host__ __device__ long long begin(int g) const { return stride > 0 ? g * stride : offset[g]; }
+    const long long* place = nullptr;
+    __host__ __device__ long long begin(int g) const
+    {
+        return stride == 0 ? offset[g] : count[g] > stride ? place[g] : g * stride;
+    }
     __host__ __device__ long long length(int g) const { return stride > 0 ? count[g] : offset[g + 1] - offset[g]; }
 };
 

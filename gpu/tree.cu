@@ -112,9 +112,7 @@ void TreeGpuEngine::compute(ParticleStore& store)
 DeviceParticles* TreeGpuEngine::device_particles()
 {
     Impl& d = *impl_;
-    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 ||
-        d.params.mac != MacKind::geometric || d.share_count != 1)
-        return nullptr;
+    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 || d.share_count != 1) return nullptr;
     if (!d.resident) d.resident = std::make_unique<TreeGpuResident>(d);
     return d.resident.get();
 }
@@ -183,23 +181,26 @@ InteractionLists TreeGpuEngine::download_lists() const
     InteractionLists lists;
     const auto g = static_cast<std::size_t>(d.num_groups);
     static_assert(sizeof(long long) == sizeof(std::int64_t), "offsets are 64-bit");
-    if (d.node_stride > 0) { // one-pass walk: each group's lists at g * stride, packed here
-        const auto packed = [&](const long long* d_count, const std::int32_t* d_list, int stride,
-                                std::vector<std::int64_t>& offset, std::vector<std::int32_t>& list) {
-            std::vector<std::int64_t> count(g);
-            std::vector<std::int32_t> strided(g * static_cast<std::size_t>(stride));
+    if (d.node_stride > 0) { // one-pass walk: each group's lists at g * stride or in the pool, packed here
+        const auto packed = [&](const long long* d_count, const long long* d_place, const std::int32_t* d_list,
+                                int stride, long long held, std::vector<std::int64_t>& offset,
+                                std::vector<std::int32_t>& list) {
+            std::vector<std::int64_t> count(g), place(g);
+            std::vector<std::int32_t> all(static_cast<std::size_t>(held));
             if (g) CUDA_CHECK(cudaMemcpy(count.data(), d_count, g * 8, cudaMemcpyDeviceToHost));
-            if (!strided.empty())
-                CUDA_CHECK(cudaMemcpy(strided.data(), d_list, strided.size() * 4, cudaMemcpyDeviceToHost));
+            if (g) CUDA_CHECK(cudaMemcpy(place.data(), d_place, g * 8, cudaMemcpyDeviceToHost));
+            if (!all.empty()) CUDA_CHECK(cudaMemcpy(all.data(), d_list, all.size() * 4, cudaMemcpyDeviceToHost));
             offset.assign(g + 1, 0);
             for (std::size_t k = 0; k < g; ++k) {
                 offset[k + 1] = offset[k] + count[k];
-                list.insert(list.end(), strided.begin() + static_cast<std::ptrdiff_t>(k * stride),
-                            strided.begin() + static_cast<std::ptrdiff_t>(k * stride + count[k]));
+                const auto at = static_cast<std::ptrdiff_t>(count[k] > stride ? place[k] : k * stride);
+                list.insert(list.end(), all.begin() + at, all.begin() + at + count[k]);
             }
         };
-        packed(d.d_node_count.data(), d.d_node_list[0].data(), d.node_stride, lists.node_offset, lists.node_list);
-        packed(d.d_leaf_count.data(), d.d_leaf_list[0].data(), d.leaf_stride, lists.leaf_offset, lists.leaf_list);
+        packed(d.d_node_count.data(), d.d_node_place.data(), d.d_node_list[0].data(), d.node_stride, d.pool_nodes_held,
+               lists.node_offset, lists.node_list);
+        packed(d.d_leaf_count.data(), d.d_leaf_place.data(), d.d_leaf_list[0].data(), d.leaf_stride, d.pool_leaves_held,
+               lists.leaf_offset, lists.leaf_list);
         return lists;
     }
     lists.node_offset.resize(g + 1);

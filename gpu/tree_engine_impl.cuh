@@ -7,6 +7,7 @@
 
 #include <array>
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "gpu/evaluate.cuh"
 #include "gpu/group_order.cuh"
 #include "gpu/tree_gpu.h"
+#include "gpu/tree_walk.cuh"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/group_shares.hpp"
 #include "tree/refit.hpp"
@@ -31,6 +33,11 @@ enum class ForcesTo {
     tree_order,   // downloaded, in the tree's Morton order (handed over to a particle store)
     device,       // left in d_sorted on the device: tree order, without G, without potentials
 };
+
+// Where the relative criterion's group scales come from: the engine's estimate of |a| (made on the
+// host, or by a first geometric pass where there is none), or dev.mac_scale, which the caller (a
+// store on the device) has filled for the uploaded tree.
+enum class GroupScales { from_estimate, on_device };
 
 // The events an evaluation records once, in stream order; its phases lie between them.
 enum EvaluationEvent {
@@ -48,13 +55,18 @@ enum EvaluationEvent {
 enum BatchEvent { kBatchBegin, kBatchWalked, kBatchNodesDone, kBatchLeavesDone, kBatchEvents };
 
 struct TreeGpuEngine::Impl {
-    // Room per group for the one-pass walk, by opening criterion (kind, parameter): the longest
-    // lists of the last walk under it, a quarter more, in multiples of 8 (every room starts on a
-    // 32-byte sector, which the walk writes whole); the totals of its last two-pass walk bound the
-    // memory that room may take.
+    // What the last walk under an opening criterion (kind, parameter) says of the next one's lists.
+    // Room per group for the one-pass walk: the longest lists, or twice the mean where the longest
+    // are longer, a quarter more, in multiples of 8 (every room starts on a 32-byte sector, which
+    // the walk writes whole); a pool for the lists longer than that, a quarter more than they took
+    // (a quarter of all entries after a two-pass walk, which does not measure it); the entries of
+    // all lists, which bound the memory room and pool may take. The long-walk budget (visited
+    // nodes, gpu/tree_walk.cuh): twice the mean list.
     struct ListRoom {
         int nodes = 0, leaves = 0;
         long long total = 0;
+        long long node_pool = 0, leaf_pool = 0;
+        std::int32_t walk_budget = INT32_MAX;
     };
     // How an evaluation walks, and what finish() needs of it.
     struct Evaluation {
@@ -64,6 +76,7 @@ struct TreeGpuEngine::Impl {
         ListRoom room;              // the room of a one-pass walk
         bool one_pass = false;
         bool potentials = true; // the list kernels make potentials (not for a kick's forces)
+        GroupScales scales = GroupScales::from_estimate;
         GroupRange share;
         // The groups walked and evaluated together, their lists in one of two buffers (the next
         // batch walks into the other while this one is evaluated); one batch when the lists of
@@ -102,7 +115,16 @@ struct TreeGpuEngine::Impl {
     std::vector<double> share_costs, last_costs; // set_share_costs; this share's, last evaluation
     gpu::PinnedBuffer<int> h_mismatch, h_longest;
     gpu::DeviceBuffer<int> d_mismatch; // pass 2's length check
-    gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk
+    gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk, a cut flag
+    // Long walks (gpu/tree_walk.cuh): the groups listed by each list buffer's one-pass walk, then
+    // by the two-pass walk's pass 1, and their counts.
+    gpu::DeviceBuffer<int> d_long_queue[3], d_long_count;
+    // The one-pass walk's pool: where the lists longer than their room lie, each buffer's
+    // cursors, the walk's totals (gpu::BoundedLists).
+    gpu::DeviceBuffer<long long> d_node_place, d_leaf_place;
+    gpu::DeviceBuffer<unsigned long long> d_pool_cursor, d_walk_totals;
+    gpu::PinnedBuffer<unsigned long long> h_walk_totals;
+    long long pool_nodes_held = 0, pool_leaves_held = 0; // the last one-pass walk's pool, after its rooms
     std::map<std::pair<int, double>, ListRoom> list_room;
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
     int batches = 0;                      // batches of the last evaluation
@@ -137,8 +159,10 @@ struct TreeGpuEngine::Impl {
     void evaluate(const OpeningCriterion& criterion, Forces& out, ForcesTo to);
     // Queues an evaluation of the uploaded tree. may_walk_once = false: both walk passes whatever
     // the room (the repeat of a cut one-pass walk). The relative criterion without an estimate for
-    // this N first runs a whole geometric evaluation and keeps its accelerations.
-    Evaluation enqueue(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once = true);
+    // this N first runs a whole geometric evaluation and keeps its accelerations, unless the scales
+    // are on the device already.
+    Evaluation enqueue(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once = true,
+                       GroupScales scales = GroupScales::from_estimate);
     // Waits for it, checks its walk, redoes it with both passes if a one-pass walk overflowed its
     // room, and records its phases; out gets the forces unless they stay on the device.
     void finish(const Evaluation& e, Forces& out);
@@ -172,6 +196,13 @@ struct TreeGpuEngine::Impl {
     void launch_batches(const Evaluation& e, const OctreeView<float>& view);
     void launch_batch_walk(const Evaluation& e, const OctreeView<float>& batch_view, GroupRange batch, int buffer,
                            gpu::ListIndex& nodes, gpu::ListIndex& leaves, cudaStream_t on);
+    // The long-walk queue of the two-pass walk (pass 1 lists, pass 2 reads), with the budget.
+    gpu::LongWalks count_pass_long_walks(const Evaluation& e)
+    {
+        return {e.room.walk_budget, d_long_queue[2].data(), d_long_count.data() + 2};
+    }
+    // What the evaluation just finished says of the next one's lists.
+    ListRoom next_room(const Evaluation& e) const;
     // The forces to where they go.
     void launch_download(const Evaluation& e);
     void reserve_evaluation_buffers(std::size_t groups, ForcesTo to);

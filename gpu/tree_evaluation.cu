@@ -9,6 +9,9 @@
 #include <stdexcept>
 
 #include <cub/device/device_scan.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/transform_reduce.h>
 
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
@@ -94,7 +97,7 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     e.key = std::make_pair(static_cast<int>(criterion.kind), criterion.parameter());
     const auto found = list_room.find(e.key);
     e.room = found != list_room.end() ? found->second : ListRoom{};
-    const long long room_entries = g * (e.room.nodes + e.room.leaves);
+    const long long room_entries = g * (e.room.nodes + e.room.leaves) + e.room.node_pool + e.room.leaf_pool;
     e.one_pass = may_walk_once && share_count == 1 && e.room.nodes > 0 && e.room.leaves > 0 &&
                  room_entries <= 4 * e.room.total + (1LL << 20);
     return e;
@@ -137,8 +140,15 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
     h_totals.reserve(2, "list totals");
     h_mismatch.reserve(1, "walk check");
     d_mismatch.reserve(1, "walk check");
-    h_longest.reserve(2, "longest lists");
-    d_longest.reserve(2, "longest lists");
+    h_longest.reserve(3, "longest lists");
+    d_longest.reserve(3, "longest lists");
+    for (auto& queue : d_long_queue) queue.reserve(g, "long walks");
+    d_long_count.reserve(3, "long walks");
+    d_node_place.reserve(g, "node-list places");
+    d_leaf_place.reserve(g, "leaf-list places");
+    d_pool_cursor.reserve(4, "list pools");
+    d_walk_totals.reserve(4, "list totals");
+    h_walk_totals.reserve(4, "list totals");
     d_next_group.reserve(2, "group counters");
     std::size_t scan_bytes = 0;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_node_count.data(), d_node_offset.data(),
@@ -147,7 +157,7 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
 }
 
 TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriterion& criterion, ForcesTo to,
-                                                             bool may_walk_once)
+                                                             bool may_walk_once, GroupScales scales)
 {
     if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
     if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
@@ -155,10 +165,11 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
         throw std::logic_error("tree-gpu: forces wanted in the caller's order, but no order was uploaded");
     const auto n = static_cast<std::size_t>(num_particles);
     const bool relative = criterion.kind == MacKind::relative;
+    const bool host_scales = relative && scales == GroupScales::from_estimate;
     // The first pass's forces come in the caller's order, as the estimate is kept.
     const auto first_pass = [&](const OpeningCriterion& c, Forces& f) { evaluate(c, f, ForcesTo::caller_order); };
     const double first_pass_seconds =
-        relative ? estimate_by_first_pass(estimate, n, gravity.G, first_pass_forces, first_pass) : -1;
+        host_scales ? estimate_by_first_pass(estimate, n, gravity.G, first_pass_forces, first_pass) : -1;
     handed_over = false;
     times.clear();
     if (n == 0) {
@@ -170,7 +181,8 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
     }
     Evaluation e = plan(criterion, to, may_walk_once);
     e.first_pass_seconds = first_pass_seconds;
-    if (relative) { // the groups' scales from the estimate, on the host
+    e.scales = scales;
+    if (host_scales) { // the groups' scales from the estimate, on the host
         host.mac_scale.reserve(static_cast<std::size_t>(num_groups), "tree group scales");
         fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
     }
@@ -178,15 +190,17 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
     const OctreeView<float> view = launch_radii(e);
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
-    CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 2 * sizeof(int), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 3 * sizeof(int), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_walk_totals.data(), 0, 4 * sizeof(unsigned long long), stream));
     CUDA_CHECK(cudaEventRecord(events[kRadiiDone], stream));
     if (e.one_pass) {
         for (int ev = kPass1Done; ev <= kScanDone; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
-        const long long per_group = e.room.nodes + e.room.leaves;
-        const long long wanted = view.num_groups * per_group;
+        // Every batch has the share's pool: the long lists may all fall in one.
+        const long long per_group = e.room.nodes + e.room.leaves, pool = e.room.node_pool + e.room.leaf_pool;
+        const long long wanted = view.num_groups * per_group + pool;
         e.budget = list_budget_entries(wanted);
         e.batches = wanted <= e.budget ? std::vector<GroupRange>{e.share}
-                                       : batches_by_room(e.share, per_group, std::max(e.budget / 2, 1LL));
+                                       : batches_by_room(e.share, per_group, std::max(e.budget / 2 - pool, 1LL));
     } else {
         launch_count(e, view);
     }
@@ -205,9 +219,10 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     gpu::launch_opening_radii(num_nodes, dev.size.data(), dev.com_offset.data(), static_cast<float>(theta),
                               dev.r_open2.data(), stream);
     if (relative) {
-        CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(),
-                                   static_cast<std::size_t>(num_groups) * sizeof(float), cudaMemcpyHostToDevice,
-                                   stream));
+        if (e.scales == GroupScales::from_estimate)
+            CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(),
+                                       static_cast<std::size_t>(num_groups) * sizeof(float), cudaMemcpyHostToDevice,
+                                       stream));
         gpu::launch_relative_radii(num_nodes, dev.size.data(), dev.com_mass.data(),
                                    static_cast<float>(e.criterion.alpha), dev.r_rel2.data(), stream);
         view.r_rel2 = dev.r_rel2.data();
@@ -224,7 +239,9 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
 void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& view)
 {
     const auto g = static_cast<std::size_t>(view.num_groups);
-    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
+    CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + 2, 0, sizeof(int), stream));
+    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), count_pass_long_walks(e),
+                           stream);
     CUDA_CHECK(cudaEventRecord(events[kPass1Done], stream));
     // The counts' extra last entry is 0, so offset[g] is the total.
     CUDA_CHECK(cudaMemsetAsync(d_node_count.data() + g, 0, sizeof(long long), stream));
@@ -295,13 +312,35 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
     std::int32_t* node_list = d_node_list[buffer].data();
     std::int32_t* leaf_list = d_leaf_list[buffer].data();
     if (e.one_pass) {
-        gpu::launch_walk_bounded(batch_view, e.room.nodes, e.room.leaves, node_list, leaf_list,
-                                 d_node_count.data() + k0, d_leaf_count.data() + k0, d_longest.data(), on);
-        nodes = {nullptr, d_node_count.data() + k0, e.room.nodes};
-        leaves = {nullptr, d_leaf_count.data() + k0, e.room.leaves};
+        const long long groups = batch_view.num_groups;
+        const long long node_pool = e.room.node_pool, leaf_pool = e.room.leaf_pool;
+        gpu::BoundedLists lists;
+        lists.node_capacity = e.room.nodes;
+        lists.leaf_capacity = e.room.leaves;
+        lists.node_list = node_list;
+        lists.leaf_list = leaf_list;
+        lists.node_count = d_node_count.data() + k0;
+        lists.leaf_count = d_leaf_count.data() + k0;
+        lists.node_place = d_node_place.data() + k0;
+        lists.leaf_place = d_leaf_place.data() + k0;
+        lists.node_pool_base = groups * e.room.nodes;
+        lists.leaf_pool_base = groups * e.room.leaves;
+        lists.node_pool_capacity = node_pool;
+        lists.leaf_pool_capacity = leaf_pool;
+        lists.pool = d_pool_cursor.data() + 2 * buffer;
+        lists.longest = d_longest.data();
+        lists.totals = d_walk_totals.data();
+        CUDA_CHECK(cudaMemsetAsync(lists.pool, 0, 2 * sizeof(unsigned long long), on));
+        CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + buffer, 0, sizeof(int), on));
+        const gpu::LongWalks long_walks{e.room.walk_budget, d_long_queue[buffer].data(), d_long_count.data() + buffer};
+        gpu::launch_walk_bounded(batch_view, lists, long_walks, on);
+        nodes = {nullptr, lists.node_count, e.room.nodes, nullptr, lists.node_place};
+        leaves = {nullptr, lists.leaf_count, e.room.leaves, nullptr, lists.leaf_place};
+        pool_nodes_held = lists.node_pool_base + node_pool;
+        pool_leaves_held = lists.leaf_pool_base + leaf_pool;
     } else if (e.batches.size() == 1) { // the share's lists at its scanned offsets
         gpu::launch_walk_write(batch_view, d_node_offset.data(), d_leaf_offset.data(), node_list, leaf_list,
-                               d_mismatch.data(), on);
+                               d_mismatch.data(), count_pass_long_walks(e), k0, on);
         nodes = {d_node_offset.data(), nullptr, 0};
         leaves = {d_leaf_offset.data(), nullptr, 0};
     } else { // the batch's lists at its offsets from 0
@@ -311,7 +350,8 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
         rebase_offsets_kernel<<<static_cast<unsigned>(gpu::ceil_div(count + 1, 256)), 256, 0, on>>>(
             count, d_node_offset.data() + k0, d_leaf_offset.data() + k0, node_offset, leaf_offset);
         gpu::check_launch("rebase_offsets_kernel", on);
-        gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(), on);
+        gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(),
+                               count_pass_long_walks(e), k0, on);
         nodes = {node_offset, nullptr, 0};
         leaves = {leaf_offset, nullptr, 0};
     }
@@ -329,8 +369,10 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         const auto k1 = static_cast<std::size_t>(b.last - e.share.first);
         groups = std::max(groups, k1 - k0);
         if (e.one_pass) {
-            node_room = std::max(node_room, (k1 - k0) * static_cast<std::size_t>(e.room.nodes));
-            leaf_room = std::max(leaf_room, (k1 - k0) * static_cast<std::size_t>(e.room.leaves));
+            node_room = std::max(node_room, (k1 - k0) * static_cast<std::size_t>(e.room.nodes) +
+                                                static_cast<std::size_t>(e.room.node_pool));
+            leaf_room = std::max(leaf_room, (k1 - k0) * static_cast<std::size_t>(e.room.leaves) +
+                                                static_cast<std::size_t>(e.room.leaf_pool));
         } else if (count == 1) {
             node_room = static_cast<std::size_t>(total_nodes);
             leaf_room = static_cast<std::size_t>(total_leaves);
@@ -409,8 +451,44 @@ void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
         CUDA_CHECK(cudaMemcpyAsync(h_sorted.data(), e.to == ForcesTo::tree_order ? d_sorted.data() : d_out.data(),
                                    n * sizeof(float4), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaMemcpyAsync(h_longest.data(), d_longest.data(), 2 * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_longest.data(), d_longest.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_walk_totals.data(), d_walk_totals.data(), 4 * sizeof(unsigned long long),
+                               cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaEventRecord(events[kDownloaded], stream));
+}
+
+namespace {
+
+// A list's length where it is longer than `room`, else 0.
+struct LongerThan {
+    long long room;
+    __host__ __device__ long long operator()(long long length) const { return length > room ? length : 0; }
+};
+
+} // namespace
+
+TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e) const
+{
+    const long long groups = std::max(e.share.last - e.share.first, 1);
+    const auto nodes = static_cast<long long>(e.one_pass ? h_walk_totals[0] : total_nodes);
+    const auto leaves = static_cast<long long>(e.one_pass ? h_walk_totals[1] : total_leaves);
+    const auto more = [](long long entries) { return (entries + entries / 4 + 15) / 8 * 8; };
+    ListRoom r;
+    r.nodes = static_cast<int>(more(std::min<long long>(h_longest[0], 2 * nodes / groups)));
+    r.leaves = static_cast<int>(more(std::min<long long>(h_longest[1], 2 * leaves / groups)));
+    r.total = nodes + leaves;
+    // What the lists longer than the room took: measured by the one-pass walk, summed here from
+    // the counts of the two-pass one.
+    const auto beyond = [&](const long long* count, int room) {
+        return thrust::transform_reduce(thrust::cuda::par.on(stream), count, count + groups, LongerThan{room}, 0LL,
+                                        thrust::plus<long long>());
+    };
+    r.node_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes));
+    r.leaf_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves));
+    // The geometric criterion's walks are even enough to need none.
+    if (e.criterion.kind == MacKind::relative)
+        r.walk_budget = static_cast<std::int32_t>(std::clamp<long long>(2 * (nodes + leaves) / groups, 256, INT32_MAX));
+    return r;
 }
 
 void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
@@ -428,17 +506,14 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     if (!e.one_pass && h_mismatch[0] != 0)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                std::to_string(h_mismatch[0] - 1) + " of a batch)");
-    // The next walk under this criterion gets a quarter more room than this one's longest lists.
-    const auto room_for = [](int longest) { return (longest + longest / 4 + 15) / 8 * 8; };
-    list_room[e.key] = ListRoom{room_for(h_longest[0]), room_for(h_longest[1]),
-                                e.one_pass ? e.room.total : total_nodes + total_leaves};
+    list_room[e.key] = next_room(e);
     node_stride = e.one_pass ? e.room.nodes : 0;
     leaf_stride = e.one_pass ? e.room.leaves : 0;
     walks = e.one_pass ? 1 : 2;
     batches = static_cast<int>(e.batches.size());
-    if (e.one_pass && (h_longest[0] > e.room.nodes || h_longest[1] > e.room.leaves)) {
+    if (e.one_pass && h_longest[2] != 0) {
         // Some list did not fit and was cut: this evaluation again, with both passes.
-        Evaluation again = enqueue(e.criterion, e.to, false);
+        Evaluation again = enqueue(e.criterion, e.to, false, e.scales);
         again.first_pass_seconds = e.first_pass_seconds;
         finish(again, out);
         walks = 3;

@@ -419,11 +419,20 @@ void TreeGpuResident::compute()
         pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
             e_.num_groups, group_range_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out);
         gpu::check_launch("pack_groups_kernel", e_.stream);
+        const OpeningCriterion criterion = e_.params.opening();
+        if (criterion.kind == MacKind::relative) {
+            // The last step's |a| scales the groups; kick_drift left its accelerations in place.
+            e_.dev.mac_scale.reserve(g, "tree group scales");
+            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
+                                                                         order_.data(), acc_[1 - cur_].data(),
+                                                                         e_.gravity.G, e_.dev.mac_scale.data());
+            gpu::check_launch("group_scales_kernel", e_.stream);
+        }
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
         // The walk and the lists, queued: the kick follows them on the stream, and the host builds
         // the next structure while the GPU works through both (kick()).
-        evaluation_ = e_.enqueue(e_.params.opening(), ForcesTo::device);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device);
         forces_due_ = false;
         kick_due_ = true;
     });

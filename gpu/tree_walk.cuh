@@ -4,6 +4,7 @@
 // identical to a host walk of the same float tree, which the [gpu] tests check.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -24,23 +25,55 @@ void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* 
 // then walks on them.
 void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out, cudaStream_t stream);
 
+// Walks longer than `budget` nodes (most come from the relative criterion's groups of small |a|,
+// whose walks run several times the others'): the one-thread kernels stop them there and list
+// their groups in queue[0 .. *count) (the caller zeroes *count first), and a warp per listed group
+// then walks it whole, its lanes each taking parts of the node indices (the walk lists nodes in
+// increasing index order, so the parts one after the other are the one-thread walk's lists): a
+// count, the parts' offsets, then the lists. A kernel of one thread per group lasts as long as its
+// longest walk, one dependent load per node; the budget bounds that. INT32_MAX lists none.
+struct LongWalks {
+    std::int32_t budget = INT32_MAX;
+    int* queue = nullptr;
+    int* count = nullptr;
+};
+
+// The one-pass walk's lists (walk_bounded): group g's room of `capacity` entries at g * capacity;
+// a list that outgrows its room goes to the pool after the rooms, from pool_base on, where it
+// takes its place by atomicAdd on pool[0] (nodes) or pool[1] (leaves) while they stay under
+// pool_capacity. count[g] holds the full lengths, place[g] where a list longer than its room lies.
+// longest: the longest node and leaf lists by atomicMax, then a flag set when a list found no room
+// (it is left out, its count 0: the caller walks again); totals: the entries of all lists, nodes
+// and leaves, then those of the lists longer than their room (what the pool needed), added up.
+struct BoundedLists {
+    int node_capacity = 0, leaf_capacity = 0;
+    std::int32_t* node_list = nullptr;
+    std::int32_t* leaf_list = nullptr;
+    long long *node_count = nullptr, *leaf_count = nullptr;
+    long long *node_place = nullptr, *leaf_place = nullptr;
+    long long node_pool_base = 0, leaf_pool_base = 0;
+    long long node_pool_capacity = 0, leaf_pool_capacity = 0;
+    unsigned long long* pool = nullptr;   // [2]
+    int* longest = nullptr;               // [3]
+    unsigned long long* totals = nullptr; // [4]
+};
+
 // Pass 1: list lengths of every group into node_count[g], leaf_count[g] (g < num_groups), and the
 // longest of each kind into longest[0] (nodes) and longest[1] (leaves) by atomicMax (the caller
 // zeroes them first).
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,
-                       cudaStream_t stream);
+                       const LongWalks& long_walks, cudaStream_t stream);
 
 // Pass 2: lists written at the exclusive-scan offsets. A group whose written lengths differ from
-// its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first).
+// its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first). long_walks: pass
+// 1's, whose queue holds indices from the share's first group, of which this view's is `first`.
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
-                       std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream);
+                       std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, const LongWalks& long_walks,
+                       int first, cudaStream_t stream);
 
-// One pass instead of both, when the caller knows room enough per group (capacities multiples of 8):
-// group g's lists at node_list + g * node_capacity and leaf_list + g * leaf_capacity, their lengths
-// (cut at the capacity) in node_count[g] and leaf_count[g], the longest uncut ones in longest[] as
-// for pass 1. A longest above its capacity means some list was cut: the caller walks again.
-void launch_walk_bounded(const OctreeView<float>& tree, int node_capacity, int leaf_capacity, std::int32_t* node_list,
-                         std::int32_t* leaf_list, long long* node_count, long long* leaf_count, int* longest,
+// One pass instead of both, when the caller knows room enough per group (capacities multiples of
+// 8): see BoundedLists.
+void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& lists, const LongWalks& long_walks,
                          cudaStream_t stream);
 
 } // namespace grove::gpu

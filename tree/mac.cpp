@@ -34,19 +34,14 @@ template <class T>
 void fill_group_mac_scales(const std::vector<Group<double>>& groups, const std::uint32_t* order,
                            const std::vector<double>& abs_acc, T* mac_scale)
 {
-    // 1e-60 keeps the scale (1e30) finite in float; such a group opens every cell anyway.
-    constexpr double kSmallest = 1e-60;
     const auto g = static_cast<std::int64_t>(groups.size());
 #pragma omp parallel for schedule(static) if (g > 256)
     for (std::int64_t k = 0; k < g; ++k) {
         const ParticleRange r = groups[static_cast<std::size_t>(k)].range;
         double smallest = INFINITY;
-        for (std::int32_t i = r.begin; i < r.end; ++i) {
-            const double a = abs_acc[order[i]];
-            smallest = a > kSmallest ? std::min(smallest, a) : kSmallest; // NaN and 0 count as 0
-            if (smallest == kSmallest) break;
-        }
-        mac_scale[k] = static_cast<T>(1 / std::sqrt(smallest));
+        for (std::int32_t i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i)
+            smallest = smaller_acceleration(smallest, abs_acc[order[i]]);
+        mac_scale[k] = static_cast<T>(group_mac_scale(smallest));
     }
 }
 

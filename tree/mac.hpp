@@ -59,6 +59,23 @@ template <class T> HOST_DEVICE inline T relative_radius2(T l, T mass, T alpha)
 #endif
 }
 
+// The relative criterion's group factor from the smallest |a| / G of its particles, folded one
+// particle at a time from INFINITY: 1 / sqrt(smallest). A particle whose |a| is 0 or NaN makes the
+// smallest 1e-60, whose scale (1e30) stays finite in float and opens every cell.
+constexpr double kSmallestAcceleration = 1e-60;
+HOST_DEVICE inline double smaller_acceleration(double smallest, double a)
+{
+    return a > kSmallestAcceleration ? (a < smallest ? a : smallest) : kSmallestAcceleration;
+}
+HOST_DEVICE inline double group_mac_scale(double smallest)
+{
+#ifdef __CUDA_ARCH__
+    return 1 / ::sqrt(smallest);
+#else
+    return 1 / std::sqrt(smallest);
+#endif
+}
+
 // Squared distance from point p to the axis-aligned box of `box` (0 inside the box).
 template <class T> HOST_DEVICE inline T box_distance2(const Group<T>& box, T px, T py, T pz)
 {

@@ -94,6 +94,24 @@ HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T
     }
 }
 
+// The same walk over at most `budget` nodes: false when the budget ran out first, the sink then
+// holding the walk's first entries only. The GPU's one-thread walks stop there and leave a long
+// walk to a whole warp, which follows the same path (gpu/tree_walk.cu).
+template <class Open, class Sink, class T>
+HOST_DEVICE inline bool walk_group_within(const OctreeView<T>& tree, const Group<T>& group, const Open& open,
+                                          Sink& sink, std::int32_t budget)
+{
+    std::int32_t i = 0;
+    for (std::int32_t visited = 0; i < tree.num_nodes; ++visited) {
+        if (visited == budget) return false;
+        const NodeStep step = open(group, i);
+        if (step.opened && step.leaf) sink.leaf(i);
+        if (!step.opened) sink.node(i);
+        i = step.opened ? i + 1 : step.skip;
+    }
+    return true;
+}
+
 // Group g's walk under the view's criterion: the relative one when the view carries its arrays;
 // on the packed nodes when the view has them.
 template <class Sink, class T>

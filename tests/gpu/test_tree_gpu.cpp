@@ -110,6 +110,63 @@ TEST_CASE("tree-gpu: a one-pass walk whose lists outgrow their room walks again 
     CHECK(f.acc == fresh.acc);
 }
 
+TEST_CASE("tree-gpu: long walks, a warp each, write the host walk's lists, into their room, the pool or two passes",
+          "[gpu][tree]")
+{
+    // The relative criterion with the exact |a|, then with |a| = 0 for a few particles: their
+    // groups open every cell, so that their walks run far past the budget of twice the mean list
+    // and their lists past any room the last walk measured.
+    const ParticleSet p = test::clustered_particles(20000, 11);
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
+    const OpeningCriterion criterion = OpeningCriterion::relative(1e-3);
+    Forces exact;
+    DirectCpuEngine(GravityParams{}).compute(p.pos, p.mass, exact);
+    Eigen::Matrix3Xd stalled = exact.acc;
+    for (Eigen::Index i = 0; i < 40; ++i) stalled.col(i * 499).setZero();
+    const auto reference = [&](const Eigen::Matrix3Xd& acc) {
+        AccelerationEstimate estimate;
+        estimate.set(acc, 1.0);
+        FloatTree host(tree);
+        return build_interaction_lists(
+            set_opening_criterion(host, host.view(), criterion, tree.groups, estimate.magnitudes()));
+    };
+    const InteractionLists ref_exact = reference(exact.acc), ref_stalled = reference(stalled);
+    TreeGpuEngine engine(TreeParams{0.5, {16, 32}}, GravityParams{});
+    engine.upload(tree);
+    Forces first, f;
+    // Two passes (nothing measured yet), then one: no walk is long.
+    engine.set_acceleration_estimate(exact.acc);
+    engine.evaluate(criterion, first);
+    CHECK(engine.last_walk_passes() == 2);
+    check_same_lists(engine.download_lists(), ref_exact);
+    engine.set_acceleration_estimate(exact.acc);
+    engine.evaluate(criterion, f);
+    CHECK(engine.last_walk_passes() == 1);
+    check_same_lists(engine.download_lists(), ref_exact);
+    CHECK(f.acc == first.acc);
+    // The stalled groups' lists outgrow the pool the last walk measured: the one pass sees it and
+    // the evaluation is made again in two passes, whose long walks are the warps'.
+    engine.set_acceleration_estimate(stalled);
+    engine.evaluate(criterion, first);
+    CHECK(engine.last_walk_passes() == 3);
+    check_same_lists(engine.download_lists(), ref_stalled);
+    // Now the pool has room for them: one pass, the long lists in the pool.
+    engine.set_acceleration_estimate(stalled);
+    engine.evaluate(criterion, f);
+    CHECK(engine.last_walk_passes() == 1);
+    check_same_lists(engine.download_lists(), ref_stalled);
+    CHECK(f.acc == first.acc);
+    CHECK(f.pot == first.pot);
+    const std::size_t groups = tree.groups.size();
+    std::int64_t longest = 0;
+    for (std::size_t g = 0; g < groups; ++g) {
+        const auto k = static_cast<std::int32_t>(g);
+        longest = std::max(longest, ref_stalled.node_count(k) + ref_stalled.leaf_count(k));
+    }
+    const std::int64_t entries = ref_stalled.node_offset[groups] + ref_stalled.leaf_offset[groups];
+    CHECK(longest > 3 * entries / static_cast<std::int64_t>(groups)); // past the budget of twice the mean
+}
+
 TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][tree]")
 {
     const double theta = GENERATE(0.01, 0.5, 1.0, 4.0);
@@ -470,11 +527,9 @@ TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of parti
     }
 
     // Only where the whole step can run on the device.
-    TreeParams relative = params, reuse = params, no_lookahead = params;
-    relative.mac = MacKind::relative;
+    TreeParams reuse = params, no_lookahead = params;
     reuse.rebuild_every = 4;
     no_lookahead.lookahead = false;
-    CHECK(TreeGpuEngine(relative, gravity).device_particles() == nullptr);
     CHECK(TreeGpuEngine(reuse, gravity).device_particles() == nullptr);
     CHECK(TreeGpuEngine(no_lookahead, gravity).device_particles() == nullptr);
     // A store that holds the caller's order stays on the host.
@@ -486,6 +541,69 @@ TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of parti
     g_lf.step(held);
     CHECK_FALSE(held.on_device());
     CHECK(held.caller_index().empty());
+}
+
+TEST_CASE("tree-gpu resident leapfrog with the relative criterion: the last step's |a| scales the groups",
+          "[gpu][tree][resident]")
+{
+    const ResidentCase rc;
+    TreeParams relative = rc.params;
+    relative.mac = MacKind::relative;
+    relative.alpha = 1e-4;
+    TreeGpuEngine on_host(relative, rc.gravity), resident(relative, rc.gravity), geometric(rc.params, rc.gravity);
+    Leapfrog a_lf(on_host, rc.dt, false), b_lf(resident, rc.dt), c_lf(geometric, rc.dt);
+    REQUIRE(b_lf.is_resident());
+    ParticleSet a = rc.start, b = rc.start, c = rc.start;
+    ParticleStore sa(a), sb(b), sc(c);
+    a_lf.start(sa);
+    b_lf.start(sb);
+    c_lf.start(sc);
+    for (int s = 0; s < 5; ++s) {
+        a_lf.step(sa);
+        b_lf.step(sb);
+        c_lf.step(sc);
+    }
+    sb.restore_order();
+    const Eigen::Matrix3Xd last_acc = b.acc; // what the next step's scales come from
+    b_lf.step(sb);
+    c_lf.step(sc);
+    REQUIRE(sb.on_device());
+    sb.restore_order();
+    sc.restore_order();
+    // The host pipeline on the same positions with the same |a|: its own tree, so the lists are not
+    // the resident step's, but their errors and lengths are those of the same criterion.
+    Forces exact, from_host;
+    DirectCpuEngine(rc.gravity).compute(b.pos, b.mass, exact);
+    TreeParams one_off = relative;
+    one_off.lookahead = false;
+    TreeGpuEngine fresh(one_off, rc.gravity);
+    fresh.set_acceleration_estimate(last_acc);
+    fresh.compute(b.pos, b.mass, from_host);
+    const auto errors = [&](const Eigen::Matrix3Xd& acc) {
+        return percentiles(relative_errors(acc, exact.acc), {50, 99, 100});
+    };
+    const std::vector<double> e_resident = errors(b.acc), e_host = errors(from_host.acc);
+    const std::vector<double> e_geometric = errors(c.acc);
+    INFO("p50 / p99 / max: resident " << e_resident[0] << " / " << e_resident[1] << " / " << e_resident[2] << ", host "
+                                      << e_host[0] << " / " << e_host[1] << " / " << e_host[2]
+                                      << ", resident at theta 0.5 " << e_geometric[1]);
+    for (int q = 0; q < 3; ++q) {
+        CHECK(e_resident[q] < 1.5 * e_host[q]);
+        CHECK(e_host[q] < 1.5 * e_resident[q]);
+    }
+    CHECK(e_resident[1] < 0.2 * e_geometric[1]); // the criterion in force is not theta's
+    const TreeStats s_resident = resident.loaded_statistics(), s_host = fresh.loaded_statistics();
+    const double i_resident = s_resident.node_interactions_per_particle + s_resident.leaf_interactions_per_particle;
+    const double i_host = s_host.node_interactions_per_particle + s_host.leaf_interactions_per_particle;
+    INFO("interactions per particle: resident " << i_resident << ", host " << i_host);
+    CHECK(std::abs(i_resident - i_host) < 0.1 * i_host);
+    CHECK(i_resident < 0.7 * static_cast<double>(b.size())); // not a direct sum
+    // The orbits of the host pipeline, to the tree's error.
+    sa.restore_order();
+    a_lf.step(sa);
+    sa.restore_order();
+    const double moved = (a.pos - rc.start.pos).norm();
+    CHECK((a.pos - b.pos).norm() < 1e-4 * moved);
 }
 
 TEST_CASE("tree-gpu in batches of lists: the forces of one batch, bit for bit, in every walk", "[gpu][tree][batches]")
