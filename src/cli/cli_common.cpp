@@ -51,6 +51,26 @@ std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& 
     return out;
 }
 
+std::vector<std::string> without_options(const std::vector<std::string>& args, const std::vector<std::string>& names)
+{
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+        bool dropped = false;
+        for (const std::string& name : names) {
+            const std::string flag = "--" + name;
+            if (args[k] == flag) {
+                ++k; // and its value
+                dropped = true;
+            } else if (args[k].rfind(flag + "=", 0) == 0) {
+                dropped = true;
+            }
+            if (dropped) break;
+        }
+        if (!dropped) out.push_back(args[k]);
+    }
+    return out;
+}
+
 void add_engine_options(cxxopts::Options& options)
 {
     options.add_options("engine")(

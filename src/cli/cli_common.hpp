@@ -26,6 +26,10 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int
 // /RunParameters of the files a command writes.
 std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& result, const std::string& command);
 
+// A command line without the options `names` (--name VALUE or --name=VALUE, each name without its
+// dashes), the rest in order.
+std::vector<std::string> without_options(const std::vector<std::string>& args, const std::vector<std::string>& names);
+
 void add_engine_options(cxxopts::Options& options);
 // Reads and checks the options added by add_engine_options; G is --G when given, else default_G
 // (the snapshot's units).

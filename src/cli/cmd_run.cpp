@@ -44,7 +44,17 @@ void add_run_options(cxxopts::Options& options)
         "Continue the run in DIR from its checkpoint (every finished or interrupted run leaves one); may "
         "give a later --t-end to extend it and new --snapshot-every, --log-every, --checkpoint-every, "
         "--checkpoint-steps",
-        cxxopts::value<std::string>());
+        cxxopts::value<std::string>())(
+        "target",
+        "tree leapfrog: choose theta (or with --mac relative alpha) at the start for this error, pQ=VALUE "
+        "(e.g. p50=2e-4, p99=1e-3): the largest whose relative acceleration error against the direct sum "
+        "meets it on a sample, as grove accuracy --target finds it; run.yml reports the value and the error",
+        cxxopts::value<std::string>())("target-component",
+                                       "--target: the component it applies to (all, bulge, "
+                                       "disk, halo...)",
+                                       cxxopts::value<std::string>()->default_value("all"))(
+        "target-sample", "--target: particles compared with the direct sum",
+        cxxopts::value<long long>()->default_value("4096"));
     add_engine_options(options);
     options.parse_positional({"file"});
     options.positional_help("FILE -o DIR --t-end T (--dt DT | --integrator hermite)");
@@ -57,21 +67,9 @@ const char* const kRestartOptions[] = {"t-end", "snapshot-every", "log-every", "
 std::vector<std::string> with_options(const std::vector<std::string>& args,
                                       const std::vector<std::pair<std::string, std::string>>& overrides)
 {
-    std::vector<std::string> out;
-    for (std::size_t k = 0; k < args.size(); ++k) {
-        bool replaced = false;
-        for (const auto& [name, value] : overrides) {
-            const std::string flag = "--" + name;
-            if (args[k] == flag) {
-                ++k; // and its value
-                replaced = true;
-            } else if (args[k].rfind(flag + "=", 0) == 0) {
-                replaced = true;
-            }
-            if (replaced) break;
-        }
-        if (!replaced) out.push_back(args[k]);
-    }
+    std::vector<std::string> names;
+    for (const auto& [name, value] : overrides) names.push_back(name);
+    std::vector<std::string> out = without_options(args, names);
     for (const auto& [name, value] : overrides) {
         out.push_back("--" + name);
         out.push_back(value);
@@ -107,6 +105,19 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     c.log_every = r["log-every"].as<int>();
     c.checkpoint_every = r["checkpoint-every"].as<double>();
     c.checkpoint_steps = r["checkpoint-steps"].as<long long>();
+    if (r.count("target")) {
+        if (hermite) throw std::runtime_error("--target chooses the opening of a tree leapfrog, not of a Hermite run");
+        if (r.count("theta") || r.count("alpha"))
+            throw std::runtime_error(
+                "--target chooses --theta (or with --mac relative --alpha): give one or the other");
+        RunTarget t;
+        t.target = parse_error_target(r["target"].as<std::string>());
+        t.target.component = r["target-component"].as<std::string>();
+        const long long sample = r["target-sample"].as<long long>();
+        if (sample < 1) throw std::runtime_error("--target-sample must be >= 1");
+        t.sample = static_cast<std::size_t>(sample);
+        c.target = t;
+    }
     c.argv = std::move(args);
     c.recorded = recorded_options(r, "run");
     return c;

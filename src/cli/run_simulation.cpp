@@ -93,6 +93,7 @@ class Run {
     RunPlan plan_;
     IntegratorConfig ic_; // the run's, with G from the snapshot's units unless given
     const Communicator& comm_;
+    std::vector<std::string> argv_; // the run's command line, with a --target's choice in its place
     std::unique_ptr<Integrator> integrator_;
     std::unique_ptr<RunOutputs> outputs_;
     WallClock::time_point wall_start_, last_checkpoint_;
@@ -105,12 +106,26 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     : config_(config), restart_(std::move(restart)),
       p_(restart_ ? std::move(restart_->particles) : read_snapshot(config.input)),
       plan_(RunPlan::make(config, start_time(config, p_, restart_))), ic_(integrator_config(config, p_)),
-      comm_(Communicator::world())
+      comm_(Communicator::world()), argv_(config.argv)
 {
     if (restart_ && restart_->step >= plan_.total_steps)
         throw std::runtime_error("the run in " + config.output + " already reached t = " + std::to_string(p_.time) +
                                  "; give a later --t-end with --restart to extend it");
     if (comm_.is_root()) report_engine_choice(ic_.engine.engine);
+    std::optional<ChosenOpening> chosen;
+    if (config.target && !restart_) { // a restart's command line holds the choice
+        chosen = choose_opening(p_, ic_, *config.target);
+        (chosen->parameter == "theta" ? ic_.engine.theta : ic_.engine.alpha) = chosen->value;
+        argv_ = with_chosen_opening(argv_, *chosen);
+        if (comm_.is_root()) {
+            const ErrorTarget& t = config.target->target;
+            std::printf("target p%g <= %.3g (%s): %s = %.4g gives p%g = %.3e on %zu particles with %.0f "
+                        "interactions per particle (%d evaluations)\n",
+                        t.percentile, t.value, t.component.c_str(), chosen->parameter.c_str(), chosen->value,
+                        t.percentile, chosen->error, chosen->compared, chosen->interactions, chosen->evaluations);
+            std::fflush(stdout);
+        }
+    }
     integrator_ = make_integrator(
         ic_, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm_); },
         [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm_); });
@@ -119,6 +134,18 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     outputs_ = std::make_unique<RunOutputs>(config.output, comm_.is_root(), restart_.has_value());
     for (const auto& [key, value] : config.recorded) p_.run_parameters[key] = value;
     p_.run_parameters["run.engine_used"] = integrator_->engine_name();
+    if (chosen) {
+        const auto text = [](double v) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.6g", v);
+            return std::string(buf);
+        };
+        p_.run_parameters["run." + chosen->parameter] = text(chosen->value);
+        p_.run_parameters["run.target_chose"] = chosen->parameter + " " + text(chosen->value);
+        p_.run_parameters["run.target_error"] = text(chosen->error);
+        p_.run_parameters["run.target_compared"] = std::to_string(chosen->compared);
+        p_.run_parameters["run.target_interactions"] = text(chosen->interactions);
+    }
     if (!restart_) outputs_->write_parameters(p_, plan_.total_steps);
 }
 
@@ -227,7 +254,7 @@ void Run::write_checkpoint_now(long long step)
     if (!outputs_->writer()) return;
     Checkpoint c;
     c.particles = p_;
-    c.argv = config_.argv;
+    c.argv = argv_;
     c.step = step;
     c.next_snapshot = next_snapshot_;
     c.reference_energy = e0_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/run_target.hpp"
 #include "core/checkpoint.hpp"
 #include "integrators/integrator.hpp"
 
@@ -26,6 +27,7 @@ struct RunConfig {
     std::vector<std::string> argv;               // the command line after "grove run" (for restarts)
     bool cadence_changed = false;                // a restart gave a new --snapshot-every
     std::map<std::string, std::string> recorded; // every option, into the files' run parameters
+    std::optional<RunTarget> target;             // choose theta (alpha) for this error at the start
 };
 
 // Runs (or, with `restart`, continues) the run; returns the process exit status (0, or 128 +

@@ -223,7 +223,7 @@ Forces direct_reference(const ParticleSet& p, EngineConfig config, const std::st
 
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
-    if (o.values.empty()) throw std::runtime_error("accuracy: no theta or alpha given");
+    if (o.values.empty() && !o.target) throw std::runtime_error("accuracy: no theta or alpha given");
     const Communicator& comm = Communicator::world();
     AccuracyStudy study;
     study.n = p.size();

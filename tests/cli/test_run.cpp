@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/checkpoint.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 
@@ -167,6 +169,61 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
     }
     // Bad restarts are refused with a message.
     CHECK(grove_run("--restart " + (root / "nothing").string(), (root / "bad.log").string()) == 1);
+}
+
+// run.yml's value for `key`, without its quotes; empty when it is not there.
+std::string run_parameter(const std::string& dir, const std::string& key)
+{
+    std::ifstream yml(dir + "/run.yml");
+    std::string line;
+    while (std::getline(yml, line))
+        if (line.rfind(key + ": ", 0) == 0) {
+            std::string value = line.substr(key.size() + 2);
+            if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
+            return value;
+        }
+    return "";
+}
+
+TEST_CASE("grove run --target chooses the opening at the start, reports its error, and a restart keeps it",
+          "[integrator][restart][slow]")
+{
+    namespace fs = std::filesystem;
+    const fs::path root = empty_scratch_dir("target");
+    const std::string plummer = test::data_path("plummer_4096.hdf5");
+    const std::string common = plummer + " --engine tree-cpu --eps 0.01 --dt 0.005 --snapshot-every 0.01";
+    for (const char* criterion : {"geometric", "relative"}) {
+        INFO(criterion);
+        const std::string dir = (root / criterion).string();
+        REQUIRE(grove_run(common + " -o " + dir + " --t-end 0.01 --mac " + criterion + " --target p50=3e-4",
+                          dir + ".log") == 0);
+        const std::string parameter = std::string(criterion) == "geometric" ? "theta" : "alpha";
+        const std::string chose = run_parameter(dir, "run.target_chose");
+        REQUIRE(chose.rfind(parameter + " ", 0) == 0);
+        const double value = std::stod(chose.substr(parameter.size() + 1));
+        CHECK(run_parameter(dir, "run." + parameter) == chose.substr(parameter.size() + 1));
+        const double error = std::stod(run_parameter(dir, "run.target_error"));
+        CHECK(error <= 3e-4);
+        CHECK(error > 3e-5); // the largest value that meets it, not any small one
+        CHECK(run_parameter(dir, "run.target_compared") == "4096");
+        // The checkpoint holds the choice, not the search: the restart goes on with the same value.
+        const Checkpoint c = read_checkpoint(dir + "/checkpoint.hdf5");
+        CHECK(std::find(c.argv.begin(), c.argv.end(), "--target") == c.argv.end());
+        const auto at = std::find(c.argv.begin(), c.argv.end(), "--" + parameter);
+        REQUIRE(at != c.argv.end());
+        REQUIRE(at + 1 != c.argv.end());
+        CHECK(std::stod(*(at + 1)) == Approx(value).epsilon(1e-5)); // run.yml has six digits
+        REQUIRE(grove_run("--restart " + dir + " --t-end 0.02", dir + ".restart.log") == 0);
+    }
+    // What it cannot do is refused before anything starts.
+    for (const char* bad : {"--target p50=3e-4 --theta 0.5", "--target p50=3e-4 --engine direct-cpu",
+                            "--target p50=1e-20", "--target q50=1", "--target p50=3e-4 --target-sample 0"}) {
+        INFO(bad);
+        const std::string dir = (root / "refused").string();
+        CHECK(grove_run(common + " -o " + dir + " --t-end 0.01 " + bad, dir + ".log") == 1);
+        CHECK_FALSE(fs::exists(dir));
+        fs::remove_all(dir);
+    }
 }
 
 TEST_CASE("a restart refuses a damaged checkpoint, and goes on without its diagnostics file",
