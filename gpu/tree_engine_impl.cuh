@@ -118,7 +118,12 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk, a cut flag
     // Long walks (gpu/tree_walk.cuh): the groups listed by each list buffer's one-pass walk, then
     // by the two-pass walk's pass 1, and their counts.
-    gpu::DeviceBuffer<int> d_long_queue[3], d_long_count;
+    gpu::DeviceBuffer<int> d_long_queue[3], d_long_count, d_long_parts[3];
+    gpu::PinnedBuffer<int> h_long_count;
+    gpu::DeviceBuffer<std::uint8_t> d_long_listed; // the groups pass 1 listed
+    int long_capacity = 0;                         // walks each queue may list
+    int long_wanted = 0;                           // at least this many, after a queue came near full
+    gpu::DeviceBuffer<std::int32_t> d_part_starts; // where their parts start (relative criterion's walks)
     // The one-pass walk's pool: where the lists longer than their room lie, each buffer's
     // cursors, the walk's totals (gpu::BoundedLists).
     gpu::DeviceBuffer<long long> d_node_place, d_leaf_place;
@@ -196,16 +201,23 @@ struct TreeGpuEngine::Impl {
     void launch_batches(const Evaluation& e, const OctreeView<float>& view);
     void launch_batch_walk(const Evaluation& e, const OctreeView<float>& batch_view, GroupRange batch, int buffer,
                            gpu::ListIndex& nodes, gpu::ListIndex& leaves, cudaStream_t on);
-    // The long-walk queue of the two-pass walk (pass 1 lists, pass 2 reads), with the budget.
-    gpu::LongWalks count_pass_long_walks(const Evaluation& e)
+    // Long-walk queue q: one per list buffer for the one-pass walk, the last for the two-pass
+    // walk (pass 1 lists, pass 2 reads); with the budget of the criterion's last walk.
+    gpu::LongWalks long_walks(const Evaluation& e, int q)
     {
-        return {e.room.walk_budget, d_long_queue[2].data(), d_long_count.data() + 2};
+        return {e.room.walk_budget,     d_long_queue[q].data(), d_long_count.data() + q, long_capacity,
+                d_long_parts[q].data(), d_long_listed.data(),   part_starts_of(e)};
+    }
+    // The table of the long walks' parts, made by launch_radii for the relative criterion.
+    const std::int32_t* part_starts_of(const Evaluation& e) const
+    {
+        return e.criterion.kind == MacKind::relative ? d_part_starts.data() : nullptr;
     }
     // What the evaluation just finished says of the next one's lists.
     ListRoom next_room(const Evaluation& e) const;
     // The forces to where they go.
     void launch_download(const Evaluation& e);
-    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to);
+    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to, MacKind mac);
     // List entries (both kinds, both buffers) that an evaluation wanting `wanted` may hold:
     // TreeParams::list_memory, the room under TreeParams::device_memory, most of the free memory.
     long long list_budget_entries(long long wanted);

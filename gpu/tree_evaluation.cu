@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <stdexcept>
 
 #include <cub/device/device_scan.cuh>
@@ -126,7 +127,7 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
     return std::max(budget, 1LL);
 }
 
-void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
+void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to, MacKind mac)
 {
     const auto n = static_cast<std::size_t>(num_particles);
     d_node_count.reserve(g + 1, "node-list counts");
@@ -142,8 +143,16 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
     d_mismatch.reserve(1, "walk check");
     h_longest.reserve(3, "longest lists");
     d_longest.reserve(3, "longest lists");
-    for (auto& queue : d_long_queue) queue.reserve(g, "long walks");
+    // The relative criterion lists a few per cent of the groups; the geometric one only lists that
+    // outgrow their room.
+    long_capacity = static_cast<int>(
+        std::max({std::size_t{1024}, mac == MacKind::relative ? g / 16 : 0, static_cast<std::size_t>(long_wanted)}));
+    for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
+    for (auto& parts : d_long_parts)
+        parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");
+    d_long_listed.reserve(std::max<std::size_t>(g, 1), "long walks");
     d_long_count.reserve(3, "long walks");
+    h_long_count.reserve(3, "long walks");
     d_node_place.reserve(g, "node-list places");
     d_leaf_place.reserve(g, "leaf-list places");
     d_pool_cursor.reserve(4, "list pools");
@@ -186,12 +195,13 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
         host.mac_scale.reserve(static_cast<std::size_t>(num_groups), "tree group scales");
         fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
     }
-    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to);
+    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to, criterion.kind);
     const OctreeView<float> view = launch_radii(e);
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
     CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 3 * sizeof(int), stream));
     CUDA_CHECK(cudaMemsetAsync(d_walk_totals.data(), 0, 4 * sizeof(unsigned long long), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_long_count.data(), 0, 3 * sizeof(int), stream));
     CUDA_CHECK(cudaEventRecord(events[kRadiiDone], stream));
     if (e.one_pass) {
         for (int ev = kPass1Done; ev <= kScanDone; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
@@ -231,6 +241,10 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     d_walk_nodes.reserve(static_cast<std::size_t>(num_nodes), "walk nodes");
     gpu::launch_pack_walk_nodes(view, d_walk_nodes.data(), stream);
     view.walk_nodes = d_walk_nodes.data();
+    if (relative) {
+        d_part_starts.reserve(static_cast<std::size_t>(gpu::kLongWalkParts) * gpu::kPartStartInts, "walk parts");
+        gpu::launch_part_starts(view, d_part_starts.data(), stream);
+    }
     view.groups += e.share.first;
     view.num_groups = e.share.last - e.share.first;
     return view;
@@ -240,8 +254,7 @@ void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& v
 {
     const auto g = static_cast<std::size_t>(view.num_groups);
     CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + 2, 0, sizeof(int), stream));
-    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), count_pass_long_walks(e),
-                           stream);
+    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), long_walks(e, 2), stream);
     CUDA_CHECK(cudaEventRecord(events[kPass1Done], stream));
     // The counts' extra last entry is 0, so offset[g] is the total.
     CUDA_CHECK(cudaMemsetAsync(d_node_count.data() + g, 0, sizeof(long long), stream));
@@ -332,15 +345,14 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
         lists.totals = d_walk_totals.data();
         CUDA_CHECK(cudaMemsetAsync(lists.pool, 0, 2 * sizeof(unsigned long long), on));
         CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + buffer, 0, sizeof(int), on));
-        const gpu::LongWalks long_walks{e.room.walk_budget, d_long_queue[buffer].data(), d_long_count.data() + buffer};
-        gpu::launch_walk_bounded(batch_view, lists, long_walks, on);
+        gpu::launch_walk_bounded(batch_view, lists, long_walks(e, buffer), on);
         nodes = {nullptr, lists.node_count, e.room.nodes, nullptr, lists.node_place};
         leaves = {nullptr, lists.leaf_count, e.room.leaves, nullptr, lists.leaf_place};
         pool_nodes_held = lists.node_pool_base + node_pool;
         pool_leaves_held = lists.leaf_pool_base + leaf_pool;
     } else if (e.batches.size() == 1) { // the share's lists at its scanned offsets
         gpu::launch_walk_write(batch_view, d_node_offset.data(), d_leaf_offset.data(), node_list, leaf_list,
-                               d_mismatch.data(), count_pass_long_walks(e), k0, on);
+                               d_mismatch.data(), long_walks(e, 2), k0, on);
         nodes = {d_node_offset.data(), nullptr, 0};
         leaves = {d_leaf_offset.data(), nullptr, 0};
     } else { // the batch's lists at its offsets from 0
@@ -351,7 +363,7 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
             count, d_node_offset.data() + k0, d_leaf_offset.data() + k0, node_offset, leaf_offset);
         gpu::check_launch("rebase_offsets_kernel", on);
         gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(),
-                               count_pass_long_walks(e), k0, on);
+                               long_walks(e, 2), k0, on);
         nodes = {node_offset, nullptr, 0};
         leaves = {leaf_offset, nullptr, 0};
     }
@@ -454,6 +466,8 @@ void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
     CUDA_CHECK(cudaMemcpyAsync(h_longest.data(), d_longest.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_walk_totals.data(), d_walk_totals.data(), 4 * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(h_long_count.data(), d_long_count.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaEventRecord(events[kDownloaded], stream));
 }
 
@@ -485,7 +499,8 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
     };
     r.node_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes));
     r.leaf_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves));
-    // The geometric criterion's walks are even enough to need none.
+    // The geometric criterion's walks are even enough to need none; twice the mean list lists a
+    // few per cent of the relative criterion's.
     if (e.criterion.kind == MacKind::relative)
         r.walk_budget = static_cast<std::int32_t>(std::clamp<long long>(2 * (nodes + leaves) / groups, 256, INT32_MAX));
     return r;
@@ -507,6 +522,10 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                std::to_string(h_mismatch[0] - 1) + " of a batch)");
     list_room[e.key] = next_room(e);
+    // Past the queues' capacity threads walk whole lists again: the next evaluation's queues get
+    // twice what the fullest one listed where that came near it.
+    const int listed = *std::max_element(h_long_count.data(), h_long_count.data() + 3);
+    if (2 * listed > long_capacity) long_wanted = 2 * std::max(listed, long_capacity);
     node_stride = e.one_pass ? e.room.nodes : 0;
     leaf_stride = e.one_pass ? e.room.leaves : 0;
     walks = e.one_pass ? 1 : 2;

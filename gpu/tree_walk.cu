@@ -150,11 +150,6 @@ template <class Sink> __device__ bool walk_packed(const OctreeView<float>& tree,
     return walk(PackedOpening<float, false>{tree.walk_nodes, 0.f});
 }
 
-__device__ void list_long_walk(const LongWalks& long_walks, int g)
-{
-    long_walks.queue[atomicAdd(long_walks.count, 1)] = g;
-}
-
 constexpr unsigned kAllLanes = 0xffffffffu;
 
 __device__ int lane_index()
@@ -163,15 +158,28 @@ __device__ int lane_index()
 }
 
 // One lane's part of group g's walk: the entries among nodes [lo, hi) of the one-thread walk's
-// path, in its order. The lane follows the path from the root, passing without a look the
-// subtrees that end before lo, so that it makes the same decisions on the nodes that lead there;
-// an accepted node belongs to the part that holds its index. The parts of the node range, one
-// after the other, are the whole walk (the walk lists nodes in increasing index order).
+// path, in its order; an accepted node belongs to the part that holds its index, so the parts of
+// the node range one after the other are the whole walk (the walk lists nodes in increasing index
+// order). The path reaches lo unless the group accepts one of lo's ancestors, the first of which
+// (from the root) sends it past its subtree: the lane tests the ancestors (their loads
+// independent of each other) and starts there. `ancestors`: lo's, root first, or null where the
+// table had no room for them; the lane then follows the path from the root, passing without a
+// test the subtrees that end before lo.
 template <class Open, class Sink>
 __device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open, int lo, int hi,
-                          Sink& sink)
+                          const std::int32_t* ancestors, int count, Sink& sink)
 {
     std::int32_t i = 0;
+    if (ancestors != nullptr) {
+        i = lo;
+        std::int32_t past = -1;
+#pragma unroll 4
+        for (int k = 0; k < count; ++k) {
+            const NodeStep step = open(group, ancestors[k]);
+            if (!step.opened && past < 0) past = step.skip;
+        }
+        if (past >= 0) i = past;
+    }
     while (i < hi) {
         const NodeStep step = open(group, i);
         if (step.skip <= lo) { // the whole subtree lies before the part
@@ -186,142 +194,241 @@ __device__ void walk_part(const OctreeView<float>& tree, const Group<float>& gro
     }
 }
 
-// A long walk's parts: kParts equal ranges of node indices, lane k walking parts k, k + 32, ...
-// A group's walk is dense where its own cells are, so that a few neighbouring ranges hold most
-// of it: finer ranges dealt out in turn spread them over the lanes. Each part costs a descent from
-// the root besides its own nodes.
-constexpr int kParts = 256;
-constexpr int kPartsPerLane = kParts / 32;
-constexpr int kLongWalkThreads = 256;
-constexpr int kLongWalkWarps = kLongWalkThreads / 32;
-
-// Where each part's entries start in the group's lists (filled by warp_count), per warp.
-struct PartOffsets {
-    int nodes[kParts], leaves[kParts];
-};
-
-template <class Sink> __device__ void walk_lists_part(const OctreeView<float>& tree, int g, int part, Sink& sink)
+// The first node of part p of the node range.
+__host__ __device__ int part_first_node(int num_nodes, int p)
 {
-    const auto m = static_cast<long long>(tree.num_nodes);
-    const auto lo = static_cast<int>(m * part / kParts), hi = static_cast<int>(m * (part + 1) / kParts);
-    const Group<float> group = tree.groups[g];
-    if (tree.r_rel2 != nullptr)
-        walk_part(tree, group, PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]}, lo, hi, sink);
-    else
-        walk_part(tree, group, PackedOpening<float, false>{tree.walk_nodes, 0.f}, lo, hi, sink);
+    return static_cast<int>(static_cast<long long>(num_nodes) * p / kLongWalkParts);
 }
 
-// The lengths of group g's whole lists, after which `at` holds where each part's entries start.
-struct WarpCount {
-    long long nodes = 0, leaves = 0;
-};
+// Row p of the table: the number of ancestors of part p's first node, then the ancestors, root
+// first; -1 where there are more than the row holds.
+__global__ void part_starts_kernel(OctreeView<float> tree, std::int32_t* table)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= kLongWalkParts) return;
+    std::int32_t* row = table + p * kPartStartInts;
+    const int lo = part_first_node(tree.num_nodes, p);
+    int count = 0;
+    std::int32_t i = 0;
+    while (i < lo) {
+        const std::int32_t skip = tree.walk_nodes[i].next;
+        if (skip <= lo) {
+            i = skip;
+        } else { // i < lo < skip: an ancestor
+            if (count + 1 < kPartStartInts) row[1 + count] = i;
+            ++count;
+            i = i + 1;
+        }
+    }
+    row[0] = count + 1 < kPartStartInts ? count : -1;
+}
 
-__device__ WarpCount warp_count(const OctreeView<float>& tree, int g, PartOffsets& at)
+// A listed walk's parts: kLongWalkParts equal ranges of node indices, each walked by a thread of
+// its own. Thread t takes part t / L of listed walk t % L (L walks listed), so that neighbouring
+// threads walk the same part for groups listed together (neighbours, mostly): their paths and
+// loads are alike, as those of a warp of one-thread walks are.
+template <class Sink>
+__device__ void walk_lists_part(const OctreeView<float>& tree, int g, int part, const std::int32_t* part_starts,
+                                Sink& sink)
+{
+    const int lo = part_first_node(tree.num_nodes, part), hi = part_first_node(tree.num_nodes, part + 1);
+    const std::int32_t* row = part_starts ? part_starts + part * kPartStartInts : nullptr;
+    const int count = row ? row[0] : -1;
+    const std::int32_t* ancestors = count >= 0 ? row + 1 : nullptr;
+    const Group<float> group = tree.groups[g];
+    if (tree.r_rel2 != nullptr)
+        walk_part(tree, group, PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]}, lo, hi, ancestors, count,
+                  sink);
+    else
+        walk_part(tree, group, PackedOpening<float, false>{tree.walk_nodes, 0.f}, lo, hi, ancestors, count, sink);
+}
+
+// Lists group g for the long-walk kernels; false when the queue is full (the caller walks it whole).
+__device__ bool list_long_walk(const LongWalks& long_walks, int g)
+{
+    const int slot = atomicAdd(long_walks.count, 1);
+    if (slot >= long_walks.capacity) return false;
+    long_walks.queue[slot] = g;
+    return true;
+}
+
+__device__ int listed_walks(const LongWalks& long_walks)
+{
+    return min(*long_walks.count, long_walks.capacity);
+}
+
+// Listed walk q's part p in the part table: its node and leaf list lengths, then their offsets.
+__device__ int* part_entry(const LongWalks& long_walks, int q, int p)
+{
+    return long_walks.parts + 2 * (static_cast<long long>(q) * kLongWalkParts + p);
+}
+
+// Each thread of the parts kernels takes (walk, part) items in turn.
+template <class Item> __device__ void for_each_part(const LongWalks& long_walks, Item&& item)
+{
+    const int listed = listed_walks(long_walks);
+    const long long items = static_cast<long long>(listed) * kLongWalkParts;
+    for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < items;
+         t += static_cast<long long>(gridDim.x) * blockDim.x)
+        item(static_cast<int>(t % listed), static_cast<int>(t / listed));
+}
+
+__global__ void count_parts_kernel(OctreeView<float> tree, LongWalks long_walks)
+{
+    for_each_part(long_walks, [&](int q, int p) {
+        CountPass pass;
+        walk_lists_part(tree, long_walks.queue[q], p, long_walks.part_starts, pass);
+        int* entry = part_entry(long_walks, q, p);
+        entry[0] = pass.lengths.nodes;
+        entry[1] = pass.lengths.leaves;
+    });
+}
+
+// A warp per listed walk: the parts' lengths become their offsets; returns the whole lists'
+// lengths (on every lane).
+__device__ ListLengths scan_parts(const LongWalks& long_walks, int q)
 {
     const int lane = lane_index();
-    for (int k = 0; k < kPartsPerLane; ++k) {
-        CountPass part;
-        walk_lists_part(tree, g, lane + 32 * k, part);
-        at.nodes[lane + 32 * k] = part.lengths.nodes;
-        at.leaves[lane + 32 * k] = part.lengths.leaves;
+    constexpr int kPerLane = kLongWalkParts / 32;
+    int* first = part_entry(long_walks, q, kPerLane * lane);
+    int nodes = 0, leaves = 0;
+    for (int k = 0; k < kPerLane; ++k) {
+        nodes += first[2 * k];
+        leaves += first[2 * k + 1];
     }
-    __syncwarp();
-    // Lane k scans parts 8k .. 8k + 7, then the lanes' sums are scanned across the warp.
-    long long nodes = 0, leaves = 0;
-    for (int p = kPartsPerLane * lane; p < kPartsPerLane * (lane + 1); ++p) {
-        nodes += at.nodes[p];
-        leaves += at.leaves[p];
-    }
-    const long long own_nodes = nodes, own_leaves = leaves;
+    const int own_nodes = nodes, own_leaves = leaves;
     for (int d = 1; d < 32; d <<= 1) {
-        const long long n = __shfl_up_sync(kAllLanes, nodes, d), l = __shfl_up_sync(kAllLanes, leaves, d);
+        const int n = __shfl_up_sync(kAllLanes, nodes, d), l = __shfl_up_sync(kAllLanes, leaves, d);
         if (lane >= d) {
             nodes += n;
             leaves += l;
         }
     }
-    WarpCount c;
-    c.nodes = __shfl_sync(kAllLanes, nodes, 31);
-    c.leaves = __shfl_sync(kAllLanes, leaves, 31);
-    auto node_at = static_cast<int>(nodes - own_nodes), leaf_at = static_cast<int>(leaves - own_leaves);
-    for (int p = kPartsPerLane * lane; p < kPartsPerLane * (lane + 1); ++p) {
-        const int n = at.nodes[p], l = at.leaves[p];
-        at.nodes[p] = node_at;
-        at.leaves[p] = leaf_at;
+    int node_at = nodes - own_nodes, leaf_at = leaves - own_leaves;
+    for (int k = 0; k < kPerLane; ++k) {
+        const int n = first[2 * k], l = first[2 * k + 1];
+        first[2 * k] = node_at;
+        first[2 * k + 1] = leaf_at;
         node_at += n;
         leaf_at += l;
     }
-    __syncwarp();
-    return c;
+    return {__shfl_sync(kAllLanes, nodes, 31), __shfl_sync(kAllLanes, leaves, 31)};
 }
 
-// The warp's lists written from node_out and leaf_out (null: that kind is not written), each part
-// where warp_count put it.
-__device__ void warp_write(const OctreeView<float>& tree, int g, const PartOffsets& at, std::int32_t* node_out,
-                           std::int32_t* leaf_out)
+template <class Walk> __device__ void for_each_listed_walk(const LongWalks& long_walks, Walk&& walk)
 {
-    if (node_out == nullptr && leaf_out == nullptr) return;
-    struct Sink {
-        std::int32_t* nodes;
-        std::int32_t* leaves;
-        __device__ void node(std::int32_t i)
-        {
-            if (nodes) __stcs(nodes++, i);
-        }
-        __device__ void leaf(std::int32_t i)
-        {
-            if (leaves) __stcs(leaves++, i);
-        }
-    };
-    for (int p = lane_index(); p < kParts; p += 32) {
-        Sink sink{node_out ? node_out + at.nodes[p] : nullptr, leaf_out ? leaf_out + at.leaves[p] : nullptr};
-        walk_lists_part(tree, g, p, sink);
-    }
-    __syncwarp(); // the offsets are the next group's to overwrite
+    const int listed = listed_walks(long_walks);
+    const int warps = static_cast<int>(gridDim.x * blockDim.x / 32);
+    for (int q = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32); q < listed; q += warps) walk(q);
 }
 
-// Each warp of a long-walk kernel takes listed groups in turn.
-struct WarpTurns {
-    int first, step;
-    __device__ WarpTurns()
-        : first(static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32)),
-          step(static_cast<int>(gridDim.x * blockDim.x / 32))
+// Pass 1: the listed walks' lengths.
+__global__ void scan_parts_counted_kernel(LongWalks long_walks, long long* node_count, long long* leaf_count,
+                                          int* longest)
+{
+    for_each_listed_walk(long_walks, [&](int q) {
+        const ListLengths n = scan_parts(long_walks, q);
+        if (lane_index() != 0) return;
+        const int g = long_walks.queue[q];
+        node_count[g] = n.nodes;
+        leaf_count[g] = n.leaves;
+        atomicMax(&longest[0], n.nodes);
+        atomicMax(&longest[1], n.leaves);
+    });
+}
+
+// Where a list of `length` entries goes: its room, or a place in the pool taken by atomicAdd;
+// -1 where neither has it.
+__device__ long long place_list(long long length, int capacity, long long room_at, long long pool_base,
+                                long long pool_capacity, unsigned long long* cursor, unsigned long long* needed)
+{
+    if (length <= capacity) return room_at;
+    const auto at = static_cast<long long>(atomicAdd(cursor, static_cast<unsigned long long>(length)));
+    atomicAdd(needed, static_cast<unsigned long long>(length));
+    return at + length <= pool_capacity ? pool_base + at : -1;
+}
+
+// The one pass: the listed walks' lengths, and their places.
+__global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
+{
+    for_each_listed_walk(long_walks, [&](int q) {
+        const ListLengths n = scan_parts(long_walks, q);
+        if (lane_index() != 0) return;
+        const int g = long_walks.queue[q];
+        const long long node_at = place_list(n.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity,
+                                             out.node_pool_base, out.node_pool_capacity, &out.pool[0], &out.totals[2]);
+        const long long leaf_at = place_list(n.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity,
+                                             out.leaf_pool_base, out.leaf_pool_capacity, &out.pool[1], &out.totals[3]);
+        out.node_count[g] = node_at >= 0 ? n.nodes : 0; // a list left out is evaluated as empty, and walked again
+        out.leaf_count[g] = leaf_at >= 0 ? n.leaves : 0;
+        out.node_place[g] = node_at;
+        out.leaf_place[g] = leaf_at;
+        atomicMax(&out.longest[0], n.nodes);
+        atomicMax(&out.longest[1], n.leaves);
+        if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
+        atomicAdd(&out.totals[0], static_cast<unsigned long long>(n.nodes));
+        atomicAdd(&out.totals[1], static_cast<unsigned long long>(n.leaves));
+    });
+}
+
+// A part's entries from out + its offset; a null list is not written.
+struct PartWrite {
+    std::int32_t* nodes;
+    std::int32_t* leaves;
+    __device__ void node(std::int32_t i)
     {
+        if (nodes) __stcs(nodes++, i);
+    }
+    __device__ void leaf(std::int32_t i)
+    {
+        if (leaves) __stcs(leaves++, i);
     }
 };
 
+__global__ void write_parts_placed_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
+{
+    for_each_part(long_walks, [&](int q, int p) {
+        const int g = long_walks.queue[q];
+        const long long node_at = out.node_place[g], leaf_at = out.leaf_place[g];
+        const int* at = part_entry(long_walks, q, p);
+        PartWrite sink{node_at >= 0 ? out.node_list + node_at + at[0] : nullptr,
+                       leaf_at >= 0 ? out.leaf_list + leaf_at + at[1] : nullptr};
+        if (sink.nodes || sink.leaves) walk_lists_part(tree, g, p, long_walks.part_starts, sink);
+    });
+}
+
+// Pass 2: the listed walks of this batch (groups first .. first + num_groups of the share) at
+// their scanned offsets.
+__global__ void write_parts_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
+                                   std::int32_t* node_list, std::int32_t* leaf_list, LongWalks long_walks, int first)
+{
+    for_each_part(long_walks, [&](int q, int p) {
+        const int g = long_walks.queue[q] - first;
+        if (g < 0 || g >= tree.num_groups) return; // another batch's
+        const int* at = part_entry(long_walks, q, p);
+        PartWrite sink{node_list + node_offset[g] + at[0], leaf_list + leaf_offset[g] + at[1]};
+        walk_lists_part(tree, g, p, long_walks.part_starts, sink);
+    });
+}
+
 __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, long long* node_count,
-                                  long long* leaf_count, int* longest)
+                                  long long* leaf_count, int* longest, std::uint8_t* listed)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
     CountPass pass;
     if (!walk_packed(tree, g, pass, long_walks.budget)) {
-        list_long_walk(long_walks, g);
-        return;
+        if (list_long_walk(long_walks, g)) {
+            listed[g] = 1;
+            return;
+        }
+        pass = CountPass{}; // the queue is full: this thread walks it all
+        walk_packed(tree, g, pass, INT32_MAX);
     }
     node_count[g] = pass.lengths.nodes;
     leaf_count[g] = pass.lengths.leaves;
     atomicMax(&longest[0], pass.lengths.nodes);
     atomicMax(&longest[1], pass.lengths.leaves);
-}
-
-__global__ void walk_long_count_kernel(OctreeView<float> tree, LongWalks long_walks, long long* node_count,
-                                       long long* leaf_count, int* longest)
-{
-    __shared__ PartOffsets offsets[kLongWalkWarps];
-    const int listed = *long_walks.count;
-    for (int q = WarpTurns().first; q < listed; q += WarpTurns().step) {
-        const int g = long_walks.queue[q];
-        const WarpCount c = warp_count(tree, g, offsets[threadIdx.x / 32]);
-        __syncwarp();
-        if (lane_index() == 0) {
-            node_count[g] = c.nodes;
-            leaf_count[g] = c.leaves;
-            atomicMax(&longest[0], static_cast<int>(c.nodes));
-            atomicMax(&longest[1], static_cast<int>(c.leaves));
-        }
-    }
 }
 
 __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
@@ -332,9 +439,17 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g < tree.num_groups) {
         const int nc = out.node_capacity, lc = out.leaf_capacity;
-        ListPass<BoundedList> pass{{out.node_list + static_cast<std::size_t>(g) * nc, nc},
-                                   {out.leaf_list + static_cast<std::size_t>(g) * lc, lc}};
-        const bool whole = walk_packed(tree, g, pass, long_walks.budget);
+        const auto walk = [&](int budget, ListPass<BoundedList>& pass) {
+            pass = {{out.node_list + static_cast<std::size_t>(g) * nc, nc},
+                    {out.leaf_list + static_cast<std::size_t>(g) * lc, lc}};
+            return walk_packed(tree, g, pass, budget);
+        };
+        ListPass<BoundedList> pass;
+        bool listed = false, whole = walk(long_walks.budget, pass);
+        if (!whole) {
+            listed = list_long_walk(long_walks, g);
+            if (!listed) whole = walk(INT32_MAX, pass); // the queue is full: this thread walks it all
+        }
         if (whole && pass.nodes.length <= nc && pass.leaves.length <= lc) {
             pass.nodes.flush();
             pass.leaves.flush();
@@ -344,67 +459,25 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
             atomicMax(&out.longest[1], pass.leaves.length);
             atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
             atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
-        } else {
-            list_long_walk(long_walks, g); // a warp walks it again, into its room or the pool
+        } else if (whole && !list_long_walk(long_walks, g)) { // longer than its room, and no walk for the pool
+            out.node_count[g] = out.leaf_count[g] = 0;
+            atomicMax(&out.longest[0], pass.nodes.length);
+            atomicMax(&out.longest[1], pass.leaves.length);
+            atomicExch(&out.longest[2], 1);
         }
     }
     __syncthreads();
     if (threadIdx.x < 2) atomicAdd(&out.totals[threadIdx.x], block_totals[threadIdx.x]);
 }
 
-// Where a long walk's list of `length` entries goes: its room, or a place in the pool taken by
-// lane 0; -1 where neither has it.
-__device__ long long place_list(long long length, int capacity, long long room_at, long long pool_base,
-                                long long pool_capacity, unsigned long long* cursor, unsigned long long* needed)
-{
-    if (length <= capacity) return room_at;
-    long long at = 0;
-    if (lane_index() == 0) {
-        at = static_cast<long long>(atomicAdd(cursor, static_cast<unsigned long long>(length)));
-        atomicAdd(needed, static_cast<unsigned long long>(length));
-    }
-    at = __shfl_sync(kAllLanes, at, 0);
-    return at + length <= pool_capacity ? pool_base + at : -1;
-}
-
-__global__ void walk_long_bounded_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
-{
-    __shared__ PartOffsets offsets[kLongWalkWarps];
-    const int listed = *long_walks.count;
-    for (int q = WarpTurns().first; q < listed; q += WarpTurns().step) {
-        const int g = long_walks.queue[q];
-        PartOffsets& at = offsets[threadIdx.x / 32];
-        const WarpCount count = warp_count(tree, g, at);
-        const long long node_at =
-            place_list(count.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity,
-                       out.node_pool_base, out.node_pool_capacity, &out.pool[0], &out.totals[2]);
-        const long long leaf_at =
-            place_list(count.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity,
-                       out.leaf_pool_base, out.leaf_pool_capacity, &out.pool[1], &out.totals[3]);
-        warp_write(tree, g, at, node_at >= 0 ? out.node_list + node_at : nullptr,
-                   leaf_at >= 0 ? out.leaf_list + leaf_at : nullptr);
-        if (lane_index() == 0) {
-            out.node_count[g] = node_at >= 0 ? count.nodes : 0;
-            out.leaf_count[g] = leaf_at >= 0 ? count.leaves : 0;
-            out.node_place[g] = node_at;
-            out.leaf_place[g] = leaf_at;
-            atomicMax(&out.longest[0], static_cast<int>(count.nodes));
-            atomicMax(&out.longest[1], static_cast<int>(count.leaves));
-            if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
-            atomicAdd(&out.totals[0], static_cast<unsigned long long>(count.nodes));
-            atomicAdd(&out.totals[1], static_cast<unsigned long long>(count.leaves));
-        }
-    }
-}
-
 __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
-                                  std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, LongWalks long_walks)
+                                  std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch,
+                                  const std::uint8_t* listed)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= tree.num_groups) return;
+    if (g >= tree.num_groups || listed[g]) return; // a listed walk's lists are written by parts
     ListPass<StagedList> pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
-    // A long walk stops where pass 1's did, and a warp writes its lists whole.
-    if (!walk_packed(tree, g, pass, long_walks.budget)) return;
+    walk_packed(tree, g, pass, INT32_MAX);
     pass.nodes.flush();
     pass.leaves.flush();
     // The lists were sized by pass 1: a pass that wrote another length is a bug, reported.
@@ -413,27 +486,9 @@ __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_
         atomicCAS(mismatch, 0, g + 1);
 }
 
-__global__ void walk_long_write_kernel(OctreeView<float> tree, const long long* node_offset,
-                                       const long long* leaf_offset, std::int32_t* node_list, std::int32_t* leaf_list,
-                                       int* mismatch, LongWalks long_walks, int first)
-{
-    __shared__ PartOffsets offsets[kLongWalkWarps];
-    const int listed = *long_walks.count;
-    for (int q = WarpTurns().first; q < listed; q += WarpTurns().step) {
-        const int g = long_walks.queue[q] - first;
-        if (g < 0 || g >= tree.num_groups) continue; // another batch's
-        PartOffsets& at = offsets[threadIdx.x / 32];
-        const WarpCount c = warp_count(tree, g, at);
-        warp_write(tree, g, at, node_list + node_offset[g], leaf_list + leaf_offset[g]);
-        if (lane_index() == 0 &&
-            (c.nodes != node_offset[g + 1] - node_offset[g] || c.leaves != leaf_offset[g + 1] - leaf_offset[g]))
-            atomicCAS(mismatch, 0, g + 1);
-    }
-}
-
-// Blocks of the long-walk kernels: enough warps to fill the device, each taking listed groups in
-// turn (how many were listed is known only on the device).
-unsigned long_walk_blocks()
+// Threads of the parts kernels: enough to fill the device, each taking items in turn (how many
+// walks were listed is known only on the device).
+unsigned parts_blocks()
 {
     thread_local int cached_device = -1, sms = 1;
     int device = 0;
@@ -444,6 +499,8 @@ unsigned long_walk_blocks()
     }
     return static_cast<unsigned>(sms * 8);
 }
+
+constexpr int kPartsThreads = 256;
 
 } // namespace
 
@@ -473,17 +530,26 @@ void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out,
     check_launch("pack_walk_nodes_kernel", stream);
 }
 
+void launch_part_starts(const OctreeView<float>& tree, std::int32_t* table, cudaStream_t stream)
+{
+    part_starts_kernel<<<1, kLongWalkParts, 0, stream>>>(tree, table);
+    check_launch("part_starts_kernel", stream);
+}
+
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,
                        const LongWalks& long_walks, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
+    CUDA_CHECK(cudaMemsetAsync(long_walks.listed, 0, static_cast<std::size_t>(tree.num_groups), stream));
     walk_count_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, long_walks, node_count, leaf_count, longest);
+        tree, long_walks, node_count, leaf_count, longest, long_walks.listed);
     check_launch("walk_count_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
-    walk_long_count_kernel<<<long_walk_blocks(), kLongWalkThreads, 0, stream>>>(tree, long_walks, node_count,
-                                                                                leaf_count, longest);
-    check_launch("walk_long_count_kernel", stream);
+    count_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, long_walks);
+    check_launch("count_parts_kernel", stream);
+    scan_parts_counted_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(long_walks, node_count, leaf_count,
+                                                                            longest);
+    check_launch("scan_parts_counted_kernel", stream);
 }
 
 void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& lists, const LongWalks& long_walks,
@@ -493,8 +559,12 @@ void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& list
     walk_bounded_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
         tree, lists, long_walks);
     check_launch("walk_bounded_kernel", stream);
-    walk_long_bounded_kernel<<<long_walk_blocks(), kLongWalkThreads, 0, stream>>>(tree, lists, long_walks);
-    check_launch("walk_long_bounded_kernel", stream);
+    count_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, long_walks);
+    check_launch("count_parts_kernel", stream);
+    place_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(lists, long_walks);
+    check_launch("place_parts_kernel", stream);
+    write_parts_placed_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, lists, long_walks);
+    check_launch("write_parts_placed_kernel", stream);
 }
 
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
@@ -503,12 +573,12 @@ void launch_walk_write(const OctreeView<float>& tree, const long long* node_offs
 {
     if (tree.num_groups == 0) return;
     walk_write_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks);
+        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks.listed + first);
     check_launch("walk_write_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
-    walk_long_write_kernel<<<long_walk_blocks(), kLongWalkThreads, 0, stream>>>(
-        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks, first);
-    check_launch("walk_long_write_kernel", stream);
+    write_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, node_offset, leaf_offset, node_list,
+                                                                     leaf_list, long_walks, first);
+    check_launch("write_parts_kernel", stream);
 }
 
 } // namespace grove::gpu

@@ -27,16 +27,30 @@ void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out,
 
 // Walks longer than `budget` nodes (most come from the relative criterion's groups of small |a|,
 // whose walks run several times the others'): the one-thread kernels stop them there and list
-// their groups in queue[0 .. *count) (the caller zeroes *count first), and a warp per listed group
-// then walks it whole, its lanes each taking parts of the node indices (the walk lists nodes in
-// increasing index order, so the parts one after the other are the one-thread walk's lists): a
-// count, the parts' offsets, then the lists. A kernel of one thread per group lasts as long as its
-// longest walk, one dependent load per node; the budget bounds that. INT32_MAX lists none.
+// their groups in queue[0 .. *count) (the caller zeroes *count first; past `capacity` a thread
+// walks its group whole itself). Each listed walk is then cut into kLongWalkParts ranges of node
+// indices, each walked by a thread of its own (the walk lists nodes in increasing index order, so
+// the parts one after the other are the one-thread walk's lists): a count, the parts' offsets in
+// `parts` (2 x kLongWalkParts ints per listed walk), then the lists. A kernel of one thread per
+// group lasts as long as its longest walk, one dependent load per node; the budget bounds that.
+// INT32_MAX lists none. listed[g]: set by pass 1 for the groups it listed, read by pass 2.
 struct LongWalks {
     std::int32_t budget = INT32_MAX;
     int* queue = nullptr;
     int* count = nullptr;
+    int capacity = 0;
+    int* parts = nullptr;
+    std::uint8_t* listed = nullptr;
+    const std::int32_t* part_starts = nullptr; // launch_part_starts's table for this tree (or null)
 };
+
+// The long walks' parts of the node range, and the table of where each starts: kPartStartInts
+// per part, the number of ancestors of its first node, then those ancestors.
+constexpr int kLongWalkParts = 256;
+constexpr int kPartStartInts = 32;
+
+// The table for the tree's packed walk nodes (kLongWalkParts x kPartStartInts entries).
+void launch_part_starts(const OctreeView<float>& tree, std::int32_t* table, cudaStream_t stream);
 
 // The one-pass walk's lists (walk_bounded): group g's room of `capacity` entries at g * capacity;
 // a list that outgrows its room goes to the pool after the rooms, from pool_base on, where it
