@@ -21,6 +21,7 @@
 #include "core/memory_plan.hpp"
 #include "core/opening_criterion.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
 #include "studies/accuracy_study.hpp"
@@ -325,8 +326,31 @@ PYBIND11_MODULE(grove, m)
         "gpu_available", [] { return engines().gpu_available(); },
         "True when this build has the GPU engines and a CUDA device is visible.");
     m.def(
-        "read", [](const std::filesystem::path& path) { return read_snapshot(path.string()); }, py::arg("path"),
-        "Reads a GADGET/SWIFT HDF5 snapshot (a str or os.PathLike).");
+        "read",
+        [](const std::filesystem::path& path, const std::optional<std::string>& units) {
+            try {
+                return read_snapshot(path.string(),
+                                     units ? std::optional<Units>(units_by_name(*units)) : std::optional<Units>());
+            } catch (const std::invalid_argument& e) {
+                throw py::value_error(std::string("units: ") + e.what());
+            }
+        },
+        py::arg("path"), py::kw_only(), py::arg("units") = py::none(),
+        "Reads a particle file (a str or os.PathLike): GADGET/SWIFT HDF5 (one file or a snapshot split over "
+        "BASE.K.hdf5), tipsy, or GADGET binary format 1 or 2, told apart by their content. units='nbody' or "
+        "'gadget' for the formats that hold none (default: nbody for tipsy, gadget for GADGET binary).");
+    m.def(
+        "convert",
+        [](const std::filesystem::path& path, const std::filesystem::path& out, const std::string& format) {
+            try {
+                write_snapshot_as(out.string(), read_snapshot(path.string()), snapshot_format_by_name(format));
+            } catch (const std::invalid_argument& e) {
+                throw py::value_error(e.what());
+            }
+        },
+        py::arg("path"), py::arg("out"), py::kw_only(), py::arg("format"),
+        "Writes the particles of a file in another format: 'hdf5', 'tipsy' (big-endian, with Bonsai's 64-bit IDs) "
+        "or 'gadget1'/'gadget2' (floats), as grove convert does.");
     m.def(
         "write", [](const std::filesystem::path& path, const ParticleSet& p) { write_snapshot(path.string(), p); },
         py::arg("path"), py::arg("snapshot"), "Writes a snapshot (a temporary name, renamed when complete).");

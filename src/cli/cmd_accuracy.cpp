@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
 #include "studies/accuracy_study.hpp"

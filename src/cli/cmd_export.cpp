@@ -9,6 +9,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 
 namespace grove {
 

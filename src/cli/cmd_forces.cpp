@@ -12,6 +12,7 @@
 #include "core/diagnostics.hpp"
 #include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
 

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/diagnostics.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 
 namespace grove {
 

@@ -11,5 +11,6 @@ int command_bench(int argc, char** argv);
 int command_run(int argc, char** argv);
 int command_accuracy(int argc, char** argv);
 int command_export(int argc, char** argv);
+int command_convert(int argc, char** argv);
 
 } // namespace grove

@@ -28,6 +28,7 @@ const Command kCommands[] = {
     {"accuracy", grove::command_accuracy,
      "tree-versus-direct errors over a range of theta (or alpha), or the value for a target"},
     {"export", grove::command_export, "write a snapshot's particles as text (m x y z vx vy vz)"},
+    {"convert", grove::command_convert, "write a particle file in another format (HDF5, tipsy, GADGET binary)"},
     {"bench", grove::command_bench,
      "timings: direct and Hermite kernels, the tree engine, the host build, leapfrog steps"},
 };

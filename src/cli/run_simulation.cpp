@@ -14,6 +14,7 @@
 #include "cli/run_plan.hpp"
 #include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"

@@ -155,7 +155,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
 Checkpoint read_checkpoint(const std::string& path)
 {
     Checkpoint c;
-    const ParticleSet p = read_snapshot(path);
+    const ParticleSet p = read_hdf5_snapshot(path);
     h5::Handle file = h5::open_file_read(path);
     if (!h5::has_link(file.id(), "Checkpoint")) throw std::runtime_error(path + ": not a grove checkpoint");
     h5::Handle g = h5::open_group(file.id(), "Checkpoint");

@@ -328,17 +328,82 @@ std::uint64_t particle_count(hid_t file)
 
 } // namespace
 
-std::uint64_t snapshot_particle_count(const std::string& path)
+namespace {
+
+// The files of a snapshot split over `count` of them, from the name of any: BASE.K.hdf5 (or .h5).
+std::vector<std::string> split_snapshot_files(const std::string& path, int count)
+{
+    const std::filesystem::path p(path);
+    const std::string name = p.filename().string();
+    const auto ext = name.rfind('.');
+    const auto dot = ext == std::string::npos || ext == 0 ? std::string::npos : name.rfind('.', ext - 1);
+    const std::string number = dot == std::string::npos ? "" : name.substr(dot + 1, ext - dot - 1);
+    if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos)
+        throw std::runtime_error("its header says the snapshot is split over " + std::to_string(count) +
+                                 " files, but its name is not BASE.K" +
+                                 name.substr(ext == std::string::npos ? 0 : ext));
+    std::vector<std::string> files;
+    for (int k = 0; k < count; ++k)
+        files.push_back(
+            (p.parent_path() / (name.substr(0, dot) + "." + std::to_string(k) + name.substr(ext))).string());
+    return files;
+}
+
+// NumFilesPerSnapshot of an open file (1 where it says nothing).
+int files_per_snapshot(hid_t file)
+{
+    if (!h5::has_link(file, "Header")) return 1;
+    auto header = h5::open_group(file, "Header");
+    if (!h5::has_attribute(header.id(), "NumFilesPerSnapshot")) return 1;
+    return static_cast<int>(h5::read_attribute_u64(header.id(), "NumFilesPerSnapshot").at(0));
+}
+
+ParticleSet read_one_file(const std::string& path);
+
+} // namespace
+
+std::uint64_t hdf5_particle_count(const std::string& path)
 {
     try {
         auto file = h5::open_file_read(path);
-        return particle_count(file.id());
+        const int files = files_per_snapshot(file.id());
+        if (files <= 1) return particle_count(file.id());
+        std::uint64_t total = 0;
+        for (const std::string& part : split_snapshot_files(path, files)) {
+            auto f = h5::open_file_read(part);
+            total += particle_count(f.id());
+        }
+        return total;
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
 }
 
-ParticleSet read_snapshot(const std::string& path)
+ParticleSet read_hdf5_snapshot(const std::string& path)
+{
+    int files = 1;
+    try {
+        auto file = h5::open_file_read(path);
+        files = files_per_snapshot(file.id());
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    if (files <= 1) return read_one_file(path);
+    std::vector<std::string> parts;
+    try {
+        parts = split_snapshot_files(path, files);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    ParticleSet out = read_one_file(parts[0]);
+    for (std::size_t k = 1; k < parts.size(); ++k) out = concatenate(out, read_one_file(parts[k]));
+    out.validate("the snapshot in " + std::to_string(files) + " files from " + parts[0]);
+    return out;
+}
+
+namespace {
+
+ParticleSet read_one_file(const std::string& path)
 {
     ParticleSet out;
     try {
@@ -392,5 +457,7 @@ ParticleSet read_snapshot(const std::string& path)
     }
     return out;
 }
+
+} // namespace
 
 } // namespace grove

@@ -19,13 +19,15 @@ namespace grove {
 void write_snapshot(const std::string& path, const ParticleSet& particles);
 
 // Reads a snapshot written by grove or a GADGET-style file from another code (single or double
-// precision, masses in MassTable, optional datasets missing). Validates it (ParticleSet::validate)
-// and throws std::runtime_error naming the file and the problem.
-ParticleSet read_snapshot(const std::string& path);
+// precision, masses in MassTable, optional datasets missing; a snapshot split over files
+// BASE.0.hdf5 ... BASE.K.hdf5 whole, from any of them). Validates it (ParticleSet::validate) and
+// throws std::runtime_error naming the file and the problem. Other formats: snapshot_formats.hpp,
+// whose read_snapshot takes any of them.
+ParticleSet read_hdf5_snapshot(const std::string& path);
 
-// The number of particles a snapshot holds, without reading them: its header's counts, or where
-// it has none the lengths of its Coordinates. Throws std::runtime_error naming the file for counts
-// that overflow (a damaged header) or a file that cannot be opened.
-std::uint64_t snapshot_particle_count(const std::string& path);
+// The number of particles an HDF5 snapshot holds, without reading them: its header's counts (of
+// all its files), or where it has none the lengths of its Coordinates. Throws std::runtime_error
+// naming the file for counts that overflow (a damaged header) or a file that cannot be opened.
+std::uint64_t hdf5_particle_count(const std::string& path);
 
 } // namespace grove

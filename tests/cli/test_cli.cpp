@@ -14,6 +14,7 @@
 #include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 

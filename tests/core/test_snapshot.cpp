@@ -14,6 +14,7 @@
 #include "core/ic_models.hpp"
 #include "core/memory_check.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "support/test_support.hpp"
 
 using namespace grove;

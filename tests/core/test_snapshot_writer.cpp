@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "core/snapshot_writer.hpp"
 #include "support/test_support.hpp"
 

@@ -13,6 +13,7 @@
 #include "core/ic_models.hpp"
 #include "core/particle_store.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
 #include "integrators/leapfrog.hpp"

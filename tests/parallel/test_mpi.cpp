@@ -16,6 +16,7 @@
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "support/test_support.hpp"
 
 using namespace grove;

@@ -244,3 +244,20 @@ def test_work_that_cannot_fit_is_refused_before_it_starts(plummer):
         grove.ic.plummer(10**12)
     with pytest.raises(MemoryError, match="largest N that fits"):
         grove.ic.galaxy(10**12)
+
+
+def test_other_formats_read_and_convert(plummer, tmp_path):
+    path, snap = plummer
+    for fmt, name in (("tipsy", "p.tipsy"), ("gadget1", "p.g1"), ("gadget2", "p.g2")):
+        out = tmp_path / name
+        grove.convert(path, out, format=fmt)
+        back = grove.read(out, units="nbody")
+        assert len(back.masses) == len(snap.masses)
+        order = np.argsort(back.ids)
+        assert np.allclose(back.positions[order], snap.positions[np.argsort(snap.ids)], rtol=1e-6, atol=1e-6)
+        assert back.header["G"] == 1.0
+    with pytest.raises(ValueError, match="tipsy"):
+        grove.convert(path, tmp_path / "x", format="fits")
+    with pytest.raises(ValueError, match="units"):
+        grove.read(path, units="furlongs")
+

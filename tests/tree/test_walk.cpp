@@ -10,6 +10,7 @@
 
 #include "core/force_errors.hpp"
 #include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
 #include "support/test_support.hpp"
 #include "support/tree_checks.hpp"
 #include "support/tree_order_check.hpp"
