@@ -98,11 +98,19 @@ void plan(Workload job, std::size_t n, const std::string& what, const std::strin
     }
 }
 
+// Bytes an engine may hold (gpu_memory, list_memory): None for no limit of grove's own.
+using MemoryLimit = std::optional<std::uint64_t>;
+
 EngineConfig engine_config(const std::string& engine, double theta, double eps, double G,
                            const std::optional<std::string>& precision, std::optional<int> nleaf,
-                           std::optional<int> ncrit, const std::string& mac = "geometric", double alpha = 1e-3)
+                           std::optional<int> ncrit, const std::string& mac = "geometric", double alpha = 1e-3,
+                           MemoryLimit gpu_memory = {}, MemoryLimit list_memory = {})
 {
     EngineConfig c;
+    if ((gpu_memory && *gpu_memory == 0) || (list_memory && *list_memory == 0))
+        throw py::value_error("gpu_memory and list_memory are bytes > 0 (or None)");
+    c.gpu_memory = gpu_memory.value_or(0);
+    c.list_memory = list_memory.value_or(0);
     c.engine = engine;
     c.theta = theta;
     c.mac = mac;
@@ -121,7 +129,8 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
 
 py::tuple forces(const py::array& pos, const py::array& mass, const std::string& engine, double theta, double eps,
                  double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
-                 std::optional<int> ncrit, const std::string& mac, double alpha)
+                 std::optional<int> ncrit, const std::string& mac, double alpha, MemoryLimit gpu_memory,
+                 MemoryLimit list_memory)
 {
     check_array(pos, -1, 3, "pos");
     check_array(mass, static_cast<Eigen::Index>(pos.shape(0)), 0, "mass");
@@ -130,7 +139,8 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
     const PositionsRef x = view_of(pos, x_owned, "pos"); // float64: numpy's memory, no copy
     const MassesRef m = view_of(mass, m_owned, "mass");
     if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
-    const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha);
+    const EngineConfig config =
+        engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha, gpu_memory, list_memory);
     plan(Workload::forces, static_cast<std::size_t>(pos.shape(0)),
          "forces on " + std::to_string(pos.shape(0)) + " particles", engine);
     auto e = engines().make_force(config);
@@ -154,14 +164,15 @@ class Simulation {
     Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt, double eta,
                double dt_max, double theta, double eps, std::optional<double> G,
                const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-               const std::string& mac, double alpha)
+               const std::string& mac, double alpha, MemoryLimit gpu_memory, MemoryLimit list_memory)
         : p_(std::move(particles))
     {
         plan(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
              integrator);
         IntegratorConfig c;
         c.integrator = integrator;
-        c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha);
+        c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha,
+                                 gpu_memory, list_memory);
         c.dt = dt;
         c.eta = eta;
         c.dt_max = dt_max;
@@ -229,11 +240,12 @@ class Simulation {
 py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
                   const std::string& engine, double eps, std::optional<double> G,
                   const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-                  const std::string& mac)
+                  const std::string& mac, MemoryLimit gpu_memory, MemoryLimit list_memory)
 {
     // The engine keywords as forces() and Simulation() check them (the tree engines compute in
     // their own precision); the swept values as theta or alpha each.
-    const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac);
+    const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac, 1e-3,
+                                         gpu_memory, list_memory);
     plan(Workload::accuracy, p.size(), "an accuracy study of " + std::to_string(p.size()) + " particles", engine);
     AccuracyOptions o;
     o.values = values;
@@ -248,6 +260,8 @@ py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::
     o.G = c.gravity.G;
     o.nleaf = c.nleaf;
     o.ncrit = c.ncrit;
+    o.gpu_memory = c.gpu_memory;
+    o.list_memory = c.list_memory;
     if (sample) o.sample = *sample;
     o.tree_engine = engines().resolve(engine);
     if (o.tree_engine != "tree-cpu" && o.tree_engine != "tree-gpu")
@@ -357,13 +371,15 @@ PYBIND11_MODULE(grove, m)
     m.def("forces", &forces, py::arg("pos"), py::arg("mass"), py::kw_only(), py::arg("engine") = "tree",
           py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
           py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
-          py::arg("alpha") = 1e-3,
+          py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
           "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
-          "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|).");
+          "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|). gpu_memory: "
+          "bytes a GPU engine may hold on its device; list_memory: bytes a tree engine's interaction lists may hold "
+          "at once (walked in batches beyond); both as grove's --gpu-memory and --list-memory.");
     m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
           py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(),
           py::arg("precision") = py::none(), py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
-          py::arg("mac") = "geometric",
+          py::arg("mac") = "geometric", py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 
@@ -432,12 +448,12 @@ PYBIND11_MODULE(grove, m)
     py::class_<Simulation>(m, "Simulation", "A leapfrog or Hermite run over any engine.")
         .def(py::init<ParticleSet, std::string, std::string, double, double, double, double, double,
                       std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>,
-                      std::string, double>(),
+                      std::string, double, MemoryLimit, MemoryLimit>(),
              py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
              py::arg("dt") = 0.0, py::arg("eta") = 0.01, py::arg("dt_max") = 0.0625, py::arg("theta") = 0.5,
              py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
              py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
-             py::arg("alpha") = 1e-3)
+             py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none())
         .def("evolve", &Simulation::evolve, py::arg("t"))
         .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
         .def_property_readonly(

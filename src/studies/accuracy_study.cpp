@@ -247,6 +247,8 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     study.build_seconds = seconds_since(t0);
 
     config.engine = o.tree_engine;
+    config.gpu_memory = o.gpu_memory;
+    config.list_memory = o.list_memory;
     const auto engine = engines().make_force(config);
     auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
     TreeEngine* tree_engine = as_tree_engine(*engine);

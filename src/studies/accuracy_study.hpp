@@ -37,7 +37,8 @@ struct AccuracyOptions {
     std::string tree_engine = "tree-cpu";     // or tree-gpu
     std::string direct_engine = "direct-cpu"; // or direct-gpu (double precision)
     std::uint64_t seed = 1;
-    std::optional<ErrorTarget> target; // also search theta (or alpha) for this
+    std::optional<ErrorTarget> target;             // also search theta (or alpha) for this
+    std::uint64_t gpu_memory = 0, list_memory = 0; // the tree engine's limits (EngineConfig's)
 
     OpeningCriterion criterion(double value) const
     {

@@ -111,6 +111,16 @@ def test_the_three_entry_points_take_the_same_engine_keywords(plummer, tmp_path)
     assert np.array_equal(sim.positions, end.positions)
     grove.forces(snap.positions, snap.masses, alpha=1e-3, **keywords)
     grove.accuracy(snap, [1e-3], sample=50, **keywords)
+    # Memory limits, as grove's --gpu-memory and --list-memory: lists in batches of a few groups
+    # give the same forces bit for bit.
+    whole = grove.forces(snap.positions, snap.masses, engine="tree-cpu", eps=0.01)
+    batched = grove.forces(snap.positions, snap.masses, engine="tree-cpu", eps=0.01, list_memory=4096,
+                           gpu_memory=1 << 30)
+    assert np.array_equal(whole[0], batched[0])
+    grove.Simulation(snap, dt=0.01, engine="tree-cpu", eps=0.01, list_memory=4096).evolve(0.01)
+    grove.accuracy(snap, [0.5], sample=50, engine="tree-cpu", eps=0.01, list_memory=4096)
+    with pytest.raises(ValueError, match="bytes"):
+        grove.forces(snap.positions, snap.masses, engine="tree-cpu", list_memory=0)
     # One check for all three: a bogus precision, or a softening whose square overflows.
     for bad in (dict(precision="bogus"), dict(eps=1e155)):
         with pytest.raises(ValueError):
