@@ -117,18 +117,19 @@ __global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec
     if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
 }
 
-// The relative criterion's group scales (tree/mac.hpp) from the last step's accelerations, which
+// The relative criterion's group scales (tree/mac.hpp) from the last step's sums (|a| / G), which
 // are still in the last tree's order: particle k of this tree's group was particle order[k] there.
 __global__ void group_scales_kernel(int g, const ParticleRange* ranges, const std::uint32_t* order,
-                                    const Vec4<double>* last_acc, double G, float* mac_scale)
+                                    const float4* last_sums, float* mac_scale)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= g) return;
     const ParticleRange r = ranges[k];
     double smallest = INFINITY;
     for (int i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i) {
-        const Vec4<double> a = last_acc[order[i]];
-        smallest = smaller_acceleration(smallest, ::sqrt(a.x * a.x + a.y * a.y + a.z * a.z) / G);
+        const float4 s = last_sums[order[i]];
+        const double x = s.x, y = s.y, z = s.z;
+        smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
     }
     mac_scale[k] = static_cast<float>(group_mac_scale(smallest));
 }

@@ -77,6 +77,7 @@ struct TreeGpuEngine::Impl {
         bool one_pass = false;
         bool potentials = true; // the list kernels make potentials (not for a kick's forces)
         GroupScales scales = GroupScales::from_estimate;
+        float4* out = nullptr; // where the list kernels sum (null: d_sorted)
         GroupRange share;
         // The groups walked and evaluated together, their lists in one of two buffers (the next
         // batch walks into the other while this one is evaluated); one batch when the lists of
@@ -171,10 +172,10 @@ struct TreeGpuEngine::Impl {
     // Waits for it, checks its walk, redoes it with both passes if a one-pass walk overflowed its
     // room, and records its phases; out gets the forces unless they stay on the device.
     void finish(const Evaluation& e, Forces& out);
-    // The last evaluation's list kernels again, now with potentials, into d_sorted (queued on the
-    // stream). For a store on the device, whose steps leave the potentials out: between its steps
+    // The last evaluation's list kernels again, now with potentials, into `out` (n sums, queued on
+    // the stream). For a store on the device, whose steps leave the potentials out: between its steps
     // the tree, the lists and the view they were walked with stay on the device as they were.
-    void evaluate_potentials();
+    void evaluate_potentials(float4* out);
     // Gives back the interaction lists (the next evaluation sizes them again to what is free) and
     // the caller-order copy of the forces: room for a particle store on the device.
     void release_host_path_buffers();

@@ -438,10 +438,11 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         CUDA_CHECK(cudaEventRecord(ev[kBatchWalked], on));
         if (overlap) CUDA_CHECK(cudaStreamWaitEvent(stream, ev[kBatchWalked], 0));
         CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.eps2, d_sorted.data(),
+        float4* const out = e.out ? e.out : d_sorted.data();
+        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.eps2, out,
                                    d_next_group.data(), e.potentials, stream);
         CUDA_CHECK(cudaEventRecord(ev[kBatchNodesDone], stream));
-        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.eps2, d_sorted.data(),
+        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.eps2, out,
                                     d_next_group.data() + 1, e.potentials, stream);
         CUDA_CHECK(cudaEventRecord(ev[kBatchLeavesDone], stream));
         if (overlap) CUDA_CHECK(cudaEventRecord(buffer_free[buffer], stream));
@@ -582,7 +583,7 @@ void TreeGpuEngine::Impl::release_host_path_buffers()
     evaluated = false; // the lists the potentials would be made from are gone
 }
 
-void TreeGpuEngine::Impl::evaluate_potentials()
+void TreeGpuEngine::Impl::evaluate_potentials(float4* out)
 {
     if (num_particles == 0) return;
     if (!evaluated) throw std::logic_error("tree-gpu: potentials before an evaluation");
@@ -591,14 +592,14 @@ void TreeGpuEngine::Impl::evaluate_potentials()
     if (batches > 1) { // the earlier batches' lists are gone: walk them again
         Evaluation again = l.evaluation;
         again.potentials = true;
+        again.out = out;
         launch_batches(again, OctreeView<float>(l.view));
         return;
     }
     CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.eps2, d_sorted.data(), d_next_group.data(),
-                               true, stream);
-    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.eps2, d_sorted.data(),
-                                d_next_group.data() + 1, true, stream);
+    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.eps2, out, d_next_group.data(), true, stream);
+    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.eps2, out, d_next_group.data() + 1, true,
+                                stream);
 }
 
 } // namespace grove

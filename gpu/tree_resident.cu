@@ -37,18 +37,25 @@ __device__ inline bool finite3(double x, double y, double z)
     return isfinite(x) && isfinite(y) && isfinite(z);
 }
 
+// The last evaluation's sums as the accelerations they stand for (G included), as store_forces
+// converts them.
+__device__ Vec4<double> acceleration_of(const float4& s, double G)
+{
+    return {G * s.x, G * s.y, G * s.z, G * s.w};
+}
+
 // The opening kick and the drift, with everything gathered into the new tree's order (particle
 // order[k] of the old order becomes particle k), and the positions one step further predicted
-// with the old acceleration.
-__global__ void kick_drift_gather_kernel(int n, double h, double dt, const std::uint32_t* order,
-                                         const Vec4<double>* body, const Vec4<double>* vel, const Vec4<double>* acc,
+// with the old acceleration (the last evaluation's sums, in the old order).
+__global__ void kick_drift_gather_kernel(int n, double h, double dt, double G, const std::uint32_t* order,
+                                         const Vec4<double>* body, const Vec4<double>* vel, const float4* sums,
                                          const std::uint32_t* caller, Vec4<double>* body_out, Vec4<double>* vel_half,
                                          std::uint32_t* caller_out, double* pred, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     const std::uint32_t j = order[k];
-    const Vec4<double> b = body[j], v = vel[j], a = acc[j];
+    const Vec4<double> b = body[j], v = vel[j], a = acceleration_of(sums[j], G);
     const Vec4<double> vh{kicked(v.x, a.x, h), kicked(v.y, a.y, h), kicked(v.z, a.z, h), 0};
     const Vec4<double> x{drifted(b.x, vh.x, dt), drifted(b.y, vh.y, dt), drifted(b.z, vh.z, dt), b.w};
     body_out[k] = x;
@@ -60,28 +67,28 @@ __global__ void kick_drift_gather_kernel(int n, double h, double dt, const std::
     if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
 }
 
-// The closing kick with the new forces (sums without G, in the tree's order). It reads only the
-// velocities after the opening kick and the sums, so that it may run again.
+// The closing kick with the new forces (sums without G, in the tree's order), which stay in the
+// engine's sums for the next step's opening kick. It reads only the velocities after the opening
+// kick and the sums, so that it may run again.
 __global__ void kick_kernel(int n, double h, double G, const float4* sums, const Vec4<double>* vel_half,
-                            Vec4<double>* acc, Vec4<double>* vel, int* flags)
+                            Vec4<double>* vel, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const float4 s = sums[k];
-    const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as store_forces converts them
-    acc[k] = a;
+    const Vec4<double> a = acceleration_of(sums[k], G);
     const Vec4<double> vh = vel_half[k];
     const Vec4<double> v{kicked(vh.x, a.x, h), kicked(vh.y, a.y, h), kicked(vh.z, a.z, h), 0};
     vel[k] = v;
     if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
 }
 
-// The potentials of a step's sums made again with them (TreeGpuEngine::Impl::evaluate_potentials):
-// the accelerations stay the kick's.
-__global__ void potential_kernel(int n, double G, const float4* sums, Vec4<double>* acc)
+// The potentials of a step's sums, made again with potentials into `with_potentials`
+// (TreeGpuEngine::Impl::evaluate_potentials), into the step's sums: their accelerations stay the
+// kick's, which the next step goes on from.
+__global__ void potential_kernel(int n, const float4* with_potentials, float4* sums)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) acc[k].w = G * sums[k].w; // as kick_kernel converts them
+    if (k < n) sums[k].w = with_potentials[k].w;
 }
 
 template <class T> void copy_async(T* to, const T* from, std::size_t count, cudaMemcpyKind kind, cudaStream_t s)
@@ -117,7 +124,6 @@ void TreeGpuResident::load(const ParticleSet& p)
     e_.release_host_path_buffers();
     for (int b = 0; b < 2; ++b) {
         body_[b].reserve(n, "resident positions");
-        acc_[b].reserve(n, "resident accelerations");
         caller_[b].reserve(n, "resident particle order");
     }
     vel_.reserve(n, "resident velocities");
@@ -135,7 +141,8 @@ void TreeGpuResident::load(const ParticleSet& p)
     h_box_.reserve(kBoxValues, "key box");
     h_body_.reserve(n, "resident positions");
     h_vel_.reserve(n, "resident velocities");
-    h_acc_.reserve(n, "resident accelerations");
+    h_sums_.reserve(n, "resident accelerations");
+    e_.d_sorted.reserve(n, "sorted accelerations");
     h_caller_.reserve(n, "resident particle order");
     h_pred_.reserve(3 * n, "predicted positions");
     h_flags_.reserve(1, "step flags");
@@ -145,13 +152,17 @@ void TreeGpuResident::load(const ParticleSet& p)
         const auto i = static_cast<Eigen::Index>(k);
         h_body_[k] = {p.pos(0, i), p.pos(1, i), p.pos(2, i), p.mass[i]};
         h_vel_[k] = {p.vel(0, i), p.vel(1, i), p.vel(2, i), 0};
-        h_acc_[k] = {p.acc(0, i), p.acc(1, i), p.acc(2, i), p.pot[i]};
+        // The store's accelerations are an evaluation's sums times G (store_forces): divided by
+        // G and rounded to float they are those sums again.
+        const double G = e_.gravity.G;
+        h_sums_[k] = make_float4(static_cast<float>(p.acc(0, i) / G), static_cast<float>(p.acc(1, i) / G),
+                                 static_cast<float>(p.acc(2, i) / G), static_cast<float>(p.pot[i] / G));
         h_caller_[k] = static_cast<std::uint32_t>(k);
     }
     masses_ = p.mass;
     copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
-    copy_async(acc_[0].data(), h_acc_.data(), n, cudaMemcpyHostToDevice, e_.stream);
+    copy_async(e_.d_sorted.data(), h_sums_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
@@ -314,7 +325,10 @@ void TreeGpuResident::kick_drift(double h, double dt)
             const auto count = static_cast<std::int64_t>(n);
 #pragma omp parallel for schedule(static)
             for (std::int64_t k = 0; k < count; ++k) {
-                const Vec4<double>&b = h_body_[k], &v = h_vel_[k], &a = h_acc_[k];
+                const Vec4<double>&b = h_body_[k], &v = h_vel_[k];
+                const float4 s = h_sums_[k];
+                const double G = e_.gravity.G;
+                const Vec4<double> a{G * s.x, G * s.y, G * s.z, 0}; // as the device's kick takes them
                 h_pred_[3 * k] = drifted(b.x, kicked(v.x, a.x, h), dt);
                 h_pred_[3 * k + 1] = drifted(b.y, kicked(v.y, a.y, h), dt);
                 h_pred_[3 * k + 2] = drifted(b.z, kicked(v.z, a.z, h), dt);
@@ -341,8 +355,8 @@ void TreeGpuResident::kick_drift(double h, double dt)
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
         kick_drift_gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-            n_, h, dt, order_.data(), body_[cur_].data(), vel_.data(), acc_[cur_].data(), caller_[cur_].data(),
-            body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
+            n_, h, dt, e_.gravity.G, order_.data(), body_[cur_].data(), vel_.data(), e_.d_sorted.data(),
+            caller_[cur_].data(), body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
         gpu::check_launch("kick_drift_gather_kernel", e_.stream);
         CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
         cur_ = nx;
@@ -421,11 +435,11 @@ void TreeGpuResident::compute()
         gpu::check_launch("pack_groups_kernel", e_.stream);
         const OpeningCriterion criterion = e_.params.opening();
         if (criterion.kind == MacKind::relative) {
-            // The last step's |a| scales the groups; kick_drift left its accelerations in place.
+            // The last step's |a| scales the groups: its sums, in the last tree's order, are still
+            // the engine's (the evaluation below replaces them).
             e_.dev.mac_scale.reserve(g, "tree group scales");
-            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
-                                                                         order_.data(), acc_[1 - cur_].data(),
-                                                                         e_.gravity.G, e_.dev.mac_scale.data());
+            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
+                e_.num_groups, group_range_.data(), order_.data(), e_.d_sorted.data(), e_.dev.mac_scale.data());
             gpu::check_launch("group_scales_kernel", e_.stream);
         }
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
@@ -443,7 +457,7 @@ void TreeGpuResident::launch_kick(double h)
     const auto n = static_cast<std::size_t>(n_);
     CUDA_CHECK(cudaEventRecord(ev_[kKickStart], e_.stream));
     kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, e_.gravity.G, e_.d_sorted.data(), vel_half_.data(),
-                                                         acc_[cur_].data(), vel_.data(), flags_.data());
+                                                         vel_.data(), flags_.data());
     gpu::check_launch("kick_kernel", e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kKickEnd], e_.stream));
     CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
@@ -502,15 +516,19 @@ void TreeGpuResident::store(ParticleSet& p)
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);
     if (potentials_missing_) {
-        e_.evaluate_potentials();
-        potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, e_.gravity.G, e_.d_sorted.data(),
-                                                                  acc_[cur_].data());
+        // Into a buffer of their own, given back after: the sums the next kick goes on from stay
+        // the step's to the bit.
+        gpu::DeviceBuffer<float4> with_potentials;
+        with_potentials.reserve(n, "potentials");
+        e_.evaluate_potentials(with_potentials.data());
+        potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, with_potentials.data(), e_.d_sorted.data());
         gpu::check_launch("potential_kernel", e_.stream);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the buffer goes
         potentials_missing_ = false;
     }
     copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
     copy_async(h_vel_.data(), vel_.data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    copy_async(h_acc_.data(), acc_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    copy_async(h_sums_.data(), e_.d_sorted.data(), n, cudaMemcpyDeviceToHost, e_.stream);
     copy_async(h_caller_.data(), caller_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     p.acc.resize(3, n_);
@@ -519,7 +537,10 @@ void TreeGpuResident::store(ParticleSet& p)
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < count; ++k) {
         const auto i = static_cast<Eigen::Index>(h_caller_[k]);
-        const Vec4<double>&b = h_body_[k], &v = h_vel_[k], &a = h_acc_[k];
+        const Vec4<double>&b = h_body_[k], &v = h_vel_[k];
+        const float4 s = h_sums_[k];
+        const double G = e_.gravity.G;
+        const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as the device converts them
         p.pos.col(i) << b.x, b.y, b.z;
         p.vel.col(i) << v.x, v.y, v.z;
         p.acc.col(i) << a.x, a.y, a.z;

@@ -87,8 +87,9 @@ class TreeGpuResident final : public DeviceParticles {
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
 
     // Device state (order: the current tree's).
+    // The accelerations are the engine's sums of the last evaluation (d_sorted: float, G apart,
+    // in the order of the tree they were evaluated on), which the next opening kick reads.
     gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
-    gpu::DeviceBuffer<Vec4<double>> acc_[2];  // ax, ay, az (G included), potential
     gpu::DeviceBuffer<std::uint32_t> caller_[2];
     gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
     gpu::DeviceBuffer<double> pred_;                 // 3 x N predicted positions
@@ -135,7 +136,8 @@ class TreeGpuResident final : public DeviceParticles {
     Eigen::VectorXd masses_; // a build from the device's positions (after a failed look-ahead)
 
     gpu::PinnedBuffer<double> h_pred_;
-    gpu::PinnedBuffer<Vec4<double>> h_body_, h_acc_, h_vel_; // load and store
+    gpu::PinnedBuffer<Vec4<double>> h_body_, h_vel_; // load and store
+    gpu::PinnedBuffer<float4> h_sums_;               // the accelerations and potentials as sums
     gpu::PinnedBuffer<std::uint32_t> h_caller_;
     gpu::PinnedBuffer<int> h_flags_;
 };
