@@ -51,6 +51,24 @@ std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& 
     return out;
 }
 
+void add_input_units_option(cxxopts::Options& options)
+{
+    options.add_options()("units",
+                          "units of an input in a format that holds none: nbody (G = 1; tipsy's default) or gadget "
+                          "(kpc, km/s, 1e10 Msun; GADGET binary's default)",
+                          cxxopts::value<std::string>());
+}
+
+std::optional<Units> input_units(const cxxopts::ParseResult& result)
+{
+    if (!result.count("units")) return std::nullopt;
+    try {
+        return units_by_name(result["units"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("--units: ") + e.what());
+    }
+}
+
 std::vector<std::string> without_options(const std::vector<std::string>& args, const std::vector<std::string>& names)
 {
     std::vector<std::string> out;

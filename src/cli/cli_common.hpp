@@ -11,6 +11,8 @@
 
 #include <cxxopts.hpp>
 
+#include "core/units.hpp"
+
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
 #include "core/memory_plan.hpp"
@@ -25,6 +27,11 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int
 // Every option of `result` (given and defaulted) as "command.option" -> value, for the
 // /RunParameters of the files a command writes.
 std::map<std::string, std::string> recorded_options(const cxxopts::ParseResult& result, const std::string& command);
+
+// --units: the units of an input in a format that holds none (tipsy, GADGET binary), and the
+// value given, if any (read_snapshot's default otherwise); throws naming the accepted ones.
+void add_input_units_option(cxxopts::Options& options);
+std::optional<Units> input_units(const cxxopts::ParseResult& result);
 
 // A command line without the options `names` (--name VALUE or --name=VALUE, each name without its
 // dashes), the rest in order.

@@ -19,7 +19,8 @@ namespace {
 struct AccuracyCommand {
     std::string input, output;
     AccuracyOptions options;
-    bool G_given = false; // -G given; else G comes from the snapshot's units
+    bool G_given = false;       // -G given; else G comes from the snapshot's units
+    std::optional<Units> units; // --units, for an input that holds none
 };
 
 AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
@@ -32,6 +33,7 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     refuse_output_over_input(c.output, c.input);
     check_writable(c.output);
     c.G_given = r.count("G") > 0;
+    c.units = input_units(r);
     AccuracyOptions& o = c.options;
     try {
         o.mac = parse_mac(r["mac"].as<std::string>());
@@ -77,7 +79,7 @@ int run_accuracy(const AccuracyCommand& c)
     const std::size_t n = snapshot_particle_count(in);
     check_memory_plan(Workload::accuracy, n, "grove accuracy on " + in, c.options.tree_engine);
     check_device_plan(Workload::accuracy, n, "grove accuracy on " + in, c.options.tree_engine, 0, -1);
-    const ParticleSet p = read_snapshot(in);
+    const ParticleSet p = read_snapshot(in, c.units);
     AccuracyOptions o = c.options;
     if (!c.G_given) o.G = p.units.G;
     if (!(o.G > 0)) throw std::runtime_error("-G must be > 0");
@@ -180,6 +182,7 @@ int command_accuracy(int argc, char** argv)
         cxxopts::value<std::string>())("target-component",
                                        "component the target applies to (all, bulge, disk, halo...)",
                                        cxxopts::value<std::string>()->default_value("all"));
+    add_input_units_option(options);
     options.parse_positional({"file"});
     options.positional_help("FILE [--theta 0.2:1.0:0.1 | --mac relative --alpha 1e-4,1e-3] [-o accuracy.hdf5]");
     const auto parsed = parse_command(options, argc, argv);

@@ -23,11 +23,10 @@ int command_convert(int argc, char** argv)
         "format",
         "hdf5, tipsy, gadget1 or gadget2 (default: from the output's extension: .hdf5 .h5, .tipsy "
         ".std .bin, .gadget .g1, .g2)",
-        cxxopts::value<std::string>())("units", "units of a tipsy or GADGET binary input: nbody or gadget",
-                                       cxxopts::value<std::string>())(
-        "native", "tipsy: this machine's byte order instead of the standard big-endian")(
+        cxxopts::value<std::string>())("native", "tipsy: this machine's byte order instead of the standard big-endian")(
         "no-ids", "tipsy: standard records (eps and phi) instead of Bonsai's 64-bit IDs")(
         "double", "GADGET binary: positions, velocities and masses as doubles");
+    add_input_units_option(options);
     options.parse_positional({"file"});
     options.positional_help("IN -o OUT [--format hdf5|tipsy|gadget1|gadget2]");
     const auto parsed = parse_command(options, argc, argv);
@@ -46,14 +45,7 @@ int command_convert(int argc, char** argv)
     if (!format)
         throw std::runtime_error("--format is needed: " + output +
                                  " has no extension that names one (.hdf5, .tipsy, .g1, .g2 ...)");
-    std::optional<Units> units;
-    if (r.count("units")) {
-        try {
-            units = units_by_name(r["units"].as<std::string>());
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(std::string("--units: ") + e.what());
-        }
-    }
+    const std::optional<Units> units = input_units(r);
     check_writable(output);
     const SnapshotFormat from = snapshot_format(input);
     const ParticleSet p = read_snapshot(input, units);

@@ -27,6 +27,7 @@ struct ForcesConfig {
     double neighbour_radius = 0;                 // > 0: also the neighbours within it
     int max_neighbours = 32;                     // room per particle in NeighbourIDs
     bool G_given = false;                        // -G given; else G comes from the snapshot's units
+    std::optional<Units> units;                  // --units, for an input that holds none
     std::map<std::string, std::string> recorded; // every option, into /RunParameters
 };
 
@@ -41,6 +42,7 @@ ForcesConfig forces_config(const cxxopts::ParseResult& r)
     check_writable(c.output);
     c.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
+    c.units = input_units(r);
     c.recorded = recorded_options(r, "forces");
     c.neighbours = r["neighbours"].as<bool>() || r.count("neighbour-radius") > 0;
     if (r.count("neighbour-radius")) c.neighbour_radius = r["neighbour-radius"].as<double>();
@@ -115,7 +117,7 @@ int run_forces(const ForcesConfig& c)
     check_memory_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine));
     check_device_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine),
                       c.engine.gpu_memory, c.engine.device);
-    ParticleSet p = read_snapshot(c.input);
+    ParticleSet p = read_snapshot(c.input, c.units);
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;
     const Communicator& comm = Communicator::world();
@@ -154,6 +156,7 @@ int command_forces(int argc, char** argv)
     options.add_options()("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())(
         "o,output", "Output snapshot (required)", cxxopts::value<std::string>());
     add_engine_options(options);
+    add_input_units_option(options);
     options.add_options("neighbours")(
         "neighbours", "also write NearestNeighbour (its ParticleID, 0 if alone) and NearestDistance (unsoftened)",
         cxxopts::value<bool>()->default_value("false"))(

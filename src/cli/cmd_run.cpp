@@ -56,6 +56,7 @@ void add_run_options(cxxopts::Options& options)
         "target-sample", "--target: particles compared with the direct sum",
         cxxopts::value<long long>()->default_value("4096"));
     add_engine_options(options);
+    add_input_units_option(options);
     options.parse_positional({"file"});
     options.positional_help("FILE -o DIR --t-end T (--dt DT | --integrator hermite)");
 }
@@ -100,6 +101,7 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     c.integrator.dt_max = r["dt-max"].as<double>();
     c.integrator.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
+    c.input_units = input_units(r);
     c.t_end = r["t-end"].as<double>();
     if (r.count("snapshot-every")) c.snapshot_every = r["snapshot-every"].as<double>();
     c.log_every = r["log-every"].as<int>();

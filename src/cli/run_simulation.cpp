@@ -61,7 +61,7 @@ std::string hms(double seconds)
 double start_time(const RunConfig& config, const ParticleSet& p, const std::optional<Checkpoint>& restart)
 {
     if (!restart) return p.time;
-    return restart->has_start_time ? restart->start_time : read_snapshot(config.input).time;
+    return restart->has_start_time ? restart->start_time : read_snapshot(config.input, config.input_units).time;
 }
 
 // The run's integrator settings, with G from the snapshot's units unless -G gave it.
@@ -105,7 +105,7 @@ class Run {
 
 Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     : config_(config), restart_(std::move(restart)),
-      p_(restart_ ? std::move(restart_->particles) : read_snapshot(config.input)),
+      p_(restart_ ? std::move(restart_->particles) : read_snapshot(config.input, config.input_units)),
       plan_(RunPlan::make(config, start_time(config, p_, restart_))), ic_(integrator_config(config, p_)),
       comm_(Communicator::world()), argv_(config.argv)
 {

@@ -18,7 +18,8 @@ struct RunConfig {
     std::string input;  // initial snapshot
     std::string output; // directory
     IntegratorConfig integrator;
-    bool G_given = false; // -G given; else G comes from the snapshot's units
+    bool G_given = false;             // -G given; else G comes from the snapshot's units
+    std::optional<Units> input_units; // --units, for an input that holds none
     double t_end = 0;
     std::optional<double> snapshot_every;        // default (t_end - t_start) / 10
     int log_every = 10;                          // intervals between diagnostics lines

@@ -352,3 +352,31 @@ TEST_CASE("a GPU memory limit is planned against before anything starts, and siz
     CHECK(r.status == 0);
     CHECK_THAT(r.output, Catch::Contains("memory: host"));
 }
+
+TEST_CASE("grove convert writes other formats, and every command reads them with --units", "[cli][formats]")
+{
+    const std::string in = test::data_path("galaxy_16k.hdf5");
+    const std::string tipsy = test::scratch_path("cli_galaxy.tipsy"), g2 = test::scratch_path("cli_galaxy.g2");
+    auto r = run_grove("convert " + in + " -o " + tipsy + " 2>&1");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("(hdf5)") && Catch::Contains("(tipsy)"));
+    REQUIRE(run_grove("convert " + tipsy + " -o " + g2 + " --units gadget 2>&1").status == 0);
+    // The tipsy file read in GADGET's units gives the forces of the HDF5 file to float rounding.
+    const std::string from_hdf5 = test::scratch_path("cli_forces_hdf5.hdf5"),
+                      from_tipsy = test::scratch_path("cli_forces_tipsy.hdf5");
+    REQUIRE(run_grove("forces " + in + " --engine tree-cpu --eps 0.1 -o " + from_hdf5 + " 2>&1").status == 0);
+    REQUIRE(run_grove("forces " + tipsy + " --units gadget --engine tree-cpu --eps 0.1 -o " + from_tipsy + " 2>&1")
+                .status == 0);
+    const ParticleSet a = read_snapshot(from_hdf5), b = read_snapshot(from_tipsy);
+    CHECK(b.units.G == Approx(a.units.G));
+    REQUIRE(a.size() == b.size());
+    CHECK((a.acc - b.acc).norm() < 1e-4 * a.acc.norm()); // same IDs, types apart: the halo's order is kept
+    // What cannot be done is refused in one line.
+    CHECK(run_grove("convert " + in + " -o " + test::scratch_path("cli_galaxy.xyz") + " 2>&1").status == 1);
+    r = run_grove("convert " + in + " -o " + test::scratch_path("cli_galaxy.dat") + " --format fits 2>&1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("tipsy"));
+    r = run_grove("forces " + tipsy + " --units furlongs --engine tree-cpu -o " + from_tipsy + " 2>&1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--units"));
+}
