@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace grove {
@@ -34,26 +35,15 @@ class BinaryReader {
     template <class T> T read()
     {
         need(sizeof(T), "a value");
-        T v;
-        unsigned char b[sizeof(T)];
-        std::memcpy(b, bytes_.data() + at_, sizeof(T));
-        if (order == ByteOrder::swapped)
-            for (std::size_t k = 0; k < sizeof(T) / 2; ++k) std::swap(b[k], b[sizeof(T) - 1 - k]);
-        std::memcpy(&v, b, sizeof(T));
+        const T v = value_at<T>(at_, order);
         at_ += sizeof(T);
         return v;
     }
-    // A value at `at` without moving (to look at a header before choosing the byte order).
+    // A value at `at` without moving (to look at a header before choosing the byte order); zero
+    // past the end.
     template <class T> T peek(std::size_t at, ByteOrder o) const
     {
-        if (at + sizeof(T) > bytes_.size()) return T{};
-        T v;
-        unsigned char b[sizeof(T)];
-        std::memcpy(b, bytes_.data() + at, sizeof(T));
-        if (o == ByteOrder::swapped)
-            for (std::size_t k = 0; k < sizeof(T) / 2; ++k) std::swap(b[k], b[sizeof(T) - 1 - k]);
-        std::memcpy(&v, b, sizeof(T));
-        return v;
+        return at + sizeof(T) > bytes_.size() ? T{} : value_at<T>(at, o);
     }
     // Throws "... is truncated" unless `bytes` more are there.
     void need(std::size_t bytes, const std::string& what) const;
@@ -61,6 +51,16 @@ class BinaryReader {
     [[noreturn]] void fail(const std::string& message) const;
 
   private:
+    template <class T> T value_at(std::size_t at, ByteOrder o) const
+    {
+        unsigned char b[sizeof(T)];
+        std::memcpy(b, bytes_.data() + at, sizeof(T));
+        if (o == ByteOrder::swapped)
+            for (std::size_t k = 0; k < sizeof(T) / 2; ++k) std::swap(b[k], b[sizeof(T) - 1 - k]);
+        T v;
+        std::memcpy(&v, b, sizeof(T));
+        return v;
+    }
     std::string path_;
     std::vector<unsigned char> bytes_;
     std::size_t at_ = 0;

@@ -203,28 +203,24 @@ void write_gadget_binary(const std::string& path, const ParticleSet& p, const Ga
             throw std::runtime_error("cannot write " + path + ": GADGET binary counts a type in 32 bits per file");
     const bool wide_ids = *std::max_element(p.id.begin(), p.id.end()) > UINT32_MAX;
     BinaryWriter out;
+    // A record (the data's length before and after it); in format 2 after a record of its name and
+    // the data record's length with its markers.
     const auto block = [&](const char* name, auto&& fill) {
+        std::size_t next = 0;
         if (o.format == 2) {
             out.write<std::uint32_t>(8);
             for (int k = 0; k < 4; ++k) out.write<unsigned char>(static_cast<unsigned char>(name[k]));
-            const std::size_t next = out.size();
-            out.write<std::uint32_t>(0); // the data record's length with its markers, patched below
+            next = out.size();
+            out.write<std::uint32_t>(0); // patched below
             out.write<std::uint32_t>(8);
-            const std::size_t start = out.size();
-            out.write<std::uint32_t>(0);
-            fill();
-            const auto bytes = static_cast<std::uint32_t>(out.size() - start - 4);
-            out.write<std::uint32_t>(bytes);
-            out.patch_u32(start, bytes);
-            out.patch_u32(next, bytes + 8);
-        } else {
-            const std::size_t start = out.size();
-            out.write<std::uint32_t>(0);
-            fill();
-            const auto bytes = static_cast<std::uint32_t>(out.size() - start - 4);
-            out.write<std::uint32_t>(bytes);
-            out.patch_u32(start, bytes);
         }
+        const std::size_t start = out.size();
+        out.write<std::uint32_t>(0);
+        fill();
+        const auto bytes = static_cast<std::uint32_t>(out.size() - start - 4);
+        out.write<std::uint32_t>(bytes);
+        out.patch_u32(start, bytes);
+        if (o.format == 2) out.patch_u32(next, bytes + 8);
     };
     const auto real = [&](double v) {
         if (o.double_precision)
