@@ -106,6 +106,12 @@ template <class T> class PinnedBuffer {
     }
     T* data() const { return data_; }
     T& operator[](std::size_t i) const { return data_[i]; }
+    void release()
+    {
+        cudaFreeHost(data_);
+        data_ = nullptr;
+        capacity_ = 0;
+    }
 
   private:
     T* data_ = nullptr;

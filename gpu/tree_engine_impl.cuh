@@ -176,8 +176,9 @@ struct TreeGpuEngine::Impl {
     // the stream). For a store on the device, whose steps leave the potentials out: between its steps
     // the tree, the lists and the view they were walked with stay on the device as they were.
     void evaluate_potentials(float4* out);
-    // Gives back the interaction lists (the next evaluation sizes them again to what is free) and
-    // the caller-order copy of the forces: room for a particle store on the device.
+    // Gives back the interaction lists (the next evaluation sizes them again to what is free), the
+    // caller-order copy of the forces and the host pipeline's host buffers: room for a particle
+    // store on the device.
     void release_host_path_buffers();
 
     // Bytes the list buffers hold now.

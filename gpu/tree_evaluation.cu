@@ -581,6 +581,17 @@ void TreeGpuEngine::Impl::release_host_path_buffers()
     }
     d_out.release();
     evaluated = false; // the lists the potentials would be made from are gone
+    // The host's side of the host pipeline: its trees, their packed copy and the forces' copies.
+    // A store on the device builds its own trees; the host pipeline makes these again if it runs.
+    tree = Octree{};
+    updater.release();
+    loaded = nullptr;
+    uploaded = false;
+    for_each_array(host, [](auto& a, const TreeArrayInfo&) { a.release(); });
+    h_sorted.release();
+    forces = Forces{};
+    first_pass_forces = Forces{};
+    estimate.release();
 }
 
 void TreeGpuEngine::Impl::evaluate_potentials(float4* out)

@@ -33,6 +33,10 @@ class AccelerationEstimate {
     {
         return magnitudes_;
     }
+    void release()
+    {
+        std::vector<double>().swap(magnitudes_);
+    }
 
   private:
     std::vector<double> magnitudes_;

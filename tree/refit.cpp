@@ -135,6 +135,17 @@ bool TreeUpdater::update(Octree& tree, PositionsRef pos, MassesRef mass, const B
     return rebuild;
 }
 
+void TreeUpdater::release()
+{
+    pending_ = nullptr;
+    next_ = Octree{};
+    next_ready_ = false;
+    predicted_ = Eigen::Matrix3Xd();
+    std::vector<std::uint32_t>().swap(inverse_);
+    std::vector<std::uint32_t>().swap(handed_);
+    force_rebuild();
+}
+
 void TreeUpdater::follow(ParticleStore& store)
 {
     if (std::exchange(store_epoch_, store.order_epoch()) != store.order_epoch()) force_rebuild();

@@ -63,6 +63,9 @@ class TreeUpdater {
     bool take_order(Octree& tree, std::vector<std::uint32_t>& order);
     // The caller's particles moved otherwise (the store's order epoch changed): build next time.
     void force_rebuild();
+    // Gives back the look-ahead tree and the scratch of its builds (a particle store on a device
+    // builds its own); the next update() builds afresh.
+    void release();
 
     // Before a computation on a particle store: builds afresh when the store's particles moved in
     // a way no engine asked for (its order epoch changed), and takes the store's last drift as the
