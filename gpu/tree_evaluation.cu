@@ -143,10 +143,12 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     d_mismatch.reserve(1, "walk check");
     h_longest.reserve(3, "longest lists");
     d_longest.reserve(3, "longest lists");
-    // The relative criterion lists a few per cent of the groups; the geometric one only lists that
-    // outgrow their room.
-    long_capacity = static_cast<int>(
-        std::max({std::size_t{1024}, mac == MacKind::relative ? g / 16 : 0, static_cast<std::size_t>(long_wanted)}));
+    // The relative criterion lists a few per cent of the groups; the geometric one only those that
+    // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
+    // came near full (finish), to an eighth of the groups at most.
+    const std::size_t most = std::max<std::size_t>(1024, g / 8);
+    long_capacity = static_cast<int>(std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
+                                                              static_cast<std::size_t>(long_wanted)})));
     for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
     for (auto& parts : d_long_parts)
         parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");
