@@ -189,6 +189,20 @@ TEST_CASE("a look-ahead tree is refitted only when the particles are in the orde
         updater.update(tree, p.pos, p.mass, params, &times); // the decision is tested, not the forces
         return times;
     };
+    // Given back (a store on a device builds its own), the prepared tree is dropped: a build.
+    {
+        TreeUpdater updater(1);
+        Octree tree;
+        updater.update(tree, p.pos, p.mass, params, nullptr);
+        updater.hint(p.vel, acc, 1e-3);
+        updater.start_lookahead(tree, p.pos, p.mass, params, false);
+        updater.run_lookahead();
+        updater.release();
+        BuildTimes t;
+        CHECK(updater.update(tree, p.pos, p.mass, params, &t));
+        CHECK(t.sort > 0);
+        check_tree_invariants(tree, p, 16);
+    }
     for (const bool expect : {false, true})
         for (const bool hand_over : {false, true}) {
             INFO("expected a handover: " << expect << ", handed over: " << hand_over);
