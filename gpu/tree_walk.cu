@@ -157,13 +157,13 @@ __device__ int lane_index()
     return static_cast<int>(threadIdx.x & 31u);
 }
 
-// One lane's part of group g's walk: the entries among nodes [lo, hi) of the one-thread walk's
+// One part of group g's walk: the entries among nodes [lo, hi) of the one-thread walk's
 // path, in its order; an accepted node belongs to the part that holds its index, so the parts of
 // the node range one after the other are the whole walk (the walk lists nodes in increasing index
 // order). The path reaches lo unless the group accepts one of lo's ancestors, the first of which
-// (from the root) sends it past its subtree: the lane tests the ancestors (their loads
+// (from the root) sends it past its subtree: the part's thread tests the ancestors (their loads
 // independent of each other) and starts there. `ancestors`: lo's, root first, or null where the
-// table had no room for them; the lane then follows the path from the root, passing without a
+// table had no room for them; the thread then follows the path from the root, passing without a
 // test the subtrees that end before lo.
 template <class Open, class Sink>
 __device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open, int lo, int hi,
