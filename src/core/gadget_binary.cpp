@@ -13,7 +13,7 @@ namespace {
 constexpr std::uint32_t kHeaderBytes = 256;
 
 struct GadgetHeader {
-    std::array<std::uint64_t, kNumParticleTypes> npart{};
+    std::array<std::uint64_t, kNumParticleTypes> npart{}, total{};
     std::array<double, kNumParticleTypes> massarr{};
     double time = 0;
     std::int32_t num_files = 1;
@@ -74,6 +74,7 @@ GadgetHeader read_header(BinaryReader& in, const Record& r)
     for (int t = 0; t < kNumParticleTypes; ++t) {
         h.npart[t] = npart[t];
         const std::uint64_t total = (static_cast<std::uint64_t>(total_high[t]) << 32) | total_low[t];
+        h.total[t] = total;
         if (h.num_files <= 1 && total != 0 && total != npart[t])
             in.fail("the header's counts of type " + std::to_string(t) + " differ (npart " + std::to_string(npart[t]) +
                     ", npartTotal " + std::to_string(total) + ")");
@@ -113,29 +114,84 @@ int gadget_binary_format(const std::string& path)
     return detect(in);
 }
 
+namespace {
+
+// The header of a GADGET binary file (throws naming the file where it is not one).
+GadgetHeader header_of(BinaryReader& in, int& format, Record& header_record)
+{
+    format = detect(in);
+    if (format == 0) in.fail("is not a GADGET binary file (its first record is neither a 256-byte header nor HEAD)");
+    if (format == 2) read_record(in, "the header's name");
+    header_record = read_record(in, "the header");
+    return read_header(in, header_record);
+}
+
+// The files of a snapshot that GADGET split over `count` of them, from the name of any:
+// BASE.0 ... BASE.K-1.
+std::vector<std::string> split_files(const BinaryReader& in, int count)
+{
+    const std::string& path = in.path();
+    const auto dot = path.rfind('.');
+    const std::string number = dot == std::string::npos ? "" : path.substr(dot + 1);
+    if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos)
+        in.fail("its header says the snapshot is split over " + std::to_string(count) +
+                " files, but its name does not end in .K as GADGET names them");
+    std::vector<std::string> files;
+    for (int k = 0; k < count; ++k) files.push_back(path.substr(0, dot + 1) + std::to_string(k));
+    return files;
+}
+
+ParticleSet read_one_file(const std::string& path, const Units& units);
+
+} // namespace
+
 std::uint64_t gadget_binary_particle_count(const std::string& path)
 {
     BinaryReader in(path);
-    const int format = detect(in);
-    if (format == 0) return 0;
-    if (format == 2) read_record(in, "the header's name");
-    const GadgetHeader h = read_header(in, read_record(in, "the header"));
+    if (detect(in) == 0) return 0;
+    int format = 0;
+    Record r;
+    const GadgetHeader h = header_of(in, format, r);
     std::uint64_t n = 0;
-    for (const auto c : h.npart) n += c;
+    for (int t = 0; t < kNumParticleTypes; ++t) n += h.num_files > 1 ? h.total[t] : h.npart[t];
     return n;
 }
 
 ParticleSet read_gadget_binary(const std::string& path, const Units& units)
 {
+    int files = 1;
+    std::array<std::uint64_t, kNumParticleTypes> total{};
+    std::vector<std::string> parts{path};
+    {
+        BinaryReader in(path);
+        int format = 0;
+        Record r;
+        const GadgetHeader h = header_of(in, format, r);
+        files = h.num_files;
+        total = h.total;
+        if (files > 1) parts = split_files(in, files);
+    }
+    ParticleSet out = read_one_file(parts[0], units);
+    for (std::size_t k = 1; k < parts.size(); ++k) out = concatenate(out, read_one_file(parts[k], units));
+    if (files > 1) {
+        std::array<std::uint64_t, kNumParticleTypes> read{};
+        for (const auto t : out.type) ++read[t];
+        if (read != total)
+            throw std::runtime_error(path + ": the " + std::to_string(files) +
+                                     " files hold other counts per type than the header's npartTotal");
+        out.validate("the snapshot in " + std::to_string(files) + " files from " + parts[0]);
+    }
+    return out;
+}
+
+namespace {
+
+ParticleSet read_one_file(const std::string& path, const Units& units)
+{
     BinaryReader in(path);
-    const int format = detect(in);
-    if (format == 0) in.fail("is not a GADGET binary file (its first record is neither a 256-byte header nor HEAD)");
-    if (format == 2) read_record(in, "the header's name");
-    const Record header_record = read_record(in, "the header");
-    const GadgetHeader h = read_header(in, header_record);
-    if (h.num_files > 1)
-        in.fail("is one of " + std::to_string(h.num_files) +
-                " files of a snapshot: read the whole set as one GADGET HDF5 snapshot, or join them first");
+    int format = 0;
+    Record header_record;
+    const GadgetHeader h = header_of(in, format, header_record);
     in.seek(header_record.at + header_record.bytes + 4);
     std::uint64_t n = 0, with_mass = 0;
     for (int t = 0; t < kNumParticleTypes; ++t) {
@@ -188,6 +244,8 @@ ParticleSet read_gadget_binary(const std::string& path, const Units& units)
     }
     return p;
 }
+
+} // namespace
 
 void write_gadget_binary(const std::string& path, const ParticleSet& p, const GadgetBinaryOptions& o)
 {

@@ -20,14 +20,16 @@ struct GadgetBinaryOptions {
     bool double_precision = false; // positions, velocities and masses as doubles
 };
 
-// Throws std::runtime_error naming the file for a file that is not GADGET binary, one split over
-// several files, records whose lengths do not match, or particle data that is not valid.
+// A snapshot that GADGET split over files BASE.0 ... BASE.K-1 (num_files > 1) is read whole from the
+// name of any of them. Throws std::runtime_error naming the file for a file that is not GADGET
+// binary, records whose lengths do not match, files whose counts do not add up to the header's
+// totals, or particle data that is not valid.
 ParticleSet read_gadget_binary(const std::string& path, const Units& units);
 
 // 1 or 2 where the file starts as GADGET binary of that format does (in either byte order), else 0.
 int gadget_binary_format(const std::string& path);
 
-// The header's total (0 where the file is not GADGET binary).
+// The header's total (of all its files; 0 where the file is not GADGET binary).
 std::uint64_t gadget_binary_particle_count(const std::string& path);
 
 // Writes atomically, particles ordered by type; IDs in 64 bits where one needs them. Throws

@@ -1,8 +1,8 @@
 """Particle files as other programs write them, from the formats' specifications, for
 tests/core/test_formats.cpp: a big-endian standard tipsy file (gas, dark and star records), a
 little-endian tipsy file in Bonsai's variant with 64-bit IDs, GADGET binary format 1 (floats,
-32-bit IDs, one type's mass in the header's massarr), GADGET binary format 2 big-endian (doubles,
-64-bit IDs), and a GADGET HDF5 snapshot split over two files. The particles are those of
+32-bit IDs, one type's mass in the header's massarr; also split over two files), GADGET binary
+format 2 big-endian (doubles, 64-bit IDs), and a GADGET HDF5 snapshot split over two files. The particles are those of
 fixture_particles() below; the test checks them field by field.
 
 usage: /usr/bin/python3 make_format_fixtures.py OUTDIR
@@ -48,11 +48,14 @@ def record(f, order, data):
     f.write(struct.pack(order + "I", len(data)))
 
 
-def gadget_binary(path, order, fmt, real, idtype):
+def gadget_binary(path, order, fmt, real, idtype, rows=None, files=1):
     types, ids, masses, pos, vel = fixture_particles()
+    total = [int((types == t).sum()) for t in range(6)]
+    if rows is not None:
+        types, ids, masses, pos, vel = types[rows], ids[rows], masses[rows], pos[rows], vel[rows]
     npart = [int((types == t).sum()) for t in range(6)]
     massarr = [0.25 if t == 1 else 0.0 for t in range(6)]  # the halo's mass in the header
-    header = struct.pack(order + "6i6dddii6Iii4dii6I", *npart, *massarr, 1.5, 0.0, 0, 0, *npart, 0, 1,
+    header = struct.pack(order + "6i6dddii6Iii4dii6I", *npart, *massarr, 1.5, 0.0, 0, 0, *total, 0, files,
                          0.0, 0.0, 0.0, 0.0, 0, 0, *([0] * 6))
     header += b"\0" * (256 - len(header))
     dt = np.dtype(real).newbyteorder(order)
@@ -102,6 +105,8 @@ def main():
     tipsy(out / "bonsai_ids.tipsy", "<", bonsai=True)
     gadget_binary(out / "format1.gadget", "<", 1, np.float32, np.uint32)
     gadget_binary(out / "format2_big_endian.gadget", ">", 2, np.float64, np.uint64)
+    for k, rows in enumerate((np.arange(0, 5), np.arange(5, 12))):  # GADGET's names: BASE.K
+        gadget_binary(out / f"split_binary.{k}", "<", 1, np.float32, np.uint32, rows=rows, files=2)
     split_hdf5(out / "split")
 
 

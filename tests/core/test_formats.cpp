@@ -143,6 +143,12 @@ TEST_CASE("files written by other programs from the specifications are read fiel
     CHECK(snapshot_format(g2) == SnapshotFormat::gadget2);
     check(read_snapshot(g2, nbody_units()), true, 0);
     CHECK(read_snapshot(g2, nbody_units()).units.G == 1.0);
+    // A GADGET binary snapshot split over two files (BASE.0, BASE.1): whole, from either name.
+    for (const char* part : {"split_binary.0", "split_binary.1"}) {
+        const std::string path = (dir / part).string();
+        CHECK(snapshot_particle_count(path) == 12);
+        check(read_snapshot(path), true, 1e-6);
+    }
     // A snapshot split over two HDF5 files: whole, from either file's name.
     for (const char* part : {"split.0.hdf5", "split.1.hdf5"}) {
         const std::string path = (dir / part).string();
@@ -153,6 +159,8 @@ TEST_CASE("files written by other programs from the specifications are read fiel
     }
     fs::remove(dir / "split.1.hdf5");
     CHECK_THROWS_WITH(read_snapshot((dir / "split.0.hdf5").string()), Catch::Contains("split.1.hdf5"));
+    fs::remove(dir / "split_binary.1");
+    CHECK_THROWS_WITH(read_snapshot((dir / "split_binary.0").string()), Catch::Contains("split_binary.1"));
 }
 
 TEST_CASE("damaged tipsy and GADGET binary files are refused in one line naming the file", "[snapshot][formats]")
