@@ -12,15 +12,17 @@ namespace grove {
 
 namespace {
 
-int run_info(const std::string& path)
+int run_info(const std::string& path, const std::optional<Units>& units)
 {
-    const ParticleSet p = read_snapshot(path);
+    const ParticleSet p = read_snapshot(path, units);
+    const SnapshotFormat format = snapshot_format(path);
 
-    std::printf("file        %s\n", path.c_str());
+    std::printf("file        %s (%s)\n", path.c_str(), snapshot_format_name(format));
     std::printf("particles   %zu\n", p.size());
     std::printf("time        %.10g\n", p.time);
-    std::printf("units       %s (G = %.10g; length %.6g cm, mass %.6g g, velocity %.6g cm/s)\n", p.units.system.c_str(),
-                p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s);
+    std::printf("units       %s (G = %.10g; length %.6g cm, mass %.6g g, velocity %.6g cm/s)%s\n",
+                p.units.system.c_str(), p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s,
+                format != SnapshotFormat::hdf5 && !units ? ", assumed: the file holds none (--units)" : "");
     for (int t = 0; t < kNumParticleTypes; ++t) {
         std::size_t count = 0;
         double mass = 0;
@@ -54,13 +56,14 @@ int command_info(int argc, char** argv)
 {
     cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type, time, units, total mass,\n"
                                            "energies when the file holds potentials, and the run parameters.");
-    options.add_options()("file", "Snapshot (HDF5)", cxxopts::value<std::string>());
+    options.add_options()("file", "Snapshot (HDF5, tipsy or GADGET binary)", cxxopts::value<std::string>());
+    add_input_units_option(options);
     options.parse_positional({"file"});
     options.positional_help("FILE");
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     if (!parsed->count("file")) throw std::runtime_error("missing snapshot file (grove info FILE)");
-    return run_info((*parsed)["file"].as<std::string>());
+    return run_info((*parsed)["file"].as<std::string>(), input_units(*parsed));
 }
 
 } // namespace grove

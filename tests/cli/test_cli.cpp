@@ -376,6 +376,10 @@ TEST_CASE("grove convert writes other formats, and every command reads them with
     r = run_grove("convert " + in + " -o " + test::scratch_path("cli_galaxy.dat") + " --format fits 2>&1");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("tipsy"));
+    r = run_grove("info " + tipsy);
+    CHECK_THAT(r.output, Catch::Contains("(tipsy)") && Catch::Contains("assumed"));
+    r = run_grove("info " + tipsy + " --units gadget");
+    CHECK_THAT(r.output, Catch::Contains("gadget (G = 43007") && !Catch::Contains("assumed"));
     r = run_grove("forces " + tipsy + " --units furlongs --engine tree-cpu -o " + from_tipsy + " 2>&1");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("--units"));
