@@ -142,9 +142,8 @@ template <class Sink> __device__ bool walk_packed(const OctreeView<float>& tree,
 {
     const Group<float> group = tree.groups[g];
     const auto walk = [&](const auto& open) {
-        if (budget != INT32_MAX) return walk_group_within(tree, group, open, sink, budget);
-        walk_group_with(tree, group, open, sink);
-        return true;
+        return budget != INT32_MAX ? walk_group_path<true>(tree, group, open, sink, budget)
+                                   : walk_group_path<false>(tree, group, open, sink, budget);
     };
     if (tree.r_rel2 != nullptr) return walk(PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]});
     return walk(PackedOpening<float, false>{tree.walk_nodes, 0.f});
@@ -412,14 +411,14 @@ __global__ void write_parts_kernel(OctreeView<float> tree, const long long* node
 }
 
 __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, long long* node_count,
-                                  long long* leaf_count, int* longest, std::uint8_t* listed)
+                                  long long* leaf_count, int* longest)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
     CountPass pass;
     if (!walk_packed(tree, g, pass, long_walks.budget)) {
         if (list_long_walk(long_walks, g)) {
-            listed[g] = 1;
+            long_walks.listed[g] = 1;
             return;
         }
         pass = CountPass{}; // the queue is full: this thread walks it all
@@ -542,7 +541,7 @@ void launch_walk_count(const OctreeView<float>& tree, long long* node_count, lon
     if (tree.num_groups == 0) return;
     CUDA_CHECK(cudaMemsetAsync(long_walks.listed, 0, static_cast<std::size_t>(tree.num_groups), stream));
     walk_count_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, long_walks, node_count, leaf_count, longest, long_walks.listed);
+        tree, long_walks, node_count, leaf_count, longest);
     check_launch("walk_count_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
     count_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, long_walks);

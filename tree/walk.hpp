@@ -81,35 +81,30 @@ template <class T, bool kRelative> struct PackedOpening {
 };
 
 // Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
-// to sink.leaf(i), in walk order.
-template <class Open, class Sink, class T>
-HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink)
+// to sink.leaf(i), in walk order. kBudgeted: over at most `budget` nodes, false when the budget ran
+// out first (the sink then holding the walk's first entries only; the GPU's one-thread walks stop
+// there and leave the rest of a long walk to threads of its own, gpu/tree_walk.cu); without it
+// the loop counts nothing and the budget is not read.
+template <bool kBudgeted, class Open, class Sink, class T>
+HOST_DEVICE inline bool walk_group_path(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink,
+                                        std::int32_t budget)
 {
     std::int32_t i = 0;
-    while (i < tree.num_nodes) {
+    for (std::int32_t visited = 0; i < tree.num_nodes; ++visited) {
+        if constexpr (kBudgeted)
+            if (visited == budget) return false;
         const NodeStep step = open(group, i);
         if (step.opened && step.leaf) sink.leaf(i);
         if (!step.opened) sink.node(i);
         i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
     }
+    return true;
 }
 
-// The same walk over at most `budget` nodes: false when the budget ran out first, the sink then
-// holding the walk's first entries only. The GPU's one-thread walks stop there and leave a long
-// walk to a whole warp, which follows the same path (gpu/tree_walk.cu).
 template <class Open, class Sink, class T>
-HOST_DEVICE inline bool walk_group_within(const OctreeView<T>& tree, const Group<T>& group, const Open& open,
-                                          Sink& sink, std::int32_t budget)
+HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink)
 {
-    std::int32_t i = 0;
-    for (std::int32_t visited = 0; i < tree.num_nodes; ++visited) {
-        if (visited == budget) return false;
-        const NodeStep step = open(group, i);
-        if (step.opened && step.leaf) sink.leaf(i);
-        if (!step.opened) sink.node(i);
-        i = step.opened ? i + 1 : step.skip;
-    }
-    return true;
+    walk_group_path<false>(tree, group, open, sink, 0);
 }
 
 // Group g's walk under the view's criterion: the relative one when the view carries its arrays;

@@ -1,5 +1,6 @@
 #include "core/binary_file.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,21 +16,23 @@ ByteOrder big_endian_order()
     return first == 1 ? ByteOrder::swapped : ByteOrder::native; // little-endian machines swap
 }
 
-BinaryReader::BinaryReader(const std::string& path) : path_(path)
+BinaryReader::BinaryReader(const std::string& path, std::size_t head) : path_(path)
 {
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw std::runtime_error(path + ": cannot open the file");
     const auto size = in.tellg();
     if (size < 0) throw std::runtime_error(path + ": cannot read the file");
-    bytes_.resize(static_cast<std::size_t>(size));
+    file_size_ = static_cast<std::size_t>(size);
+    bytes_.resize(std::min(file_size_, head));
     in.seekg(0);
-    if (size > 0 && !in.read(reinterpret_cast<char*>(bytes_.data()), size))
+    if (!bytes_.empty() &&
+        !in.read(reinterpret_cast<char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size())))
         throw std::runtime_error(path + ": cannot read the file");
 }
 
 void BinaryReader::seek(std::size_t at)
 {
-    if (at > bytes_.size()) fail("is truncated (" + std::to_string(bytes_.size()) + " bytes)");
+    if (at > bytes_.size()) fail("is truncated (" + std::to_string(file_size_) + " bytes)");
     at_ = at;
 }
 
@@ -37,7 +40,7 @@ void BinaryReader::need(std::size_t bytes, const std::string& what) const
 {
     if (bytes > left())
         fail("is truncated: " + what + " needs " + std::to_string(bytes) + " bytes at byte " + std::to_string(at_) +
-             ", the file has " + std::to_string(bytes_.size()));
+             ", the file has " + std::to_string(file_size_));
 }
 
 void BinaryReader::fail(const std::string& message) const

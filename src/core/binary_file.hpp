@@ -22,12 +22,13 @@ ByteOrder big_endian_order();
 
 class BinaryReader {
   public:
-    // Reads the whole file; throws std::runtime_error naming it if it cannot.
-    explicit BinaryReader(const std::string& path);
+    // Reads the whole file, or only its first `head` bytes (a header, to tell a format or count
+    // particles: size() is still the file's); throws std::runtime_error naming it if it cannot.
+    explicit BinaryReader(const std::string& path, std::size_t head = SIZE_MAX);
     const std::string& path() const { return path_; }
-    std::size_t size() const { return bytes_.size(); }
+    std::size_t size() const { return file_size_; }
     std::size_t position() const { return at_; }
-    std::size_t left() const { return bytes_.size() - at_; }
+    std::size_t left() const { return bytes_.size() - at_; } // of the bytes read
     void seek(std::size_t at);
     void skip(std::size_t bytes) { seek(at_ + bytes); }
     ByteOrder order = ByteOrder::native;
@@ -63,6 +64,7 @@ class BinaryReader {
     }
     std::string path_;
     std::vector<unsigned char> bytes_;
+    std::size_t file_size_ = 0;
     std::size_t at_ = 0;
 };
 

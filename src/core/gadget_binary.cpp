@@ -11,6 +11,8 @@ namespace grove {
 namespace {
 
 constexpr std::uint32_t kHeaderBytes = 256;
+// Enough of a file for its header in either format, to tell the format and count particles.
+constexpr std::size_t kHeadBytes = 512;
 
 struct GadgetHeader {
     std::array<std::uint64_t, kNumParticleTypes> npart{}, total{};
@@ -110,7 +112,7 @@ std::map<std::string, Record> read_blocks(BinaryReader& in, int format)
 
 int gadget_binary_format(const std::string& path)
 {
-    BinaryReader in(path);
+    BinaryReader in(path, kHeadBytes);
     return detect(in);
 }
 
@@ -147,7 +149,7 @@ ParticleSet read_one_file(const std::string& path, const Units& units);
 
 std::uint64_t gadget_binary_particle_count(const std::string& path)
 {
-    BinaryReader in(path);
+    BinaryReader in(path, kHeadBytes);
     if (detect(in) == 0) return 0;
     int format = 0;
     Record r;
@@ -163,7 +165,7 @@ ParticleSet read_gadget_binary(const std::string& path, const Units& units)
     std::array<std::uint64_t, kNumParticleTypes> total{};
     std::vector<std::string> parts{path};
     {
-        BinaryReader in(path);
+        BinaryReader in(path, kHeadBytes);
         int format = 0;
         Record r;
         const GadgetHeader h = header_of(in, format, r);

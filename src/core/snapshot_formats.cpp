@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 
 namespace grove {
@@ -64,6 +65,17 @@ std::optional<SnapshotFormat> snapshot_format_of_name(const std::string& path)
     return std::nullopt;
 }
 
+namespace {
+
+// Planned from the header's count before the file is read (the HDF5 reader plans its own).
+void plan_read(const std::string& path, std::uint64_t count)
+{
+    check_memory_plan(Workload::read, static_cast<std::size_t>(count),
+                      "reading " + std::to_string(count) + " particles from " + path);
+}
+
+} // namespace
+
 ParticleSet read_snapshot(const std::string& path, const std::optional<Units>& units)
 {
     switch (snapshot_format(path)) {
@@ -73,9 +85,11 @@ ParticleSet read_snapshot(const std::string& path, const std::optional<Units>& u
         return p;
     }
     case SnapshotFormat::tipsy:
+        plan_read(path, tipsy_particle_count(path));
         return read_tipsy(path, units ? *units : nbody_units());
     case SnapshotFormat::gadget1:
     case SnapshotFormat::gadget2:
+        plan_read(path, gadget_binary_particle_count(path));
         return read_gadget_binary(path, units ? *units : gadget_units());
     }
     throw std::logic_error("read_snapshot: unknown format");

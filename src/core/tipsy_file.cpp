@@ -53,7 +53,7 @@ bool read_header(BinaryReader& in, TipsyHeader& h)
 
 std::uint64_t tipsy_particle_count(const std::string& path)
 {
-    BinaryReader in(path);
+    BinaryReader in(path, 32); // the header
     TipsyHeader h;
     return read_header(in, h) ? static_cast<std::uint64_t>(h.nbodies) : 0;
 }
