@@ -15,7 +15,10 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
+#include "core/softening.hpp"
 #include "gpu/block_sums.cuh"
 #include "gpu/coincident_pair.cuh"
 #include "gpu/cuda_check.cuh"
@@ -150,33 +153,42 @@ struct DoublePolicy {
 // [split * j_chunk, min(num_sources, (split + 1) * j_chunk)). Writes unscaled sums to
 // partial[split * num_targets + i]. Tails are padded with zero-mass sources, so every thread
 // reaches every barrier. targets == nullptr means target i is source i. With kGuard (eps = 0), a
-// target at zero distance from another source with mass stores the smallest such
-// (target's source index << 32 | source index) in *coincident (initially all ones).
-template <class P, bool kGuard>
+// target at zero distance from another source with mass (and, by type, a pair softening of 0) stores
+// the smallest such (target's source index << 32 | source index) in *coincident (initially all ones).
+// kByType: each pair is softened with half_eps2[i] + half_eps2[j] (core/softening.hpp), eps2 unused.
+template <class P, bool kGuard, bool kByType>
 __global__ void __launch_bounds__(DirectConfig::threads)
     direct_acc_pot_kernel(const typename P::Global* __restrict__ sources, int num_sources,
-                          const std::int32_t* __restrict__ targets, int num_targets, typename P::Real eps2, int j_chunk,
-                          Double4* __restrict__ partial, unsigned long long* __restrict__ coincident)
+                          const std::int32_t* __restrict__ targets, int num_targets, typename P::Real eps2,
+                          const typename P::Real* __restrict__ half_eps2, int j_chunk, Double4* __restrict__ partial,
+                          unsigned long long* __restrict__ coincident)
 {
+    using Real = typename P::Real;
     constexpr int kThreads = DirectConfig::threads;
     unsigned long long first_coincident = gpu::kNoCoincidentPair;
     constexpr int kPer = P::targets_per_thread;
     __shared__ typename P::Shared tile[kThreads];
+    __shared__ Real tile_h[kByType ? kThreads : 1];
     typename P::template Sums<kPer, kThreads> sums;
 
     typename P::Target xi[kPer];
+    Real hi[kPer];
     int self[kPer]; // source index of each target (-1 past the end)
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
         const int i = (blockIdx.x * kPer + k) * kThreads + threadIdx.x;
         self[k] = i < num_targets ? (targets ? targets[i] : i) : -1;
         xi[k] = P::target(sources[self[k] < 0 ? 0 : self[k]]);
+        hi[k] = kByType ? half_eps2[self[k] < 0 ? 0 : self[k]] : Real(0);
     }
+    // The pair's softening: the one eps2, or the sum of the two halves.
+    const auto pair_eps2 = [&](int k, int s) { return kByType ? hi[k] + tile_h[s] : eps2; };
     const int j_begin = blockIdx.y * j_chunk;
     const int j_end = min(num_sources, j_begin + j_chunk);
     for (int base = j_begin; base < j_end; base += kThreads) {
         const int j = base + threadIdx.x;
         tile[threadIdx.x] = j < j_end ? P::to_shared(sources[j]) : P::zero_shared();
+        if constexpr (kByType) tile_h[threadIdx.x] = j < j_end ? half_eps2[j] : Real(0);
         bool mine = false;
 #pragma unroll
         for (int k = 0; k < kPer; ++k) mine |= static_cast<unsigned>(self[k] - base) < static_cast<unsigned>(kThreads);
@@ -188,8 +200,9 @@ __global__ void __launch_bounds__(DirectConfig::threads)
 #pragma unroll
                 for (int k = 0; k < kPer; ++k) {
                     const typename P::Shared other = base + s == self[k] ? P::massless(source) : source;
-                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], other, eps2);
-                    if (kGuard && self[k] >= 0 && P::dropped(xi[k], other))
+                    const Real e2 = pair_eps2(k, s);
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], other, e2);
+                    if (kGuard && self[k] >= 0 && e2 == Real(0) && P::dropped(xi[k], other))
                         first_coincident = min(first_coincident, pair_key(self[k], base + s));
                 }
             }
@@ -199,8 +212,9 @@ __global__ void __launch_bounds__(DirectConfig::threads)
                 const typename P::Shared source = tile[s];
 #pragma unroll
                 for (int k = 0; k < kPer; ++k) {
-                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], source, eps2);
-                    if (kGuard && self[k] >= 0 && P::dropped(xi[k], source))
+                    const Real e2 = pair_eps2(k, s);
+                    acc[k] = P::template interact<kGuard>(acc[k], xi[k], source, e2);
+                    if (kGuard && self[k] >= 0 && e2 == Real(0) && P::dropped(xi[k], source))
                         first_coincident = min(first_coincident, pair_key(self[k], base + s));
                 }
             }
@@ -279,6 +293,11 @@ struct DirectGpuEngine::Impl {
     gpu::PinnedBuffer<MixedSource> h_sources_m;
     gpu::PinnedBuffer<std::int32_t> h_targets;
     gpu::PinnedBuffer<double> h_acc, h_pot;
+    std::vector<double> half;  // softening by type: each source's eps^2 / 2, else empty
+    std::vector<float> half_f; // in float, for the float and mixed kernels
+    double smallest_half = 0;
+    gpu::DeviceBuffer<float> d_half_f;
+    gpu::DeviceBuffer<double> d_half_d;
 
     Impl(GravityParams g, Precision p, int d) : gravity(g), precision(p), device(d)
     {
@@ -312,8 +331,10 @@ struct DirectGpuEngine::Impl {
     {
         constexpr int kThreads = DirectConfig::threads;
         const double eps2 = gravity.eps * gravity.eps;
-        const int blocks_per_sm = eps2 > 0 ? gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, false>, kThreads>()
-                                           : gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, true>, kThreads>();
+        const bool guard = !softened();
+        const auto* d_half = half_eps2<typename P::Real>();
+        const int blocks_per_sm = d_half ? (guard ? resident<P, true, true>() : resident<P, false, true>())
+                                         : (guard ? resident<P, true, false>() : resident<P, false, false>());
         const JSplit plan = plan_j_split(
             static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
             static_cast<std::size_t>(num_sources), kThreads, sm_count, blocks_per_sm, forced_splits);
@@ -324,20 +345,66 @@ struct DirectGpuEngine::Impl {
 
         const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
         using Real = typename P::Real;
-        if (eps2 > 0) {
-            direct_acc_pot_kernel<P, false><<<grid, kThreads, 0, stream>>>(
-                d_sources, num_sources, d_target_index, num_targets, static_cast<Real>(eps2), static_cast<int>(j_chunk),
-                d_partial.data(), nullptr);
+        const auto chunk = static_cast<int>(j_chunk);
+        if (!guard) {
+            if (d_half)
+                direct_acc_pot_kernel<P, false, true>
+                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
+                                                    d_half, chunk, d_partial.data(), nullptr);
+            else
+                direct_acc_pot_kernel<P, false, false>
+                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets,
+                                                    static_cast<Real>(eps2), nullptr, chunk, d_partial.data(), nullptr);
         } else {
             CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
-            direct_acc_pot_kernel<P, true>
-                <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
-                                                static_cast<int>(j_chunk), d_partial.data(), d_coincident.data());
+            if (d_half)
+                direct_acc_pot_kernel<P, true, true>
+                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
+                                                    d_half, chunk, d_partial.data(), d_coincident.data());
+            else
+                direct_acc_pot_kernel<P, true, false>
+                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
+                                                    nullptr, chunk, d_partial.data(), d_coincident.data());
         }
         gpu::check_launch("direct_acc_pot_kernel", stream);
         reduce_splits_kernel<<<gpu::warp_reduce_blocks(static_cast<std::size_t>(num_targets)), gpu::kReduceThreads, 0,
                                stream>>>(d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
         gpu::check_launch("reduce_splits_kernel", stream);
+    }
+
+    template <class P, bool kGuard, bool kByType> static int resident()
+    {
+        return gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, kGuard, kByType>, DirectConfig::threads>();
+    }
+    // Every pair softened (no zero-distance guard needed): eps > 0, or by type the two smallest
+    // halves of the particles' types sum to more than 0.
+    bool softened() const { return half.empty() ? gravity.eps * gravity.eps > 0 : 2 * smallest_half > 0; }
+    // The sources' halves on the device in the kernel's precision, or null for one softening.
+    template <class Real> const Real* half_eps2() const
+    {
+        if (half.empty()) return nullptr;
+        if constexpr (std::is_same_v<Real, double>)
+            return d_half_d.data();
+        else
+            return d_half_f.data();
+    }
+
+    // Each source's eps^2 / 2 (core/softening.hpp), empty for one softening, to the device.
+    void upload_softening(TypesRef type, std::size_t n)
+    {
+        half = half_squared_softening(gravity, type, n, "direct-gpu");
+        if (half.empty()) return;
+        smallest_half = *std::min_element(half.begin(), half.end());
+        if (precision == Precision::Double) {
+            d_half_d.reserve(n, "direct-gpu softening");
+            CUDA_CHECK(
+                cudaMemcpyAsync(d_half_d.data(), half.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream));
+        } else {
+            half_f.assign(half.begin(), half.end());
+            d_half_f.reserve(n, "direct-gpu softening");
+            CUDA_CHECK(
+                cudaMemcpyAsync(d_half_f.data(), half_f.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
+        }
     }
 
     // The sources in the precision's layout, on the device when this returns.
@@ -379,7 +446,7 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaStreamSynchronize(stream));
     }
 
-    void run(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>* targets, Forces& out)
+    void run(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>* targets, Forces& out)
     {
         const auto wall_start = std::chrono::steady_clock::now();
         use_device();
@@ -413,6 +480,7 @@ struct DirectGpuEngine::Impl {
             d_target_index = d_targets.data();
         }
         const auto upload_start = std::chrono::steady_clock::now();
+        upload_softening(type, n);
         upload_sources(pos, mass);
         const double upload_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
@@ -433,7 +501,7 @@ struct DirectGpuEngine::Impl {
         CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_acc.data(), d_acc.data(), 3 * m * sizeof(double), cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_pot.data(), d_pot.data(), m * sizeof(double), cudaMemcpyDeviceToHost, stream));
-        const bool unsoftened = !(gravity.eps * gravity.eps > 0); // as launch() picks the guarded kernel
+        const bool unsoftened = !softened(); // as launch() picks the guarded kernel
         if (unsoftened)
             CUDA_CHECK(cudaMemcpyAsync(h_coincident.data(), d_coincident.data(), sizeof(unsigned long long),
                                        cudaMemcpyDeviceToHost, stream));
@@ -463,15 +531,15 @@ DirectGpuEngine::DirectGpuEngine(GravityParams gravity, Precision precision, int
 
 DirectGpuEngine::~DirectGpuEngine() = default;
 
-void DirectGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+void DirectGpuEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
-    impl_->run(pos, mass, nullptr, out);
+    impl_->run(pos, mass, type, nullptr, out);
 }
 
-void DirectGpuEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
-                                     Forces& out)
+void DirectGpuEngine::compute_subset(PositionsRef pos, MassesRef mass, TypesRef type,
+                                     const std::vector<std::int32_t>& targets, Forces& out)
 {
-    impl_->run(pos, mass, &targets, out);
+    impl_->run(pos, mass, type, &targets, out);
 }
 
 PhaseTimes DirectGpuEngine::last_phase_times() const

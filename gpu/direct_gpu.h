@@ -26,10 +26,12 @@ class DirectGpuEngine final : public ForceEngine {
     // current one.
     DirectGpuEngine(GravityParams gravity, Precision precision, int device = -1);
     ~DirectGpuEngine() override;
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    using ForceEngine::compute;
+    using ForceEngine::compute_subset;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 
-    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+    void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
                         Forces& out) override;
 
     // Number of j-splits: 0 chooses from the device size (the default); tests force values.

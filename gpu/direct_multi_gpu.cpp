@@ -21,15 +21,15 @@ MultiGpuDirectEngine::MultiGpuDirectEngine(GravityParams gravity, Precision prec
 
 MultiGpuDirectEngine::~MultiGpuDirectEngine() = default;
 
-void MultiGpuDirectEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+void MultiGpuDirectEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
     std::vector<std::int32_t> all(static_cast<std::size_t>(pos.cols()));
     std::iota(all.begin(), all.end(), 0);
-    compute_subset(pos, mass, all, out);
+    compute_subset(pos, mass, type, all, out);
 }
 
-void MultiGpuDirectEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
-                                          Forces& out)
+void MultiGpuDirectEngine::compute_subset(PositionsRef pos, MassesRef mass, TypesRef type,
+                                          const std::vector<std::int32_t>& targets, Forces& out)
 {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t m = targets.size(), g = engines_.size();
@@ -40,7 +40,7 @@ void MultiGpuDirectEngine::compute_subset(PositionsRef pos, MassesRef mass, cons
         try {
             const std::vector<std::int32_t> mine(targets.begin() + static_cast<std::ptrdiff_t>(first[k]),
                                                  targets.begin() + static_cast<std::ptrdiff_t>(first[k + 1]));
-            engines_[k]->compute_subset(pos, mass, mine, shares_[k]);
+            engines_[k]->compute_subset(pos, mass, type, mine, shares_[k]);
         } catch (...) {
             failed[k] = std::current_exception();
         }

@@ -21,8 +21,10 @@ class MultiGpuDirectEngine final : public ForceEngine {
     // devices: CUDA device numbers, at least one (the same one twice is allowed: tests).
     MultiGpuDirectEngine(GravityParams gravity, Precision precision, const std::vector<int>& devices);
     ~MultiGpuDirectEngine() override;
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
-    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+    using ForceEngine::compute;
+    using ForceEngine::compute_subset;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
+    void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
                         Forces& out) override;
     // upload and kernels: the slowest device's; other: the rest of the wall time.
     PhaseTimes last_phase_times() const override;

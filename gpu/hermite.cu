@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/hermite_predict.hpp"
+#include "core/softening.hpp"
 #include "gpu/block_sums.cuh"
 #include "gpu/coincident_pair.cuh"
 #include "gpu/cuda_check.cuh"
@@ -384,6 +385,7 @@ struct HermiteGpuEngine::Impl {
 HermiteGpuEngine::HermiteGpuEngine(GravityParams gravity, Precision precision)
     : impl_(std::make_unique<Impl>(gravity, precision))
 {
+    require_one_softening(gravity, "Hermite on direct-gpu");
 }
 HermiteGpuEngine::~HermiteGpuEngine() = default;
 

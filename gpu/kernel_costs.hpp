@@ -31,11 +31,11 @@ struct KernelCost {
 
 // The unguarded loops (softening > 0); with eps = 0 the kernels add a test for the particle itself.
 inline constexpr KernelCost kDirectFloatCost{
-    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0E", 13.0, 0.0, 1.0, 0.0, 0.4};
+    "float acc+pot", "direct_acc_pot_kernelINS0_11FloatPolicyELb0ELb0E", 13.0, 0.0, 1.0, 0.0, 0.4};
 inline constexpr KernelCost kDirectMixedCost{
-    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0E", 19.0, 0.0, 1.0, 0.0, 0.7};
+    "mixed acc+pot", "direct_acc_pot_kernelINS0_11MixedPolicyELb0ELb0E", 19.0, 0.0, 1.0, 0.0, 0.7};
 inline constexpr KernelCost kDirectDoubleCost{
-    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0E", 0.0, 18.0, 1.0, 0.0, 1.4};
+    "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0ELb0E", 0.0, 18.0, 1.0, 0.0, 1.4};
 inline constexpr KernelCost kHermiteMixedCost{
     "mixed acc+jerk+pot", "hermite_kernelINS_3gpu15MixedJerkPolicyELi4ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
 inline constexpr KernelCost kHermiteDoubleCost{

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/softening.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/device_info.h"
@@ -43,11 +44,13 @@ TreeGpuEngine::Impl::~Impl()
 TreeGpuEngine::TreeGpuEngine(TreeParams tree, GravityParams gravity)
     : ForceEngine("tree-gpu"), impl_(std::make_unique<Impl>(tree, gravity))
 {
+    require_one_softening(gravity, name());
 }
 TreeGpuEngine::~TreeGpuEngine() = default;
 
-void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
+    (void)type;
     compute_on_host(pos, mass, out, nullptr);
 }
 
@@ -138,8 +141,9 @@ void TreeGpuEngine::set_acceleration_estimate(const Eigen::Matrix3Xd& acc)
     impl_->estimate.set(acc, impl_->gravity.G);
 }
 
-void TreeGpuEngine::load(Octree& tree)
+void TreeGpuEngine::load(Octree& tree, TypesRef type)
 {
+    (void)type;
     upload(tree);
 }
 

@@ -33,7 +33,8 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     ~TreeGpuEngine() override;
 
     // Host build, upload, and evaluate at the engine's theta.
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    using ForceEngine::compute;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     // On a store on this engine's device (device_particles()): the resident step's forces, left
     // there for the store's kick. Otherwise compute() on the host's arrays, with the forces in the
     // tree's order where the store allows it (the particles then move there while the GPU
@@ -56,7 +57,7 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void upload(const Octree& tree);
     void evaluate(const OpeningCriterion& criterion, Forces& out);
 
-    void load(Octree& tree) override;
+    void load(Octree& tree, TypesRef type) override;
     void evaluate_loaded(const OpeningCriterion& criterion, Forces& out) override;
     TreeStats loaded_statistics() const override;
 

@@ -43,6 +43,7 @@ void Hermite::start(const ParticleSet& p)
     state_.x = p.pos;
     state_.v = p.vel;
     state_.mass = p.mass;
+    state_.type = p.type;
     state_.t = Eigen::VectorXd::Constant(n, p.time);
     state_.a = Eigen::Matrix3Xd::Zero(3, n);
     state_.j = Eigen::Matrix3Xd::Zero(3, n);
@@ -94,6 +95,7 @@ void Hermite::resume(const ParticleSet& p, const Eigen::Matrix3Xd& jerk, const E
     state_.j = jerk;
     state_.t = times;
     state_.mass = p.mass;
+    state_.type = p.type;
     dt_ = steps;
     schedule_.reset(state_.t, dt_);
     block_steps_ = block_steps;

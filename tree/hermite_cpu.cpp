@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/softening.hpp"
 #include "tree/gravity.hpp"
 
 namespace grove {
@@ -15,6 +16,12 @@ namespace {
 }
 
 } // namespace
+
+void HermiteCpuEngine::set_state(const HermiteState& state)
+{
+    half_eps2_ = half_squared_softening(gravity_, state.type, state.size(), name());
+    state_ = state;
+}
 
 void HermiteCpuEngine::update(const HermiteState& s, const std::vector<std::int32_t>& changed)
 {
@@ -51,6 +58,7 @@ void HermiteCpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     out.jerk.resize(3, m);
     out.pot.resize(m);
     const double eps2 = gravity_.eps * gravity_.eps, G = gravity_.G;
+    const bool by_type = !half_eps2_.empty();
     bool coincident = false;
 #pragma omp parallel for schedule(dynamic, 4) reduction(|| : coincident) if (m * n > 65536)
     for (Eigen::Index k = 0; k < m; ++k) {
@@ -58,9 +66,11 @@ void HermiteCpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
         AccumJerk<double> s;
         for (Eigen::Index j = 0; j < n; ++j) {
             if (j == i) continue;
-            coincident = coincident || (eps2 == 0 && xp_.col(j) == xp_.col(i));
+            const double pair =
+                by_type ? half_eps2_[static_cast<std::size_t>(i)] + half_eps2_[static_cast<std::size_t>(j)] : eps2;
+            coincident = coincident || (pair == 0 && xp_.col(j) == xp_.col(i));
             s = p2p_jerk(s, xp_(0, j) - xp_(0, i), xp_(1, j) - xp_(1, i), xp_(2, j) - xp_(2, i), vp_(0, j) - vp_(0, i),
-                         vp_(1, j) - vp_(1, i), vp_(2, j) - vp_(2, i), state_.mass[j], eps2);
+                         vp_(1, j) - vp_(1, i), vp_(2, j) - vp_(2, i), state_.mass[j], pair);
         }
         out.acc.col(k) << G * s.ax, G * s.ay, G * s.az;
         out.jerk.col(k) << G * s.jx, G * s.jy, G * s.jz;
@@ -78,6 +88,7 @@ void HermiteCpuEngine::evaluate_snap(const std::vector<std::int32_t>& active, He
     out.snap.resize(3, m);
     out.pot.resize(m);
     const double eps2 = gravity_.eps * gravity_.eps, G = gravity_.G;
+    const bool by_type = !half_eps2_.empty();
     bool coincident = false;
 #pragma omp parallel for schedule(dynamic, 4) reduction(|| : coincident) if (m * n > 65536)
     for (Eigen::Index k = 0; k < m; ++k) {
@@ -91,8 +102,10 @@ void HermiteCpuEngine::evaluate_snap(const std::vector<std::int32_t>& active, He
                 dv[c] = vp_(c, j) - vp_(c, i);
                 da[c] = ap_(c, j) - ap_(c, i);
             }
-            coincident = coincident || (eps2 == 0 && d[0] == 0 && d[1] == 0 && d[2] == 0);
-            s = p2p_snap(s, d, dv, da, state_.mass[j], eps2);
+            const double pair =
+                by_type ? half_eps2_[static_cast<std::size_t>(i)] + half_eps2_[static_cast<std::size_t>(j)] : eps2;
+            coincident = coincident || (pair == 0 && d[0] == 0 && d[1] == 0 && d[2] == 0);
+            s = p2p_snap(s, d, dv, da, state_.mass[j], pair);
         }
         out.acc.col(k) << G * s.ax, G * s.ay, G * s.az;
         out.jerk.col(k) << G * s.jx, G * s.jy, G * s.jz;

@@ -12,7 +12,7 @@ class HermiteCpuEngine final : public HermiteEngine {
   public:
     explicit HermiteCpuEngine(GravityParams gravity) : gravity_(gravity) {}
     std::string name() const override { return "direct-cpu"; }
-    void set_state(const HermiteState& state) override { state_ = state; }
+    void set_state(const HermiteState& state) override;
     void update(const HermiteState& state, const std::vector<std::int32_t>& changed) override;
     void evaluate(double t, const std::vector<std::int32_t>& active, HermiteForces& out) override;
 
@@ -23,6 +23,7 @@ class HermiteCpuEngine final : public HermiteEngine {
     GravityParams gravity_;
     HermiteState state_;
     Eigen::Matrix3Xd xp_, vp_, ap_; // predicted
+    std::vector<double> half_eps2_; // softening by type: eps^2 / 2 per particle, else empty
 };
 
 } // namespace grove

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/memory_check.hpp"
+#include "core/softening.hpp"
 #include "core/wall_clock.hpp"
 #include "tree/gravity.hpp"
 #include "tree/group_shares.hpp"
@@ -16,7 +17,38 @@ namespace grove {
 
 namespace {
 
-// Sums the node and leaf lists of one group onto each of its particles (Morton order).
+// Sums the node and leaf lists of one group onto each of its particles (Morton order), each pair
+// softened by the sum of its two h (core/softening.hpp).
+void evaluate_group_by_type(const OctreeView<double>& tree, const SofteningMoments<double>& h,
+                            const InteractionLists& lists, std::int32_t g, std::vector<Accum<double>>& sorted_acc)
+{
+    const Group<double>& group = tree.groups[g];
+    for (std::int32_t i = group.range.begin; i < group.range.end; ++i) {
+        const Vec4<double> xi = tree.particles[i];
+        const double hi = h.particle[static_cast<std::size_t>(i)];
+        Accum<double> acc;
+        const std::int32_t* nodes = lists.nodes_of(g);
+        for (std::int64_t k = 0; k < lists.node_count(g); ++k) {
+            const std::int32_t node = nodes[k];
+            const Vec4<double> c = tree.com_mass[node];
+            acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node],
+                      hi + h.node[static_cast<std::size_t>(node)]);
+        }
+        const std::int32_t* leaves = lists.leaves_of(g);
+        for (std::int64_t k = 0; k < lists.leaf_count(g); ++k) {
+            const ParticleRange r = tree.range[leaves[k]];
+            for (std::int32_t j = r.begin; j < r.end; ++j) {
+                if (j == i) continue;
+                const Vec4<double> xj = tree.particles[j];
+                acc =
+                    p2p(acc, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, xj.w, hi + h.particle[static_cast<std::size_t>(j)]);
+            }
+        }
+        sorted_acc[static_cast<std::size_t>(i)] = acc;
+    }
+}
+
+// The same for one softening eps2.
 void evaluate_group(const OctreeView<double>& tree, const InteractionLists& lists, std::int32_t g, double eps2,
                     std::vector<Accum<double>>& sorted_acc)
 {
@@ -50,8 +82,9 @@ TreeCpuEngine::TreeCpuEngine(TreeParams tree, GravityParams gravity)
 {
 }
 
-void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+void TreeCpuEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
+    half_eps2_ = half_squared_softening(gravity_, type, static_cast<std::size_t>(pos.cols()), name());
     BuildTimes build;
     updater_.update(tree_, pos, mass, tree_params_.build, &build);
     evaluate_with_lookahead(pos, mass, build, false, out);
@@ -101,6 +134,7 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     double walk_seconds = seconds_since(start), evaluate_seconds = 0;
 
     const double eps2 = gravity_.eps * gravity_.eps;
+    make_softening_moments(tree, half_eps2_, softening_);
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
     ListStatistics statistics;
     if (share_count_ > 1) last_costs_.assign(tree.particles.size(), 0.0);
@@ -112,7 +146,12 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
         statistics.add(tree, lists, batch); // untimed, as the statistics of the whole lists were
         start = WallClock::now();
 #pragma omp parallel for schedule(dynamic, 8)
-        for (std::int32_t g = batch.first; g < batch.last; ++g) evaluate_group(view, lists, g, eps2, sorted_acc);
+        for (std::int32_t g = batch.first; g < batch.last; ++g) {
+            if (softening_.empty())
+                evaluate_group(view, lists, g, eps2, sorted_acc);
+            else
+                evaluate_group_by_type(view, softening_, lists, g, sorted_acc);
+        }
         evaluate_seconds += seconds_since(start);
     }
     last_batches_ = static_cast<int>(batches.size());
@@ -140,6 +179,7 @@ std::int64_t TreeCpuEngine::list_budget_entries(std::int64_t total_entries) cons
 void TreeCpuEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
+    half_eps2_ = half_squared_softening(gravity_, gravity_.per_type() ? store.types() : TypesRef{}, p.size(), name());
     updater_.follow(store);
     if (p.has_forces()) estimate_.set(p.acc, gravity_.G);
     BuildTimes build;
@@ -154,6 +194,12 @@ void TreeCpuEngine::set_share(int index, int count)
     if (count < 1 || index < 0 || index >= count) throw std::invalid_argument("tree-cpu: share index out of range");
     share_index_ = index;
     share_count_ = count;
+}
+
+void TreeCpuEngine::load(Octree& tree, TypesRef type)
+{
+    half_eps2_ = half_squared_softening(gravity_, type, tree.particles.size(), name());
+    loaded_ = &tree;
 }
 
 void TreeCpuEngine::evaluate_loaded(const OpeningCriterion& criterion, Forces& out)

@@ -1,7 +1,7 @@
 // The treecode on the CPU in double precision: the host build, the shared walk in two passes with
 // an exclusive scan between them, and an OpenMP evaluation of the node lists (particle-quadrupole)
-// and leaf lists (particle-particle). The reference for the GPU tree engine, and a usable engine
-// on machines without a GPU.
+// and leaf lists (particle-particle), with one softening or softening by type. The reference for the GPU tree engine,
+// and a usable engine on machines without a GPU.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,7 @@
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
 #include "tree/refit.hpp"
+#include "tree/softening_moments.hpp"
 #include "tree/tree_sweep.hpp"
 
 namespace grove {
@@ -19,7 +20,8 @@ namespace grove {
 class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSweep {
   public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    using ForceEngine::compute;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     // The forces in the tree's Morton order where the store allows it (a fresh build's; a refit
     // keeps the order handed over before); with look-ahead, the next tree built from the store's
     // prediction of the next drift.
@@ -41,7 +43,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     // pass and keeps its accelerations as the estimate.
     void evaluate(Octree& tree, const OpeningCriterion& criterion, Forces& out);
 
-    void load(Octree& tree) override { loaded_ = &tree; }
+    void load(Octree& tree, TypesRef type) override;
     void evaluate_loaded(const OpeningCriterion& criterion, Forces& out) override;
     TreeStats loaded_statistics() const override { return stats_; }
 
@@ -66,6 +68,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     std::vector<double> share_costs_, last_costs_; // set_share_costs; this share's, last evaluation
     Forces first_pass_forces_;                     // the relative criterion's first pass
     Forces forces_;                                // compute(store)'s, before the store takes them
+    std::vector<double> half_eps2_;                // softening by type: h per particle (compute's order)
+    SofteningMoments<double> softening_;           // and of the evaluated tree
 };
 
 } // namespace grove

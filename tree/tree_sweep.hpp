@@ -15,7 +15,9 @@ class TreeSweep {
     virtual ~TreeSweep() = default;
     // Takes a built tree for the evaluations that follow (the GPU engine uploads it; the CPU
     // engine keeps a reference, so the tree must outlive them and sets its opening radii).
-    virtual void load(Octree& tree) = 0;
+    // `type`: the types of the particles the tree was built from, in their order; read only where
+    // the softening is per type.
+    virtual void load(Octree& tree, TypesRef type) = 0;
     // The relative criterion reads the engine's acceleration estimate (set_acceleration_estimate,
     // else a first pass that it keeps); evaluate_loaded never replaces an estimate, so every
     // criterion of a sweep sees the same one.

@@ -1,5 +1,7 @@
 #include "cli/cli_common.hpp"
 
+#include "core/softening.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 
 #include "core/device_list.hpp"
 #include "core/memory_check.hpp"
+#include "core/softening.hpp"
 #include "core/tree_engine.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
@@ -119,7 +122,11 @@ void add_engine_options(cxxopts::Options& options)
         "whole steps there (--resident=false: positions and forces cross to the host every step)",
         cxxopts::value<bool>()->default_value("true"))("eps", "Plummer softening length (length units; 0 allowed)",
                                                        cxxopts::value<double>()->default_value("0"))(
-        "G", "Gravitational constant (default: from the snapshot's units)", cxxopts::value<double>())(
+        "eps-type",
+        "Softening by particle type, e.g. halo=0.1,disk=0.05,bulge=0.02 or 1=0.1,2=0.05 (types not named take "
+        "--eps); a pair is softened with sqrt((eps_i^2 + eps_j^2) / 2)",
+        cxxopts::value<std::string>())("G", "Gravitational constant (default: from the snapshot's units)",
+                                       cxxopts::value<double>())(
         "gpus",
         "direct-gpu: the GPUs that share each force evaluation, e.g. 0,2 (default: every visible one; "
         "under mpirun, each rank its own)",
@@ -152,6 +159,12 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (result.count("list-memory"))
         o.list_memory = parse_bytes(result["list-memory"].as<std::string>(), "--list-memory");
     o.gravity.eps = result["eps"].as<double>();
+    try {
+        if (result.count("eps-type"))
+            parse_softening_types(result["eps-type"].as<std::string>(), o.gravity, "--eps-type");
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+    }
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     try {
         o.validate(EngineConfig::OptionNames::command_line);

@@ -8,6 +8,7 @@
 #include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/softening.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
 #include "studies/accuracy_study.hpp"
@@ -49,6 +50,15 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     o.nleaf = r["nleaf"].as<int>();
     o.ncrit = r["ncrit"].as<int>();
     o.eps = r["eps"].as<double>();
+    if (r.count("eps-type")) {
+        GravityParams g = o.gravity();
+        try {
+            parse_softening_types(r["eps-type"].as<std::string>(), g, "--eps-type");
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(e.what());
+        }
+        o.eps_type = g.eps_type;
+    }
     o.G = c.G_given ? r["G"].as<double>() : 1.0;
     const long long sample = r["sample"].as<long long>();
     if (sample < 0) throw std::runtime_error("--sample must be >= 0");
@@ -92,11 +102,12 @@ int run_accuracy(const AccuracyCommand& c)
     if (!comm.is_root()) return 0; // every rank has the study; the first writes it
     write_accuracy_hdf5(out, s, o, in);
 
-    std::printf("%s: N = %zu, compared %zu, eps %g, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "
+    const std::string by_type = softening_types_text(o.gravity());
+    std::printf("%s: N = %zu, compared %zu, eps %g%s%s, nleaf %d, ncrit %d; %s vs %s; host build + upload %.3f s; "
                 "direct %.3f s%s\n\n",
-                in.c_str(), p.size(), s.targets.size(), o.eps, o.nleaf, resolved_ncrit(o.ncrit, p.size()),
-                o.tree_engine.c_str(), o.direct_engine.c_str(), s.build_seconds, s.direct_seconds,
-                o.sample ? " (scaled to all N)" : "");
+                in.c_str(), p.size(), s.targets.size(), o.eps, by_type.empty() ? "" : " by type ", by_type.c_str(),
+                o.nleaf, resolved_ncrit(o.ncrit, p.size()), o.tree_engine.c_str(), o.direct_engine.c_str(),
+                s.build_seconds, s.direct_seconds, o.sample ? " (scaled to all N)" : "");
     // The cost side of each row: interactions per particle (what the error is bought with), the
     // walk and evaluation alone, and end to end with the host build and upload.
     const char* param = OpeningCriterion{o.mac}.parameter_name();
@@ -171,7 +182,9 @@ int command_accuracy(int argc, char** argv)
         "ncrit", "most particles in a group (" GROVE_AUTO_NCRIT_HELP ")",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(
         "eps", "Plummer softening (length units)", cxxopts::value<double>()->default_value("0"))(
-        "G", "gravitational constant (default: the snapshot's units)", cxxopts::value<double>())(
+        "eps-type", "Softening by particle type, e.g. halo=0.1,disk=0.05,bulge=0.02 (types not named take --eps)",
+        cxxopts::value<std::string>())("G", "gravitational constant (default: the snapshot's units)",
+                                       cxxopts::value<double>())(
         "sample", "compare K random particles only (0 = all); the reference then costs K x N",
         cxxopts::value<long long>()->default_value("0"))("repeat", "tree evaluations per theta (median time)",
                                                          cxxopts::value<int>()->default_value("1"))(

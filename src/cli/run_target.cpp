@@ -16,6 +16,7 @@ ChosenOpening choose_opening(const ParticleSet& p, const IntegratorConfig& ic, c
     o.nleaf = e.nleaf;
     o.ncrit = e.ncrit;
     o.eps = e.gravity.eps;
+    o.eps_type = e.gravity.eps_type;
     o.G = e.gravity.G;
     o.sample = t.sample;
     o.tree_engine = engines().resolve(e.engine);

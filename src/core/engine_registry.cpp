@@ -30,6 +30,10 @@ void EngineConfig::validate(OptionNames names) const
     if (!(gravity.eps >= 0) || !std::isfinite(gravity.eps * gravity.eps))
         throw std::invalid_argument(name("eps") + " must be a finite number >= 0 whose square is finite (got " +
                                     std::to_string(gravity.eps) + ")");
+    for (int t = 0; t < kNumParticleTypes; ++t)
+        if (!std::isfinite(gravity.eps_of(t) * gravity.eps_of(t)))
+            throw std::invalid_argument(name("eps_type") + ": the length of type " + std::to_string(t) +
+                                        " must be finite with a finite square");
     if (!(gravity.G > 0) || !std::isfinite(gravity.G))
         throw std::invalid_argument(name("G") + " must be a finite number > 0");
     if (nleaf < 1) throw std::invalid_argument(name("nleaf") + " must be >= 1");

@@ -3,6 +3,7 @@
 // is core/tree_engine.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,21 @@ namespace grove {
 struct GravityParams {
     double G = 1.0;   // gravitational constant in the snapshot's units
     double eps = 0.0; // Plummer softening length (0 allowed)
+    // Softening lengths by GADGET type (core/softening.hpp); a negative entry means eps. While
+    // every type's length is eps, the engines take their one-softening path, unchanged.
+    std::array<double, kNumParticleTypes> eps_type = {-1, -1, -1, -1, -1, -1};
+
+    double eps_of(int type) const
+    {
+        const double e = eps_type[static_cast<std::size_t>(type)];
+        return e >= 0 ? e : eps;
+    }
+    bool per_type() const
+    {
+        for (int t = 0; t < kNumParticleTypes; ++t)
+            if (eps_of(t) != eps) return true;
+        return false;
+    }
 };
 
 struct Forces {
@@ -37,8 +53,11 @@ class ForceEngine {
     ForceEngine& operator=(const ForceEngine&) = delete;
     const std::string& name() const { return name_; }
 
-    // Every particle feels every other; `out` is resized to N, in the order of pos.
-    virtual void compute(PositionsRef pos, MassesRef mass, Forces& out) = 0;
+    // Every particle feels every other; `out` is resized to N, in the order of pos. `type` gives the
+    // particles' types, which an engine reads only where the softening is per type (and then
+    // needs: core/softening.hpp throws for a missing one).
+    virtual void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) = 0;
+    void compute(PositionsRef pos, MassesRef mass, Forces& out) { compute(pos, mass, TypesRef{}, out); }
     // The forces of a store's particles, computed where the store keeps them. An engine with an
     // order of its own (a tree's Morton order) may hand them back in that order where the store
     // allows it, and then reads the store's accelerations (the last step's) and last drift.
@@ -47,8 +66,12 @@ class ForceEngine {
     // Forces on the particles `targets` (indices into pos) from all particles; out has
     // targets.size() columns. Direct engines implement it (the accuracy reference for a sample);
     // the default throws std::runtime_error naming the engine.
-    virtual void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
-                                Forces& out);
+    virtual void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type,
+                                const std::vector<std::int32_t>& targets, Forces& out);
+    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets, Forces& out)
+    {
+        compute_subset(pos, mass, TypesRef{}, targets, out);
+    }
     virtual PhaseTimes last_phase_times() const { return {}; }
 
   private:
@@ -59,11 +82,11 @@ class ForceEngine {
 inline void ForceEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
-    compute(p.pos, p.mass, scratch_);
+    compute(p.pos, p.mass, store.types(), scratch_);
     store.take_forces(scratch_);
 }
 
-inline void ForceEngine::compute_subset(PositionsRef, MassesRef, const std::vector<std::int32_t>&, Forces&)
+inline void ForceEngine::compute_subset(PositionsRef, MassesRef, TypesRef, const std::vector<std::int32_t>&, Forces&)
 {
     throw std::runtime_error("engine " + name() + " computes forces only for all particles");
 }

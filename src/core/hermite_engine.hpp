@@ -22,6 +22,7 @@ struct HermiteState {
     Eigen::Matrix3Xd x, v, a, j;
     Eigen::Matrix3Xd s, c; // 6th order only
     Eigen::VectorXd t, mass;
+    std::vector<std::uint8_t> type; // GADGET types, read where the softening is per type
     std::size_t size() const { return static_cast<std::size_t>(mass.size()); }
     bool sixth_order() const { return s.cols() == x.cols() && c.cols() == x.cols() && x.cols() > 0; }
 };

@@ -35,6 +35,16 @@ ParticleSet& ParticleStore::host()
     return p_;
 }
 
+TypesRef ParticleStore::types()
+{
+    host();
+    const std::vector<std::uint32_t>& from = order_.caller_index();
+    if (from.empty() || p_.type.empty()) return p_.type;
+    slot_types_.resize(from.size());
+    for (std::size_t k = 0; k < from.size(); ++k) slot_types_[k] = p_.type[from[k]];
+    return slot_types_;
+}
+
 void ParticleStore::take_forces(Forces& forces)
 {
     if (on_device()) { // an engine that computed on the host's copy: the state is the host's again

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/array_views.hpp"
 #include "core/device_particles.hpp"
 #include "core/particle_order.hpp"
 #include "core/particles.hpp"
@@ -63,6 +64,9 @@ class ParticleStore {
     // Everything back in the caller's order on the host; a device's state is dropped (the next step
     // loads it afresh, as a run restarted from a checkpoint written now does).
     void restore_order();
+    // The particles' types in their current order: the caller's array while nothing moved, else a
+    // copy gathered through caller_index() (types stay in the caller's order, as IDs do).
+    TypesRef types();
     // Where the particle now in slot k was in the caller's order; empty while nothing moved.
     const std::vector<std::uint32_t>& caller_index() const { return order_.caller_index(); }
     // Changes whenever the particles move in a way no engine asked for (restore_order): an engine
@@ -91,7 +95,8 @@ class ParticleStore {
     DeviceParticles* device_ = nullptr;
     bool host_current_ = true; // the host's arrays hold the device's state
     ParticleOrder order_;
-    std::vector<std::uint32_t> pending_; // take_forces_in_order's order, not yet applied
+    std::vector<std::uint32_t> pending_;   // take_forces_in_order's order, not yet applied
+    std::vector<std::uint8_t> slot_types_; // types(), once the particles moved
     bool pending_set_ = false;
     std::uint64_t epoch_ = 0;
     double last_drift_ = 0;

@@ -17,15 +17,15 @@ void DistributedForceEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
     if (tree_ && p.has_forces()) tree_->set_acceleration_estimate(p.acc);
-    compute(p.pos, p.mass, forces_);
+    compute(p.pos, p.mass, store.types(), forces_);
     store.take_forces(forces_);
 }
 
-void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& out)
+void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
     if (tree_) {
-        engine_->compute(pos, mass, out); // zero outside this rank's share
+        engine_->compute(pos, mass, type, out); // zero outside this rank's share
         comm_.sum(out.acc.data(), 3 * n);
         comm_.sum(out.pot.data(), n);
         // Every particle's cost comes from the one rank that evaluated it: the sum is exact and
@@ -39,15 +39,15 @@ void DistributedForceEngine::compute(PositionsRef pos, MassesRef mass, Forces& o
     }
     std::vector<std::int32_t> all(n);
     for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
-    compute_subset(pos, mass, all, out);
+    compute_subset(pos, mass, type, all, out);
 }
 
-void DistributedForceEngine::compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
-                                            Forces& out)
+void DistributedForceEngine::compute_subset(PositionsRef pos, MassesRef mass, TypesRef type,
+                                            const std::vector<std::int32_t>& targets, Forces& out)
 {
     const TargetShares shares(targets.size(), comm_);
     Forces part;
-    engine_->compute_subset(pos, mass, shares.mine(targets), part); // throws, naming the engine, if it cannot
+    engine_->compute_subset(pos, mass, type, shares.mine(targets), part); // throws, naming the engine, if it cannot
     const auto m = static_cast<Eigen::Index>(targets.size());
     out.acc.resize(3, m);
     out.pot.resize(m);

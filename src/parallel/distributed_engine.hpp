@@ -20,11 +20,13 @@ class DistributedForceEngine final : public ForceEngine {
   public:
     // Throws std::runtime_error when the engine can split its work neither way.
     DistributedForceEngine(std::unique_ptr<ForceEngine> engine, const Communicator& comm);
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override;
+    using ForceEngine::compute;
+    using ForceEngine::compute_subset;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     // compute() on the host's arrays, the store's accelerations the relative criterion's estimate.
     void compute(ParticleStore& store) override;
     // Shares of the targets (engines with compute_subset: the direct ones).
-    void compute_subset(PositionsRef pos, MassesRef mass, const std::vector<std::int32_t>& targets,
+    void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
                         Forces& out) override;
     PhaseTimes last_phase_times() const override { return engine_->last_phase_times(); }
 

@@ -14,6 +14,7 @@
 
 #include "core/force_errors.hpp"
 #include "core/hdf5_file.hpp"
+#include "core/softening.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
@@ -211,9 +212,9 @@ Forces direct_reference(const ParticleSet& p, EngineConfig config, const std::st
     const auto t0 = WallClock::now();
     auto direct = distribute(engines().make_force(config), Communicator::world());
     if (targets.size() < p.size())
-        direct->compute_subset(p.pos, p.mass, targets, ref);
+        direct->compute_subset(p.pos, p.mass, p.type, targets, ref);
     else
-        direct->compute(p.pos, p.mass, ref);
+        direct->compute(p.pos, p.mass, p.type, ref);
     seconds = seconds_since(t0) * static_cast<double>(p.size()) /
               static_cast<double>(std::max<std::size_t>(1, targets.size()));
     return ref;
@@ -227,7 +228,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     const Communicator& comm = Communicator::world();
     AccuracyStudy study;
     study.n = p.size();
-    const GravityParams gravity{o.G, o.eps};
+    const GravityParams gravity = o.gravity();
     // The compared particles: all, or a fixed-seed random sample without repeats.
     study.targets = sample_indices(p.size(), o.sample, o.seed);
     EngineConfig config;
@@ -261,9 +262,9 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         comm.sum(f.acc.data(), static_cast<std::size_t>(f.acc.size()));
         comm.sum(f.pot.data(), static_cast<std::size_t>(f.pot.size()));
     };
-    sweep->load(tree); // the GPU engine allocates its buffers here
+    sweep->load(tree, p.type); // the GPU engine allocates its buffers here
     t0 = WallClock::now();
-    sweep->load(tree);
+    sweep->load(tree, p.type);
     study.build_seconds += seconds_since(t0); // the upload is part of the per-build cost
     if (o.mac == MacKind::relative) {
         // The relative criterion's |a|: in a run the previous step's; here one geometric pass,
@@ -328,6 +329,7 @@ void write_accuracy_hdf5(const std::string& path, const AccuracyStudy& s, const 
             h5::write_attribute(file.id(), "N", static_cast<double>(s.n));
             h5::write_attribute(file.id(), "compared", static_cast<double>(s.targets.size()));
             h5::write_attribute(file.id(), "eps", o.eps);
+            h5::write_attribute(file.id(), "eps_type", softening_types_text(o.gravity()));
             h5::write_attribute(file.id(), "G", o.G);
             h5::write_attribute(file.id(), "nleaf", static_cast<std::int32_t>(o.nleaf));
             h5::write_attribute(file.id(), "ncrit", static_cast<std::int32_t>(resolved_ncrit(o.ncrit, s.n)));

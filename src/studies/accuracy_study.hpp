@@ -32,6 +32,8 @@ struct AccuracyOptions {
     std::vector<double> values; // theta (geometric) or alpha (relative) values
     int nleaf = kDefaultNleaf, ncrit = kDefaultNcrit;
     double eps = 0, G = 1;
+    GravityParams gravity() const { return {G, eps, eps_type}; }
+    std::array<double, kNumParticleTypes> eps_type = GravityParams{}.eps_type; // by type (core/softening.hpp)
     std::size_t sample = 0;                   // 0: reference for every particle; else for this many random ones
     int repeat = 1;                           // tree evaluations per value (median time reported)
     std::string tree_engine = "tree-cpu";     // or tree-gpu

@@ -82,7 +82,11 @@ namespace {
 class WithoutOrder final : public ForceEngine {
   public:
     explicit WithoutOrder(ForceEngine& engine) : ForceEngine(engine.name()), engine_(engine) {}
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override { engine_.compute(pos, mass, out); }
+    using ForceEngine::compute;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override
+    {
+        engine_.compute(pos, mass, type, out);
+    }
 
   private:
     ForceEngine& engine_;
@@ -105,7 +109,11 @@ void start_and_step_both(Leapfrog& la, ParticleStore& a, Leapfrog& lb, ParticleS
 class ReversingEngine final : public ForceEngine {
   public:
     ReversingEngine(ForceEngine& engine, bool early) : ForceEngine(engine.name()), engine_(engine), early_(early) {}
-    void compute(PositionsRef pos, MassesRef mass, Forces& out) override { engine_.compute(pos, mass, out); }
+    using ForceEngine::compute;
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override
+    {
+        engine_.compute(pos, mass, type, out);
+    }
     void compute(ParticleStore& store) override
     {
         ParticleSet& p = store.host();

@@ -33,7 +33,7 @@ inline void check_forces_in_own_order(const ParticleSet& p,
         params.mac = mac;
         params.rebuild_every = 2;
         Forces caller;
-        make(params)->compute(p.pos, p.mass, caller); // relative: after a first pass, as below
+        make(params)->compute(p.pos, p.mass, p.type, caller); // relative: after a first pass, as below
         const auto engine = make(params);
         ParticleSet q = p;
         ParticleStore store(q);

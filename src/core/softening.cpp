@@ -1,0 +1,95 @@
+#include "core/softening.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/particles.hpp"
+
+namespace grove {
+
+namespace {
+
+// Where softening by type works, for the error of an engine where it does not.
+const char* const kSofteningByTypeEngines = "direct-cpu, direct-gpu, tree-cpu and tree-gpu, and Hermite on direct-cpu";
+
+int type_of(const std::string& name, const std::string& option)
+{
+    for (int t = 0; t < kNumParticleTypes; ++t)
+        if (name == component_name(t) || name == std::to_string(t)) return t;
+    throw std::invalid_argument(option + ": unknown particle type '" + name +
+                                "' (0..5, or gas, halo, disk, bulge, stars, boundary)");
+}
+
+} // namespace
+
+void parse_softening_types(const std::string& text, GravityParams& gravity, const std::string& option)
+{
+    GravityParams parsed = gravity;
+    parsed.eps_type.fill(-1);
+    std::istringstream items(text);
+    std::string item;
+    bool any = false;
+    while (std::getline(items, item, ',')) {
+        const std::size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+            throw std::invalid_argument(option + ": expected TYPE=LENGTH items separated by commas, got '" + item +
+                                        "' in '" + text + "'");
+        const int t = type_of(item.substr(0, eq), option);
+        const std::string value = item.substr(eq + 1);
+        char* end = nullptr;
+        const double eps = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() + value.size() || !(eps >= 0) || !std::isfinite(eps * eps))
+            throw std::invalid_argument(option + ": the length of type " + std::to_string(t) +
+                                        " must be a finite number >= 0 whose square is finite, got '" + value + "'");
+        if (parsed.eps_type[static_cast<std::size_t>(t)] >= 0)
+            throw std::invalid_argument(option + ": type " + std::to_string(t) + " is given twice");
+        parsed.eps_type[static_cast<std::size_t>(t)] = eps;
+        any = true;
+    }
+    if (!any) throw std::invalid_argument(option + ": expected TYPE=LENGTH items, got an empty list");
+    gravity = parsed;
+}
+
+std::string softening_types_text(const GravityParams& gravity)
+{
+    std::ostringstream out;
+    out.precision(17);
+    bool first = true;
+    for (int t = 0; t < kNumParticleTypes; ++t) {
+        if (gravity.eps_of(t) == gravity.eps) continue;
+        out << (first ? "" : ",") << t << '=' << gravity.eps_of(t);
+        first = false;
+    }
+    return out.str();
+}
+
+std::vector<double> half_squared_softening(const GravityParams& gravity, TypesRef type, std::size_t n,
+                                           const std::string& engine)
+{
+    if (!gravity.per_type()) return {};
+    if (type.size() != n)
+        throw std::invalid_argument(engine + ": the softening is per particle type, but " +
+                                    (type.empty() ? std::string("no types") : std::to_string(type.size()) + " types") +
+                                    " came with " + std::to_string(n) + " particles");
+    double h[kNumParticleTypes];
+    for (int t = 0; t < kNumParticleTypes; ++t) h[t] = 0.5 * (gravity.eps_of(t) * gravity.eps_of(t));
+    std::vector<double> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (type[i] >= kNumParticleTypes)
+            throw std::invalid_argument(engine + ": particle " + std::to_string(i) + " has type " +
+                                        std::to_string(int(type[i])) + ", out of 0..5");
+        out[i] = h[type[i]];
+    }
+    return out;
+}
+
+void require_one_softening(const GravityParams& gravity, const std::string& engine)
+{
+    if (gravity.per_type())
+        throw std::invalid_argument(engine + " has one softening length for every particle; softening by type (" +
+                                    softening_types_text(gravity) + ") runs on " + kSofteningByTypeEngines);
+}
+
+} // namespace grove
