@@ -165,14 +165,27 @@ template <int K> struct Targets {
     }
 };
 
-template <int K, bool kPot>
+// The lane's targets' h (softening by type), clamped into the chunk as Targets does.
+template <int K>
+__device__ void target_halves(const ListSoftening& soft, int first, const LaneLayout& layout, int slot, float* h)
+{
+#pragma unroll
+    for (int k = 0; k < K; ++k) h[k] = soft.particle_half[first + min(slot + layout.lanes * k, layout.targets - 1)];
+}
+
+// kByType: the cell's terms carry its own h (eps2_trace = h_cell s, and s in `unused`), and each
+// target adds its h: eps^2 s = (h_i + h_cell) s, as m2p with eps2 = h_i + h_cell makes it.
+template <int K, bool kPot, bool kByType>
 __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
-                           long long length, NodeTile& tile, WideSums& wide, float eps2, float4* acc)
+                           long long length, NodeTile& tile, float* half_tile, WideSums& wide,
+                           const ListSoftening& soft, float4* acc)
 {
     const WarpRole role(layout);
     const int lane = role.lane, replica = role.replica, slot = role.slot;
     const bool active = role.active;
     Targets<K> t(tree.particles, first, layout, slot, wide, lane);
+    float hi[K];
+    if constexpr (kByType) target_halves<K>(soft, first, layout, slot, hi);
     int tiles = 0;
     // The next tile's cells are read from the list while this one is evaluated: a tile then waits
     // for one load (the cells' data), not for two in a row.
@@ -183,16 +196,37 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
         if (base + kWarpLanes + lane < length) next = list[base + kWarpLanes + lane];
         if (lane < count) {
             tile.com[lane] = tree.com_mass[node];
-            tile.terms[lane] = cell_terms(tree.quad[node], eps2);
+            if constexpr (kByType) {
+                const Quadrupole<float> q = tree.quad[node];
+                const float h = soft.node_half[node];
+                CellTerms<float> terms = cell_terms(q, h);
+                terms.unused = q.trace;
+                tile.terms[lane] = terms;
+                half_tile[lane] = h;
+            } else {
+                tile.terms[lane] = cell_terms(tree.quad[node], soft.eps2);
+            }
         }
         __syncwarp();
         if (active)
             for (int s = replica; s < count; s += layout.replicas) {
                 const Vec4<float> c = tile.com[s];
                 const CellTerms<float> q = tile.terms[s];
+                if constexpr (kByType) {
+                    const float h = half_tile[s];
 #pragma unroll
-                for (int k = 0; k < K; ++k)
-                    t.a[k] = m2p_terms<false, kPot>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, eps2);
+                    for (int k = 0; k < K; ++k) {
+                        CellTerms<float> qk = q;
+                        qk.eps2_trace = fmaf(hi[k], q.unused, q.eps2_trace);
+                        t.a[k] = m2p_terms<false, kPot>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, qk,
+                                                        hi[k] + h);
+                    }
+                } else {
+#pragma unroll
+                    for (int k = 0; k < K; ++k)
+                        t.a[k] =
+                            m2p_terms<false, kPot>(t.a[k], c.x - t.x[k], c.y - t.y[k], c.z - t.z[k], c.w, q, soft.eps2);
+                }
             }
         if (++tiles % kTilesPerFlush == 0) t.flush(wide, lane);
         __syncwarp();
@@ -204,13 +238,15 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
 // the slots from `first` on, `stride` apart, below first + count (kLeafSlots). kSelf: the tile
 // may hold a target itself, whose pair is skipped by index (its mass counts as 0); target k's
 // index is self + lanes * k (Targets). kGuard: eps is 0, so coincident particles (and the self
-// pair) need the r^2 > 0 test.
-template <int K, bool kSelf, bool kGuard, bool kPot>
-__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int first, int stride, int count, int self, int lanes,
-                          float eps2)
+// pair) need the r^2 > 0 test. kByType: the pair's eps^2 is hi[k] plus the source's h, staged in
+// half_tile beside the tile's sources.
+template <int K, bool kSelf, bool kGuard, bool kPot, bool kByType>
+__device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, const float* half_tile, const float* hi, int first,
+                          int stride, int count, int self, int lanes, float eps2)
 {
     const Vec4<float>* const end = tile.source + first + count;
     const int* index = tile.index + first;
+    const float* half = half_tile + first;
     for (const Vec4<float>* p = tile.source + first; p < end; p += stride) {
         const Vec4<float> source = *p;
         int from_self = -1;
@@ -218,10 +254,16 @@ __device__ void leaf_tile(Targets<K>& t, const LeafTile& tile, int first, int st
             from_self = *index - self;
             index += stride;
         }
+        float h = 0.f;
+        if constexpr (kByType) {
+            h = *half;
+            half += stride;
+        }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const float m = kSelf && from_self == lanes * k ? 0.f : source.w;
-            t.a[k] = p2p<kGuard, kPot>(t.a[k], source.x - t.x[k], source.y - t.y[k], source.z - t.z[k], m, eps2);
+            t.a[k] = p2p<kGuard, kPot>(t.a[k], source.x - t.x[k], source.y - t.y[k], source.z - t.z[k], m,
+                                       kByType ? hi[k] + h : eps2);
         }
     }
 }
@@ -233,8 +275,9 @@ struct LeafBatch {
 
 // Stages the batch's sources base .. base + 31 in the tile's slots 0-31 (padding past the batch's
 // end) and returns the particle index of the lane's source (-1 for padding).
-__device__ inline int stage_tile(const OctreeView<float>& tree, LeafTile& tile, const LeafBatch& batch, int base,
-                                 int lane)
+template <bool kByType>
+__device__ inline int stage_tile(const OctreeView<float>& tree, LeafTile& tile, float* half_tile,
+                                 const ListSoftening& soft, const LeafBatch& batch, int base, int lane)
 {
     const int u = base + lane;
     // Source u belongs to the last leaf that starts at or before it (leaves are never empty): the
@@ -247,21 +290,24 @@ __device__ inline int stage_tile(const OctreeView<float>& tree, LeafTile& tile, 
     if (u < batch.total) {
         const int j = tile.offset[leaf] + u;
         tile.source[lane] = tree.particles[j];
+        if constexpr (kByType) half_tile[lane] = soft.particle_half[j];
         return j;
     }
     tile.source[lane] = tile.source[kLeafSlots - 1]; // padding, always
+    if constexpr (kByType) half_tile[lane] = 0.f;
     return -1;
 }
 
 // The tiles of one batch. kOwnBatch: the batch holds some of the chunk's own particles
 // [first, own_end), so each tile is tested for them and only a tile holding one pays for the self
 // test; the other batches (most of them) skip the test, in a loop of their own.
-template <int K, bool kGuard, bool kPot, bool kOwnBatch>
-__device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, const LeafBatch& batch, Targets<K>& t,
-                            const LaneLayout& layout, int lane, int mine, int self, int first, int own_end, float eps2)
+template <int K, bool kGuard, bool kPot, bool kByType, bool kOwnBatch>
+__device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, float* half_tile, const float* hi,
+                            const LeafBatch& batch, Targets<K>& t, const LaneLayout& layout, int lane, int mine,
+                            int self, int first, int own_end, const ListSoftening& soft)
 {
     for (int base = 0; base < batch.total; base += kWarpLanes) {
-        const int j = stage_tile(tree, tile, batch, base, lane);
+        const int j = stage_tile<kByType>(tree, tile, half_tile, soft, batch, base, lane);
         bool own = false;
         if constexpr (kOwnBatch) {
             tile.index[lane] = j;
@@ -270,21 +316,29 @@ __device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, const
         __syncwarp();
         const int count = min(kWarpLanes, batch.total - base);
         if (own)
-            leaf_tile<K, true, kGuard, kPot>(t, tile, mine, layout.replicas, count, self, layout.lanes, eps2);
+            leaf_tile<K, true, kGuard, kPot, kByType>(t, tile, half_tile, hi, mine, layout.replicas, count, self,
+                                                      layout.lanes, soft.eps2);
         else
-            leaf_tile<K, false, kGuard, kPot>(t, tile, mine, layout.replicas, count, self, layout.lanes, eps2);
+            leaf_tile<K, false, kGuard, kPot, kByType>(t, tile, half_tile, hi, mine, layout.replicas, count, self,
+                                                       layout.lanes, soft.eps2);
         __syncwarp();
     }
 }
 
-template <int K, bool kGuard, bool kPot>
+template <int K, bool kGuard, bool kPot, bool kByType>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
-                           long long length, LeafTile& tile, WideSums& wide, float eps2, float4* acc)
+                           long long length, LeafTile& tile, float* half_tile, WideSums& wide,
+                           const ListSoftening& soft, float4* acc)
 {
     const WarpRole role(layout);
     const int lane = role.lane, slot = role.slot;
     const int mine = role.active ? role.replica : 0; // the first slot of the lane's replica (kLeafSlots)
     Targets<K> t(tree.particles, first, layout, slot, wide, lane);
+    float hi[K];
+    if constexpr (kByType) {
+        target_halves<K>(soft, first, layout, slot, hi);
+        half_tile[lane + kWarpLanes] = 0.f;
+    }
     const int own_end = first + layout.targets, self = first + slot;
     tile.source[lane + kWarpLanes] = Vec4<float>{kFarAway, kFarAway, kFarAway, 0.f};
     tile.index[lane + kWarpLanes] = -1;
@@ -311,9 +365,11 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
         const bool own_batch = __any_sync(kFullMask, lane < batch.leaves && begin < own_end && begin + size > first);
         __syncwarp();
         if (own_batch)
-            batch_tiles<K, kGuard, kPot, true>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
+            batch_tiles<K, kGuard, kPot, kByType, true>(tree, tile, half_tile, hi, batch, t, layout, lane, mine, self,
+                                                        first, own_end, soft);
         else
-            batch_tiles<K, kGuard, kPot, false>(tree, tile, batch, t, layout, lane, mine, self, first, own_end, eps2);
+            batch_tiles<K, kGuard, kPot, kByType, false>(tree, tile, half_tile, hi, batch, t, layout, lane, mine, self,
+                                                         first, own_end, soft);
         // Once per batch of 32 leaves (at most 32 nleaf sources): the float sums stay exact
         // enough over a batch, and a flush per tile costs the leaf loop a measurable share.
         t.flush(wide, lane);
@@ -322,36 +378,43 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
 }
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp.
-template <bool kNodes, bool kPot, bool kGuard>
+template <bool kNodes, bool kPot, bool kGuard, bool kByType>
 __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListIndex& index, const std::int32_t* list,
-                               float eps2, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile, WideSums& wide)
+                               const ListSoftening& soft, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile,
+                               float* half_tile, WideSums& wide)
 {
     const ParticleRange range = tree.groups[g].range;
     const long long begin = index.begin(g), length = index.length(g);
     for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
+        const std::int32_t* l = list + begin;
         if constexpr (kNodes) {
             if (layout.per_lane == 1)
-                node_chunk<1, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<1, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
             else if (layout.per_lane == 2)
-                node_chunk<2, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<2, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
             else if (layout.per_lane == 3)
-                node_chunk<3, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<3, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
             else if (layout.per_lane == 4)
-                node_chunk<4, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<4, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
             else
-                node_chunk<5, kPot>(tree, first, layout, list + begin, length, node_tile, wide, eps2, acc);
+                node_chunk<5, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
         } else {
             if (layout.per_lane == 1)
-                leaf_chunk<1, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<1, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
+                                                     acc);
             else if (layout.per_lane == 2)
-                leaf_chunk<2, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<2, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
+                                                     acc);
             else if (layout.per_lane == 3)
-                leaf_chunk<3, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<3, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
+                                                     acc);
             else if (layout.per_lane == 4)
-                leaf_chunk<4, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<4, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
+                                                     acc);
             else
-                leaf_chunk<5, kGuard, kPot>(tree, first, layout, list + begin, length, leaf_tile, wide, eps2, acc);
+                leaf_chunk<5, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
+                                                     acc);
         }
     }
 }
@@ -360,13 +423,14 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 // finishes its group takes the next one from *next_group: with one fixed group per warp a block
 // stays resident until its longest list is done, and the SMs run below the occupancy their
 // registers allow. A group's sums do not depend on which warp takes it.
-template <bool kNodes, bool kPot, bool kGuard>
+template <bool kNodes, bool kPot, bool kGuard, bool kByType>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
-    evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, float eps2, float4* acc,
+    evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, ListSoftening soft, float4* acc,
                     int* next_group)
 {
     __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
     __shared__ LeafTile leaf_tiles[kNodes ? 1 : kWarpsPerBlock];
+    __shared__ float half_tiles[kByType ? kWarpsPerBlock : 1][kLeafSlots]; // the sources' h, by type
     __shared__ WideSums wide_sums[kWarpsPerBlock];
     WideSums& wide = wide_sums[threadIdx.x / kWarpLanes];
     const int warp = threadIdx.x / kWarpLanes;
@@ -376,14 +440,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
         g = __shfl_sync(kFullMask, g, 0);
         if (g >= tree.num_groups) return; // the whole warp leaves together
         if (index.order) g = index.order[g];
-        evaluate_group<kNodes, kPot, kGuard>(tree, g, index, list, eps2, acc, node_tiles[kNodes ? warp : 0],
-                                             leaf_tiles[kNodes ? 0 : warp], wide);
+        evaluate_group<kNodes, kPot, kGuard, kByType>(tree, g, index, list, soft, acc, node_tiles[kNodes ? warp : 0],
+                                                      leaf_tiles[kNodes ? 0 : warp], half_tiles[kByType ? warp : 0],
+                                                      wide);
     }
 }
 
 // Blocks that fill the device once: the warps then take groups until none is left. The device's
 // capacity is asked once per device and thread, not at every launch.
-template <bool kNodes, bool kPot, bool kGuard> unsigned resident_blocks(std::int32_t num_groups)
+template <bool kNodes, bool kPot, bool kGuard, bool kByType> unsigned resident_blocks(std::int32_t num_groups)
 {
     thread_local int cached_device = -1, capacity = 1;
     int device = 0;
@@ -391,8 +456,8 @@ template <bool kNodes, bool kPot, bool kGuard> unsigned resident_blocks(std::int
     if (device != cached_device) {
         int sms = 0, per_sm = 0;
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, evaluate_kernel<kNodes, kPot, kGuard>,
-                                                                 kWarpsPerBlock * kWarpLanes, 0));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, evaluate_kernel<kNodes, kPot, kGuard, kByType>, kWarpsPerBlock * kWarpLanes, 0));
         capacity = std::max(sms * per_sm, 1);
         cached_device = device;
     }
@@ -400,43 +465,52 @@ template <bool kNodes, bool kPot, bool kGuard> unsigned resident_blocks(std::int
     return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(capacity)));
 }
 
-template <bool kNodes, bool kPot, bool kGuard>
-void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list, float eps2,
-                     float4* sorted, int* next_group, cudaStream_t stream)
+template <bool kNodes, bool kPot, bool kGuard, bool kByType = false>
+void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list,
+                     const ListSoftening& soft, float4* sorted, int* next_group, cudaStream_t stream)
 {
-    evaluate_kernel<kNodes, kPot, kGuard>
-        <<<resident_blocks<kNodes, kPot, kGuard>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-            tree, index, list, eps2, sorted, next_group);
+    evaluate_kernel<kNodes, kPot, kGuard, kByType>
+        <<<resident_blocks<kNodes, kPot, kGuard, kByType>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
+            tree, index, list, soft, sorted, next_group);
     check_launch(kNodes ? "evaluate_kernel<nodes>" : "evaluate_kernel<leaves>", stream);
 }
 
 } // namespace
 
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
-                           float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream)
+                           const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
+                           cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    if (potential)
-        launch_evaluate<true, true, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
+    if (softening.by_type())
+        launch_evaluate<true, true, false, true>(tree, node_index, node_list, softening, sorted, next_group, stream);
+    else if (potential)
+        launch_evaluate<true, true, false>(tree, node_index, node_list, softening, sorted, next_group, stream);
     else
-        launch_evaluate<true, false, false>(tree, node_index, node_list, eps2, sorted, next_group, stream);
+        launch_evaluate<true, false, false>(tree, node_index, node_list, softening, sorted, next_group, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
-                            float eps2, float4* sorted, int* next_group, bool potential, cudaStream_t stream)
+                            const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
+                            cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
     // Unsoftened pairs need the r^2 > 0 test in every pair, softened ones never: a kernel each, so
     // neither carries the other's loops.
-    const bool guard = !(eps2 > 0.f);
-    if (potential && guard)
-        launch_evaluate<false, true, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+    const bool guard = softening.by_type() ? softening.guard : !(softening.eps2 > 0.f);
+    const ListSoftening& s = softening;
+    if (s.by_type() && guard)
+        launch_evaluate<false, true, true, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
+    else if (s.by_type())
+        launch_evaluate<false, true, false, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
+    else if (potential && guard)
+        launch_evaluate<false, true, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
     else if (potential)
-        launch_evaluate<false, true, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+        launch_evaluate<false, true, false>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
     else if (guard)
-        launch_evaluate<false, false, true>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+        launch_evaluate<false, false, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
     else
-        launch_evaluate<false, false, false>(tree, leaf_index, leaf_list, eps2, sorted, next_group, stream);
+        launch_evaluate<false, false, false>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
 }
 
 } // namespace grove::gpu

@@ -46,7 +46,9 @@ inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_ke
 // count includes moves between registers that ptxas folds (the node loop issued 33 FP32 per
 // interaction in SASS when last counted, before the quadrupole pair lost a multiply), so the
 // node limit is a low one.
-inline constexpr KernelCost kTreeNodeCost{"tree node lists", "evaluate_kernelILb1ELb1E", 39.0, 0.0, 1.0, 0.0, 3.0};
-inline constexpr KernelCost kTreeLeafCost{"tree leaf lists", "evaluate_kernelILb0ELb1ELb0E", 13.0, 0.0, 1.0, 0.0, 1.0};
+inline constexpr KernelCost kTreeNodeCost{
+    "tree node lists", "evaluate_kernelILb1ELb1ELb0ELb0E", 39.0, 0.0, 1.0, 0.0, 3.0};
+inline constexpr KernelCost kTreeLeafCost{
+    "tree leaf lists", "evaluate_kernelILb0ELb1ELb0ELb0E", 13.0, 0.0, 1.0, 0.0, 1.0};
 
 } // namespace grove

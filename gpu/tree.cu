@@ -44,13 +44,12 @@ TreeGpuEngine::Impl::~Impl()
 TreeGpuEngine::TreeGpuEngine(TreeParams tree, GravityParams gravity)
     : ForceEngine("tree-gpu"), impl_(std::make_unique<Impl>(tree, gravity))
 {
-    require_one_softening(gravity, name());
 }
 TreeGpuEngine::~TreeGpuEngine() = default;
 
 void TreeGpuEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
-    (void)type;
+    impl_->half_eps2 = half_squared_softening(impl_->gravity, type, static_cast<std::size_t>(pos.cols()), name());
     compute_on_host(pos, mass, out, nullptr);
 }
 
@@ -101,6 +100,8 @@ void TreeGpuEngine::compute(ParticleStore& store)
         return;
     }
     ParticleSet& p = store.host();
+    d.half_eps2 =
+        half_squared_softening(d.gravity, d.gravity.per_type() ? store.types() : TypesRef{}, p.size(), name());
     d.updater.follow(store);
     if (p.has_forces()) d.estimate.set(p.acc, d.gravity.G);
     try {
@@ -115,7 +116,9 @@ void TreeGpuEngine::compute(ParticleStore& store)
 DeviceParticles* TreeGpuEngine::device_particles()
 {
     Impl& d = *impl_;
-    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 || d.share_count != 1) return nullptr;
+    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 || d.share_count != 1 ||
+        d.gravity.per_type())
+        return nullptr;
     if (!d.resident) d.resident = std::make_unique<TreeGpuResident>(d);
     return d.resident.get();
 }
@@ -143,7 +146,7 @@ void TreeGpuEngine::set_acceleration_estimate(const Eigen::Matrix3Xd& acc)
 
 void TreeGpuEngine::load(Octree& tree, TypesRef type)
 {
-    (void)type;
+    impl_->half_eps2 = half_squared_softening(impl_->gravity, type, tree.particles.size(), name());
     upload(tree);
 }
 

@@ -22,6 +22,7 @@
 #include "tree/acceleration_estimate.hpp"
 #include "tree/group_shares.hpp"
 #include "tree/refit.hpp"
+#include "tree/softening_moments.hpp"
 
 namespace grove {
 
@@ -150,13 +151,21 @@ struct TreeGpuEngine::Impl {
         Evaluation evaluation;
         OctreeView<float> view;       // the share's groups
         gpu::ListIndex nodes, leaves; // of its last batch, which its buffers still hold
-        float eps2 = 0;
+        gpu::ListSoftening softening;
     } last_lists;
+    // Softening by type (core/softening.hpp): h per particle in the order of the positions the
+    // next upload's tree was built from (empty for one softening), and the uploaded tree's moments.
+    std::vector<double> half_eps2;
+    SofteningMoments<float> softening;
+    float smallest_half = 0;
+    gpu::DeviceBuffer<float> d_particle_half, d_node_half;
 
     Impl(TreeParams p, GravityParams g);
     ~Impl();
 
     OctreeView<float> device_view() const { return make_view(dev, num_particles, num_nodes, num_groups); }
+    // The list kernels' softening for the uploaded tree.
+    gpu::ListSoftening list_softening() const;
 
     // Packs and uploads a built tree; with_order: its particle order too, which forces in the
     // caller's order need (the permutation kernel).

@@ -68,6 +68,16 @@ void TreeGpuEngine::Impl::upload(const Octree& t, bool with_order)
         if (!info.per_theta && n && needed) // the device computes the per-theta arrays
             CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(*h.data()), cudaMemcpyHostToDevice, stream));
     });
+    make_softening_moments(t, half_eps2, softening);
+    if (!softening.empty()) {
+        smallest_half = *std::min_element(softening.particle.begin(), softening.particle.end());
+        d_particle_half.reserve(softening.particle.size(), "tree softening by type");
+        d_node_half.reserve(softening.node.size(), "tree softening by type");
+        CUDA_CHECK(cudaMemcpyAsync(d_particle_half.data(), softening.particle.data(),
+                                   softening.particle.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(cudaMemcpyAsync(d_node_half.data(), softening.node.data(), softening.node.size() * sizeof(float),
+                                   cudaMemcpyHostToDevice, stream));
+    }
     CUDA_CHECK(cudaStreamSynchronize(stream));
     // What the upload adds to the pack: the particles' part runs beside the packing, so the
     // copies' own duration would count that time twice.
@@ -75,6 +85,18 @@ void TreeGpuEngine::Impl::upload(const Octree& t, bool with_order)
     loaded = &t;
     uploaded = true;
     evaluated = false;
+}
+
+gpu::ListSoftening TreeGpuEngine::Impl::list_softening() const
+{
+    gpu::ListSoftening s;
+    s.eps2 = static_cast<float>(gravity.eps * gravity.eps);
+    if (!softening.empty()) {
+        s.particle_half = d_particle_half.data();
+        s.node_half = d_node_half.data();
+        s.guard = !(2 * smallest_half > 0.f);
+    }
+    return s;
 }
 
 void TreeGpuEngine::Impl::evaluate(const OpeningCriterion& criterion, Forces& out, ForcesTo to)
@@ -422,7 +444,7 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
     if (overlap) CUDA_CHECK(cudaStreamWaitEvent(walk_stream, events[kScanDone], 0));
     last_lists.evaluation = e;
     last_lists.view = view;
-    last_lists.eps2 = static_cast<float>(gravity.eps * gravity.eps);
+    last_lists.softening = list_softening();
     for (std::size_t b = 0; b < count; ++b) {
         const GroupRange batch = e.batches[b];
         const int buffer = static_cast<int>(b % 2);
@@ -441,10 +463,10 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         if (overlap) CUDA_CHECK(cudaStreamWaitEvent(stream, ev[kBatchWalked], 0));
         CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
         float4* const out = e.out ? e.out : d_sorted.data();
-        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.eps2, out,
+        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.softening, out,
                                    d_next_group.data(), e.potentials, stream);
         CUDA_CHECK(cudaEventRecord(ev[kBatchNodesDone], stream));
-        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.eps2, out,
+        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.softening, out,
                                     d_next_group.data() + 1, e.potentials, stream);
         CUDA_CHECK(cudaEventRecord(ev[kBatchLeavesDone], stream));
         if (overlap) CUDA_CHECK(cudaEventRecord(buffer_free[buffer], stream));
@@ -610,9 +632,10 @@ void TreeGpuEngine::Impl::evaluate_potentials(float4* out)
         return;
     }
     CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.eps2, out, d_next_group.data(), true, stream);
-    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.eps2, out, d_next_group.data() + 1, true,
-                                stream);
+    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.softening, out, d_next_group.data(), true,
+                               stream);
+    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.softening, out, d_next_group.data() + 1,
+                                true, stream);
 }
 
 } // namespace grove

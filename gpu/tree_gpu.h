@@ -49,7 +49,7 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     std::vector<double> last_particle_costs() const override;
     void set_share_costs(const std::vector<double>& costs) override;
     // Whole steps on the device need the look-ahead (the host builds each next structure), the
-    // geometric criterion (the relative one reads |a| on the host) and the whole tree (no shares).
+    // whole tree (no shares) and one softening (by type, the steps run the host pipeline).
     DeviceParticles* device_particles() override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative

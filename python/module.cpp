@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,7 @@
 #include "core/opening_criterion.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/softening.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
 #include "studies/accuracy_study.hpp"
@@ -101,10 +103,35 @@ void plan(Workload job, std::size_t n, const std::string& what, const std::strin
 // Bytes an engine may hold (gpu_memory, list_memory): None for no limit of grove's own.
 using MemoryLimit = std::optional<std::uint64_t>;
 
+// eps_type: None, "halo=0.1,disk=0.05" (as --eps-type) or {type or component name: length}.
+void set_softening_types(const py::object& eps_type, GravityParams& gravity)
+{
+    if (eps_type.is_none()) return;
+    std::string text;
+    if (py::isinstance<py::str>(eps_type)) {
+        text = py::cast<std::string>(eps_type);
+    } else if (py::isinstance<py::dict>(eps_type)) {
+        for (const auto& [key, value] : py::cast<py::dict>(eps_type)) {
+            std::ostringstream item;
+            item.precision(17);
+            item << py::str(key).cast<std::string>() << '=' << py::cast<double>(value);
+            text += (text.empty() ? "" : ",") + item.str();
+        }
+    } else {
+        throw py::type_error("eps_type must be None, a str such as 'halo=0.1,disk=0.05' or a dict {type: length}");
+    }
+    try {
+        parse_softening_types(text, gravity, "eps_type");
+    } catch (const std::invalid_argument& e) {
+        throw py::value_error(e.what());
+    }
+}
+
 EngineConfig engine_config(const std::string& engine, double theta, double eps, double G,
                            const std::optional<std::string>& precision, std::optional<int> nleaf,
                            std::optional<int> ncrit, const std::string& mac = "geometric", double alpha = 1e-3,
-                           MemoryLimit gpu_memory = {}, MemoryLimit list_memory = {})
+                           MemoryLimit gpu_memory = {}, MemoryLimit list_memory = {},
+                           const py::object& eps_type = py::none())
 {
     EngineConfig c;
     if ((gpu_memory && *gpu_memory == 0) || (list_memory && *list_memory == 0))
@@ -116,6 +143,7 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
     c.mac = mac;
     c.alpha = alpha;
     c.gravity = {G, eps};
+    set_softening_types(eps_type, c.gravity);
     if (precision) c.precision = *precision;
     if (nleaf) c.nleaf = *nleaf;
     if (ncrit) c.ncrit = *ncrit;
@@ -130,7 +158,7 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
 py::tuple forces(const py::array& pos, const py::array& mass, const std::string& engine, double theta, double eps,
                  double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
                  std::optional<int> ncrit, const std::string& mac, double alpha, MemoryLimit gpu_memory,
-                 MemoryLimit list_memory)
+                 MemoryLimit list_memory, const py::object& eps_type, const std::optional<py::array>& types)
 {
     check_array(pos, -1, 3, "pos");
     check_array(mass, static_cast<Eigen::Index>(pos.shape(0)), 0, "mass");
@@ -140,14 +168,28 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
     const MassesRef m = view_of(mass, m_owned, "mass");
     if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
     const EngineConfig config =
-        engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha, gpu_memory, list_memory);
+        engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha, gpu_memory, list_memory, eps_type);
+    std::vector<std::uint8_t> type;
+    if (types) {
+        const auto t = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(*types);
+        if (!t || t.ndim() != 1 || t.shape(0) != pos.shape(0))
+            throw py::value_error("types must be a 1-d array of one integer type (0..5) per particle");
+        for (py::ssize_t i = 0; i < t.shape(0); ++i) {
+            if (t.at(i) < 0 || t.at(i) >= kNumParticleTypes)
+                throw py::value_error("types[" + std::to_string(i) + "] = " + std::to_string(t.at(i)) +
+                                      " is not a particle type (0..5)");
+            type.push_back(static_cast<std::uint8_t>(t.at(i)));
+        }
+    } else if (config.gravity.per_type()) {
+        throw py::value_error("eps_type softens by particle type: give types (one per particle)");
+    }
     plan(Workload::forces, static_cast<std::size_t>(pos.shape(0)),
          "forces on " + std::to_string(pos.shape(0)) + " particles", engine);
     auto e = engines().make_force(config);
     Forces f;
     {
         py::gil_scoped_release release; // other Python threads run while the engine computes
-        e->compute(x, m, f);
+        e->compute(x, m, type, f);
     }
     return py::make_tuple(array_from(f.acc), array_from(f.pot));
 }
@@ -164,7 +206,8 @@ class Simulation {
     Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt, double eta,
                double dt_max, double theta, double eps, std::optional<double> G,
                const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-               const std::string& mac, double alpha, MemoryLimit gpu_memory, MemoryLimit list_memory)
+               const std::string& mac, double alpha, MemoryLimit gpu_memory, MemoryLimit list_memory,
+               const py::object& eps_type)
         : p_(std::move(particles))
     {
         plan(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
@@ -172,7 +215,7 @@ class Simulation {
         IntegratorConfig c;
         c.integrator = integrator;
         c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha,
-                                 gpu_memory, list_memory);
+                                 gpu_memory, list_memory, eps_type);
         c.dt = dt;
         c.eta = eta;
         c.dt_max = dt_max;
@@ -240,12 +283,12 @@ class Simulation {
 py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
                   const std::string& engine, double eps, std::optional<double> G,
                   const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-                  const std::string& mac, MemoryLimit gpu_memory, MemoryLimit list_memory)
+                  const std::string& mac, MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type)
 {
     // The engine keywords as forces() and Simulation() check them (the tree engines compute in
     // their own precision); the swept values as theta or alpha each.
     const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac, 1e-3,
-                                         gpu_memory, list_memory);
+                                         gpu_memory, list_memory, eps_type);
     plan(Workload::accuracy, p.size(), "an accuracy study of " + std::to_string(p.size()) + " particles", engine);
     AccuracyOptions o;
     o.values = values;
@@ -257,6 +300,7 @@ py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::
         throw py::value_error(e.what());
     }
     o.eps = c.gravity.eps;
+    o.eps_type = c.gravity.eps_type;
     o.G = c.gravity.G;
     o.nleaf = c.nleaf;
     o.ncrit = c.ncrit;
@@ -372,7 +416,10 @@ PYBIND11_MODULE(grove, m)
           py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
           py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
           py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
-          "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). Tree engines open "
+          py::arg("eps_type") = py::none(), py::arg("types") = py::none(),
+          "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). eps_type softens by "
+          "particle type ('halo=0.1,disk=0.05' or {1: 0.1, 'disk': 0.05}; a pair with sqrt((eps_i^2 + eps_j^2) / 2)) "
+          "and then needs types (N,), each particle's type 0..5. Tree engines open "
           "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|). gpu_memory: "
           "bytes a GPU engine may hold on its device; list_memory: bytes a tree engine's interaction lists may hold "
           "at once (walked in batches beyond); both as grove's --gpu-memory and --list-memory.");
@@ -380,6 +427,7 @@ PYBIND11_MODULE(grove, m)
           py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(),
           py::arg("precision") = py::none(), py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
           py::arg("mac") = "geometric", py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
+          py::arg("eps_type") = py::none(),
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 
@@ -448,12 +496,13 @@ PYBIND11_MODULE(grove, m)
     py::class_<Simulation>(m, "Simulation", "A leapfrog or Hermite run over any engine.")
         .def(py::init<ParticleSet, std::string, std::string, double, double, double, double, double,
                       std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>,
-                      std::string, double, MemoryLimit, MemoryLimit>(),
+                      std::string, double, MemoryLimit, MemoryLimit, const py::object&>(),
              py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
              py::arg("dt") = 0.0, py::arg("eta") = 0.01, py::arg("dt_max") = 0.0625, py::arg("theta") = 0.5,
              py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
              py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
-             py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none())
+             py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
+             py::arg("eps_type") = py::none())
         .def("evolve", &Simulation::evolve, py::arg("t"))
         .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
         .def_property_readonly(

@@ -19,6 +19,7 @@ struct BenchConfig {
     int sources = 20;            // log2 of the sources for the active runs
     std::string precision = "float,mixed,double";
     std::optional<double> eps; // direct, hermite: 0.01 when absent; step: by model
+    std::string eps_type;      // step: softening by type (core/softening.hpp), empty for one
     int repeat = 3;
     std::string models = "uniform,galaxy"; // tree
     std::string tree_sizes = "20,23";      // tree: log2 N

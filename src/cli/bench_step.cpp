@@ -14,6 +14,7 @@
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/memory_plan.hpp"
+#include "core/softening.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
@@ -116,6 +117,13 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.engine.nleaf = c.nleaf;
     ic.engine.ncrit = c.ncrit;
     ic.engine.gravity = {p.units.G, eps};
+    if (!c.eps_type.empty()) {
+        try {
+            parse_softening_types(c.eps_type, ic.engine.gravity, "--eps-type");
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(e.what());
+        }
+    }
     ic.engine.rebuild_every = c.rebuild_every;
     ic.engine.lookahead = lookahead;
     ic.engine.resident = c.resident;
@@ -158,7 +166,7 @@ int bench_step(const BenchConfig& c)
     const auto direct_engine = engines().make_force(direct);
     auto reference = [&] { // at the particles' current positions
         Forces ref;
-        direct_engine->compute_subset(p.pos, p.mass, targets, ref);
+        direct_engine->compute_subset(p.pos, p.mass, p.type, targets, ref);
         return ref.acc;
     };
     auto sample_errors = [&](const Eigen::Matrix3Xd& all_acc, const Eigen::Matrix3Xd& ref) {
@@ -184,17 +192,17 @@ int bench_step(const BenchConfig& c)
     const auto fresh_engine = engines().make_force(fresh_config);
     if (TreeEngine* tree = as_tree_engine(*fresh_engine)) // the relative criterion's |a|, as in the run
         tree->set_acceleration_estimate(p.acc);
-    fresh_engine->compute(p.pos, p.mass, fresh);
+    fresh_engine->compute(p.pos, p.mass, p.type, fresh);
     const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 
     const std::string criterion = c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
     std::printf(
-        "grove bench step: %s, N = %lld, %s, eps %.6g, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
+        "grove bench step: %s, N = %lld, %s, eps %.6g%s%s, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
         "particles between steps in the %s order; look-ahead %s; resident %s; engine %s; %d OpenMP threads; mean of %d "
         "steps after %d "
         "warm-up steps\n\n",
-        c.model.c_str(), c.n, criterion.c_str(), eps, dt, c.nleaf,
-        resolved_ncrit(c.ncrit, static_cast<std::size_t>(c.n)), c.rebuild_every,
+        c.model.c_str(), c.n, criterion.c_str(), eps, c.eps_type.empty() ? "" : " by type ", c.eps_type.c_str(), dt,
+        c.nleaf, resolved_ncrit(c.ncrit, static_cast<std::size_t>(c.n)), c.rebuild_every,
         c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", resident ? "on" : "off",
         engine_name.c_str(), omp_get_max_threads(), c.steps, c.warmup);
     std::printf("%s\n\n", describe(memory).c_str());

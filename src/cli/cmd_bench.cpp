@@ -92,6 +92,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.sources = r["sources"].as<int>();
     c.precision = r["precision"].as<std::string>();
     if (r.count("eps")) c.eps = r["eps"].as<double>();
+    if (r.count("eps-type")) c.eps_type = r["eps-type"].as<std::string>();
     c.repeat = r["repeat"].as<int>();
     c.models = r["models"].as<std::string>();
     c.tree_sizes = r["tree-sizes"].as<std::string>();
@@ -146,7 +147,8 @@ int command_bench(int argc, char** argv)
                                   cxxopts::value<int>()->default_value("3"));
     options.add_options("step")("model", "step: plummer (Henon units), galaxy (GADGET units) or uniform",
                                 cxxopts::value<std::string>()->default_value("plummer"))(
-        "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
+        "eps-type", "step: softening by type, e.g. halo=0.1,disk=0.05,bulge=0.02 (types not named take --eps)",
+        cxxopts::value<std::string>())("n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
         "theta", "step: opening angle, in (0, 1.1547]", cxxopts::value<double>()->default_value("0.5"))(
         "mac", "step: opening criterion, geometric (theta) or relative (alpha)",
         cxxopts::value<std::string>()->default_value("geometric"))(

@@ -124,7 +124,7 @@ int run_forces(const ForcesConfig& c)
     auto engine = distribute(make_force_engine(config), comm); // one process: the engine itself
     Forces forces;
     const auto start = std::chrono::steady_clock::now();
-    engine->compute(p.pos, p.mass, forces);
+    engine->compute(p.pos, p.mass, p.type, forces);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Never a file of NaN with exit 0: a force that came out non-finite stops the command.
     for (Eigen::Index i = 0; i < forces.pot.size(); ++i)

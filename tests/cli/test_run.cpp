@@ -121,24 +121,43 @@ bool same_particles(const std::string& a, const std::string& b)
 
 } // namespace
 
+// run.yml's value for `key`, without its quotes; empty when it is not there.
+std::string run_parameter(const std::string& dir, const std::string& key)
+{
+    std::ifstream yml(dir + "/run.yml");
+    std::string line;
+    while (std::getline(yml, line))
+        if (line.rfind(key + ": ", 0) == 0) {
+            std::string value = line.substr(key.size() + 2);
+            if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
+            return value;
+        }
+    return "";
+}
+
 TEST_CASE("a finished run extended with --restart continues bit-identically, from its checkpoint alone",
           "[integrator][restart][slow]")
 {
     namespace fs = std::filesystem;
     const fs::path root = empty_scratch_dir("restart");
     const std::string plummer = test::data_path("plummer_4096.hdf5");
+    const std::string galaxy = test::data_path("galaxy_16k.hdf5");
     struct Case {
         const char* name;
-        std::string args, half, full;
+        std::string args, half, full, input;
     } cases[] = {
-        {"leapfrog", "--engine tree-cpu --eps 0.01 --dt 0.005 --snapshot-every 0.1", "0.1", "0.2"},
+        {"leapfrog", "--engine tree-cpu --eps 0.01 --dt 0.005 --snapshot-every 0.1", "0.1", "0.2", plummer},
         {"hermite",
          "--integrator hermite --engine direct-cpu --eps 0.00390625 --dt-max 0.0078125 --snapshot-every 0.03125 "
          "--log-every 2",
-         "0.03125", "0.0625"},
+         "0.03125", "0.0625", plummer},
+        {"softening_by_type",
+         "--engine tree-cpu --eps 0.05 --eps-type halo=0.1,bulge=0.02 --dt 0.00025 --snapshot-every 0.0005", "0.0005",
+         "0.001", galaxy},
     };
     for (const Case& c : cases) {
         INFO(c.name);
+        const std::string& plummer = c.input;
         const std::string a = (root / (std::string(c.name) + "_a")).string();
         REQUIRE(grove_run(plummer + " -o " + a + " " + c.args + " --t-end " + c.full, a + ".log") == 0);
         // The same run to half the time, started in another directory with relative paths from
@@ -150,7 +169,8 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
         const std::string b = (work / "b").string();
         REQUIRE(grove_run("input.hdf5 -o b " + c.args + " --t-end " + c.half, b + ".log",
                           "cd " + work.string() + " && ") == 0);
-        fs::copy_file(test::data_path("galaxy_16k.hdf5"), work / "input.hdf5", fs::copy_options::overwrite_existing);
+        fs::copy_file(test::data_path(c.input == galaxy ? "plummer_4096.hdf5" : "galaxy_16k.hdf5"), work / "input.hdf5",
+                      fs::copy_options::overwrite_existing);
         REQUIRE(fs::exists(fs::path(b) / "checkpoint.hdf5")); // every finished run leaves one
         // Restarting a finished run without a later --t-end is refused; options it may not change too.
         CHECK(grove_run("--restart " + b, b + ".done.log") == 1);
@@ -167,23 +187,13 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
         }
         CHECK_FALSE(std::getline(db, lb)); // no duplicated lines after the restart
         CHECK(lines > 3);
+        if (c.input == galaxy) {
+            CHECK(run_parameter(a, "run.eps-type") == "halo=0.1,bulge=0.02");
+            CHECK(grove_run("--restart " + b + " --t-end 0.002 --eps-type halo=0.2", b + ".bad.log") == 1);
+        }
     }
     // Bad restarts are refused with a message.
     CHECK(grove_run("--restart " + (root / "nothing").string(), (root / "bad.log").string()) == 1);
-}
-
-// run.yml's value for `key`, without its quotes; empty when it is not there.
-std::string run_parameter(const std::string& dir, const std::string& key)
-{
-    std::ifstream yml(dir + "/run.yml");
-    std::string line;
-    while (std::getline(yml, line))
-        if (line.rfind(key + ": ", 0) == 0) {
-            std::string value = line.substr(key.size() + 2);
-            if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
-            return value;
-        }
-    return "";
 }
 
 TEST_CASE("grove run --target chooses the opening at the start, reports its error, and a restart keeps it",

@@ -52,6 +52,13 @@ Forces brute_force(const ParticleSet& p, const GravityParams& g)
     return f;
 }
 
+TreeParams opening(double theta)
+{
+    TreeParams t;
+    t.theta = theta;
+    return t;
+}
+
 double median_error(const Eigen::Matrix3Xd& acc, const Eigen::Matrix3Xd& ref)
 {
     return percentiles(relative_errors(acc, ref), {50})[0];
@@ -163,14 +170,14 @@ TEST_CASE("softening by type: tree-cpu against the direct sum, its cells softene
     for (const double theta : {0.3, 0.6}) {
         INFO("theta " << theta);
         Forces f;
-        TreeCpuEngine(TreeParams{theta}, g).compute(p.pos, p.mass, p.type, f);
+        TreeCpuEngine(opening(theta), g).compute(p.pos, p.mass, p.type, f);
         const double e = median_error(f.acc, ref.acc), e_pot = percentiles(relative_errors(f.pot, ref.pot), {50})[0];
         // The usual tree error: that of a tree with one softening, the worst of the types' lengths.
         double worst = 0, worst_pot = 0;
         for (const double eps : {0.02, 0.005, 0.002}) {
             Forces one, one_ref;
             DirectCpuEngine(GravityParams{1.0, eps}).compute(p.pos, p.mass, one_ref);
-            TreeCpuEngine(TreeParams{theta}, GravityParams{1.0, eps}).compute(p.pos, p.mass, one);
+            TreeCpuEngine(opening(theta), GravityParams{1.0, eps}).compute(p.pos, p.mass, one);
             worst = std::max(worst, median_error(one.acc, one_ref.acc));
             worst_pot = std::max(worst_pot, percentiles(relative_errors(one.pot, one_ref.pot), {50})[0]);
         }
@@ -180,7 +187,7 @@ TEST_CASE("softening by type: tree-cpu against the direct sum, its cells softene
     }
     // Opened further, the tree converges on the pair rule's direct sum.
     Forces small;
-    TreeCpuEngine(TreeParams{0.1}, g).compute(p.pos, p.mass, p.type, small);
+    TreeCpuEngine(opening(0.1), g).compute(p.pos, p.mass, p.type, small);
     CHECK(median_error(small.acc, ref.acc) < 1e-5);
 }
 

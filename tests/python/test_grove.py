@@ -271,3 +271,39 @@ def test_other_formats_read_and_convert(plummer, tmp_path):
     with pytest.raises(ValueError, match="units"):
         grove.read(path, units="furlongs")
 
+
+
+def test_softening_by_type_in_every_entry_point(tmp_path):
+    snap = grove.ic.galaxy(3000, seed=3)
+    types = snap.types
+    assert set(np.unique(types)) == {1, 2, 3}
+    lengths = {"halo": 0.2, 2: 0.05, "bulge": 0.02}
+    path = tmp_path / "galaxy.hdf5"
+    grove.write(str(path), snap)
+    out = tmp_path / "forces.hdf5"
+    run_grove("forces", path, "--engine", "direct-cpu", "--eps-type", "halo=0.2,2=0.05,bulge=0.02", "-o", out)
+    G = snap.header["G"]
+    acc, pot = grove.forces(snap.positions, snap.masses, engine="direct-cpu", G=G, eps_type=lengths, types=types)
+    cli = grove.read(str(out))
+    mine, theirs = np.argsort(snap.ids), np.argsort(cli.ids)  # the file holds the types one after another
+    assert np.allclose(acc[mine], cli.accelerations[theirs], rtol=1e-12, atol=0)
+    # The pair rule by hand for one particle.
+    i = 5
+    eps = np.array([0, 0.2, 0.05, 0.02, 0, 0])[types]
+    d = snap.positions - snap.positions[i]
+    r2 = (d * d).sum(axis=1) + (eps[i] ** 2 + eps ** 2) / 2
+    r2[i] = np.inf
+    by_hand = G * (snap.masses[:, None] * d / r2[:, None] ** 1.5).sum(axis=0)
+    assert np.allclose(acc[i], by_hand, rtol=1e-10)
+    with pytest.raises(ValueError, match="give types"):
+        grove.forces(snap.positions, snap.masses, engine="direct-cpu", eps_type=lengths)
+    with pytest.raises(ValueError, match="unknown particle type 'dust'"):
+        grove.forces(snap.positions, snap.masses, engine="direct-cpu", eps_type="dust=1", types=types)
+    with pytest.raises(ValueError, match="types"):
+        grove.forces(snap.positions, snap.masses, engine="direct-cpu", eps_type=lengths, types=types[:10])
+    table = grove.accuracy(snap, [0.5], engine="tree-cpu", eps_type=lengths, sample=300)
+    assert table["all"][0, 0] < 1e-2 and "bulge" in table
+    sim = grove.Simulation(snap, engine="tree-cpu", dt=1e-4, eps_type="halo=0.2,disk=0.05,bulge=0.02")
+    e0 = sim.energy()
+    sim.evolve(1e-3)
+    assert abs((sim.energy() - e0) / e0) < 1e-3
