@@ -44,18 +44,21 @@ __device__ void predict_particle(const DeviceState& s, int i, double t, double x
     hermite_predict(t - v.w, xs, vs, as, js, xp, vp);
 }
 
-__global__ void predict_kernel(int n, double t, DeviceState s, D4* xp, D4* vp)
+// half: each particle's eps^2 / 2 where the softening is per type, kept in the velocity's w
+// (gpu/jerk_pair.cuh); null for one softening.
+__global__ void predict_kernel(int n, double t, DeviceState s, const double* half, D4* xp, D4* vp)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     double x[3], v[3];
     predict_particle(s, i, t, x, v);
     xp[i] = D4{x[0], x[1], x[2], s.xm[i].w};
-    vp[i] = D4{v[0], v[1], v[2], 0.0};
+    vp[i] = D4{v[0], v[1], v[2], half ? half[i] : 0.0};
 }
 
 // The same prediction stored for the mixed kernel as float pairs (gpu/float_pair.hpp).
-__global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi, float4* lo, float4* vel)
+__global__ void predict_split_kernel(int n, double t, DeviceState s, const double* half, float4* hi, float4* lo,
+                                     float4* vel)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -65,7 +68,8 @@ __global__ void predict_split_kernel(int n, double t, DeviceState s, float4* hi,
     const gpu::FloatPair x = gpu::split_double(px), y = gpu::split_double(py), z = gpu::split_double(pz);
     hi[i] = make_float4(x.hi, y.hi, z.hi, static_cast<float>(s.xm[i].w));
     lo[i] = make_float4(x.lo, y.lo, z.lo, 0.f);
-    vel[i] = make_float4(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]), 0.f);
+    vel[i] = make_float4(static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2]),
+                         half ? static_cast<float>(half[i]) : 0.f);
 }
 
 // Packed updates (k of them) scattered into the state.
@@ -93,8 +97,9 @@ using gpu::MixedJerkPolicy;
 // (gpu/direct.cu): tiles are padded with massless sources, so every tile runs the same unrolled
 // loop; only a tile that holds one of the block's own targets (__syncthreads_or) runs the rolled
 // loop that gives the target's own pair no mass; without softening (kGuard) every pair is tested
-// for zero distance. Sums are kept per tile in the policy's type and added into double.
-template <class P, int kTargets, bool kGuard>
+// for zero distance. Sums are kept per tile in the policy's type and added into double. kByType:
+// each pair's eps^2 is the target's h plus the source's (gpu/jerk_pair.cuh), eps2 unused.
+template <class P, int kTargets, bool kGuard, bool kByType>
 __global__ void __launch_bounds__(kThreads)
     hermite_kernel(typename P::Inputs in, int n, const std::int32_t* active, int num_active, int chunk,
                    typename P::Real eps2, Partial* partial, unsigned long long* coincident)
@@ -126,8 +131,8 @@ __global__ void __launch_bounds__(kThreads)
                 const typename P::Source src = tile[s];
 #pragma unroll
                 for (int u = 0; u < kTargets; ++u)
-                    jerk_pair<P, kGuard>(part[u], ti[u], src, base + s == idx[u] ? Real(0) : P::mass(src), eps2, idx[u],
-                                         base + s, first_coincident);
+                    jerk_pair<P, kGuard>(part[u], ti[u], src, base + s == idx[u] ? Real(0) : P::mass(src),
+                                         kByType ? ti[u].h + P::half(src) : eps2, idx[u], base + s, first_coincident);
             }
         } else {
 #pragma unroll 4
@@ -135,7 +140,8 @@ __global__ void __launch_bounds__(kThreads)
                 const typename P::Source src = tile[s];
 #pragma unroll
                 for (int u = 0; u < kTargets; ++u)
-                    jerk_pair<P, kGuard>(part[u], ti[u], src, P::mass(src), eps2, idx[u], base + s, first_coincident);
+                    jerk_pair<P, kGuard>(part[u], ti[u], src, P::mass(src), kByType ? ti[u].h + P::half(src) : eps2,
+                                         idx[u], base + s, first_coincident);
             }
         }
         __syncthreads();
@@ -176,8 +182,8 @@ __global__ void reduce_kernel(int num_active, int splits, double G, const Partia
 
 // The 6th-order state's extra coefficients (snap, crackle) and its prediction: position to 5th
 // order, velocity to 4th, acceleration to 3rd (core/hermite_predict.hpp), all in double.
-__global__ void predict6_kernel(int n, double t, DeviceState s, const D4* snap, const D4* crackle, D4* xp, D4* vp,
-                                D4* ap)
+__global__ void predict6_kernel(int n, double t, DeviceState s, const D4* snap, const D4* crackle, const double* half,
+                                D4* xp, D4* vp, D4* ap)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -187,7 +193,7 @@ __global__ void predict6_kernel(int n, double t, DeviceState s, const D4* snap, 
     double px[3], pv[3], pa[3];
     hermite6_predict(t - v.w, xs, vs, as, js, ss, cs, px, pv, pa);
     xp[i] = D4{px[0], px[1], px[2], x.w};
-    vp[i] = D4{pv[0], pv[1], pv[2], 0.0};
+    vp[i] = D4{pv[0], pv[1], pv[2], half ? half[i] : 0.0};
     ap[i] = D4{pa[0], pa[1], pa[2], 0.0};
 }
 
@@ -205,8 +211,9 @@ struct Partial6 {
 
 // Acceleration, jerk and snap (Nitadori & Makino 2008) in double, one active particle per thread,
 // j-particles staged through shared memory and split over blocks along y. kGuard (eps = 0): a
-// source with mass at zero distance is reported as hermite_kernel reports it.
-template <bool kGuard>
+// source with mass at zero distance is reported as hermite_kernel reports it. kByType: eps^2 of a
+// pair is the two velocities' w (their h).
+template <bool kGuard, bool kByType>
 __global__ void __launch_bounds__(kThreads)
     snap_kernel(int n, const D4* xp, const D4* vp, const D4* ap, const std::int32_t* active, int num_active, int chunk,
                 double eps2, Partial6* partial, unsigned long long* coincident)
@@ -233,9 +240,10 @@ __global__ void __launch_bounds__(kThreads)
             const double dv[3] = {vj.x - vi.x, vj.y - vi.y, vj.z - vi.z};
             const double da[3] = {aj.x - ai.x, aj.y - ai.y, aj.z - ai.z};
             const double m = base + q == i ? 0.0 : xj.w;
-            if (kGuard && m != 0.0 && i >= 0 && d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
+            const double e2 = kByType ? vi.w + vj.w : eps2;
+            if (kGuard && m != 0.0 && i >= 0 && e2 == 0.0 && d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)
                 first_coincident = min(first_coincident, gpu::pair_key(i, base + q));
-            sum = p2p_snap(sum, d, dv, da, m, eps2);
+            sum = p2p_snap(sum, d, dv, da, m, e2);
         }
         __syncthreads();
     }
@@ -277,6 +285,11 @@ struct HermiteGpuEngine::Impl {
     gpu::PinnedBuffer<std::int32_t> h_index, h_active;
     gpu::PinnedBuffer<double> h_out;
     gpu::DeviceBuffer<unsigned long long> d_coincident; // first pair at zero distance with eps = 0
+    // Softening by type: each particle's eps^2 / 2 (in the state's order), the smallest of them.
+    gpu::DeviceBuffer<double> d_half;
+    bool by_type = false;
+    double smallest_half = 0;
+    const double* half() const { return by_type ? d_half.data() : nullptr; }
     gpu::PinnedBuffer<unsigned long long> h_coincident;
 
     Impl(GravityParams g, Precision p) : gravity(g), precision(p)
@@ -344,7 +357,7 @@ struct HermiteGpuEngine::Impl {
     // (queued on the stream) and says whether to launch the guarded kernels.
     bool begin_coincidence_check()
     {
-        if (gravity.eps * gravity.eps > 0) return false;
+        if (by_type ? 2 * smallest_half > 0 : gravity.eps * gravity.eps > 0) return false;
         CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
         return true;
     }
@@ -366,15 +379,23 @@ struct HermiteGpuEngine::Impl {
     // what is queued there (the prediction).
     template <class P, int T, bool kGuard> void launch_jerk(const typename P::Inputs& in, int m, typename P::Real eps2)
     {
+        if (by_type)
+            launch_jerk_kernel<P, T, kGuard, true>(in, m, eps2);
+        else
+            launch_jerk_kernel<P, T, kGuard, false>(in, m, eps2);
+    }
+    template <class P, int T, bool kGuard, bool kByType>
+    void launch_jerk_kernel(const typename P::Inputs& in, int m, typename P::Real eps2)
+    {
         const auto mm = static_cast<std::size_t>(m);
         const gpu::JSplit plan = gpu::plan_j_split(
             mm, static_cast<std::size_t>(kThreads) * T, static_cast<std::size_t>(n), kThreads, sm_count,
-            gpu::resident_blocks_per_sm<hermite_kernel<P, T, kGuard>, kThreads>(), forced_splits);
+            gpu::resident_blocks_per_sm<hermite_kernel<P, T, kGuard, kByType>, kThreads>(), forced_splits);
         splits = plan.splits;
         d_partial.reserve(mm * static_cast<std::size_t>(splits), "hermite partial sums");
         const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(splits));
-        hermite_kernel<P, T, kGuard><<<grid, kThreads, 0, stream>>>(in, n, d_active.data(), m, plan.chunk, eps2,
-                                                                    d_partial.data(), d_coincident.data());
+        hermite_kernel<P, T, kGuard, kByType><<<grid, kThreads, 0, stream>>>(
+            in, n, d_active.data(), m, plan.chunk, eps2, d_partial.data(), d_coincident.data());
         gpu::check_launch("hermite_kernel", stream);
     }
 
@@ -385,7 +406,6 @@ struct HermiteGpuEngine::Impl {
 HermiteGpuEngine::HermiteGpuEngine(GravityParams gravity, Precision precision)
     : impl_(std::make_unique<Impl>(gravity, precision))
 {
-    require_one_softening(gravity, "Hermite on direct-gpu");
 }
 HermiteGpuEngine::~HermiteGpuEngine() = default;
 
@@ -407,6 +427,14 @@ void HermiteGpuEngine::set_state(const HermiteState& s)
         b->reserve(std::max<std::size_t>(n, 1), "hermite particle state");
     if (d.sixth)
         for (auto* b : {&d.d_snap, &d.d_crackle, &d.d_ap}) b->reserve(std::max<std::size_t>(n, 1), "hermite6 state");
+    const std::vector<double> half = half_squared_softening(d.gravity, s.type, n, "Hermite on direct-gpu");
+    d.by_type = !half.empty();
+    if (d.by_type) {
+        d.smallest_half = *std::min_element(half.begin(), half.end());
+        d.d_half.reserve(n, "hermite softening by type");
+        CUDA_CHECK(cudaMemcpyAsync(d.d_half.data(), half.data(), n * sizeof(double), cudaMemcpyHostToDevice, d.stream));
+        CUDA_CHECK(cudaStreamSynchronize(d.stream)); // half goes out of scope
+    }
     std::vector<std::int32_t> all(n);
     for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int32_t>(i);
     d.upload(s, all.data(), n);
@@ -444,8 +472,8 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
     const double eps2 = d.gravity.eps * d.gravity.eps;
     const bool guard = d.begin_coincidence_check();
     if (d.precision == Precision::Mixed) {
-        predict_split_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_hi.data(), d.d_lo.data(),
-                                                                   d.d_vel.data());
+        predict_split_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.half(), d.d_hi.data(),
+                                                                   d.d_lo.data(), d.d_vel.data());
         gpu::check_launch("predict_split_kernel", d.stream);
         const MixedJerkPolicy::Inputs in{d.d_hi.data(), d.d_lo.data(), d.d_vel.data()};
         const float e = guard ? 0.f : static_cast<float>(eps2);
@@ -456,7 +484,7 @@ void HermiteGpuEngine::evaluate(double t, const std::vector<std::int32_t>& activ
             guard ? d.launch_jerk<MixedJerkPolicy, 2, true>(in, m, e)
                   : d.launch_jerk<MixedJerkPolicy, 2, false>(in, m, e);
     } else {
-        predict_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.d_xp.data(), d.d_vp.data());
+        predict_kernel<<<predict_blocks, 256, 0, d.stream>>>(d.n, t, d.state(), d.half(), d.d_xp.data(), d.d_vp.data());
         gpu::check_launch("predict_kernel", d.stream);
         const DoubleJerkPolicy::Inputs in{d.d_xp.data(), d.d_vp.data()};
         const double e = guard ? 0.0 : eps2;
@@ -486,26 +514,30 @@ void HermiteGpuEngine::Impl::evaluate6(double t, int m, HermiteForces& out)
     const auto mm = static_cast<std::size_t>(m);
     out.snap.resize(3, m);
     const bool guard = begin_coincidence_check();
-    const gpu::JSplit plan = gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count,
-                                               guard ? gpu::resident_blocks_per_sm<snap_kernel<true>, kThreads>()
-                                                     : gpu::resident_blocks_per_sm<snap_kernel<false>, kThreads>(),
-                                               forced_splits);
+    const int resident = by_type ? (guard ? gpu::resident_blocks_per_sm<snap_kernel<true, true>, kThreads>()
+                                          : gpu::resident_blocks_per_sm<snap_kernel<false, true>, kThreads>())
+                                 : (guard ? gpu::resident_blocks_per_sm<snap_kernel<true, false>, kThreads>()
+                                          : gpu::resident_blocks_per_sm<snap_kernel<false, false>, kThreads>());
+    const gpu::JSplit plan =
+        gpu::plan_j_split(mm, kThreads, static_cast<std::size_t>(n), kThreads, sm_count, resident, forced_splits);
     splits = plan.splits;
     d_partial6.reserve(mm * static_cast<std::size_t>(plan.splits), "hermite6 partial sums");
     d_out.reserve(10 * mm, "hermite6 results");
     h_out.reserve(10 * mm, "hermite6 results");
     CUDA_CHECK(cudaEventRecord(start, stream));
     predict6_kernel<<<static_cast<unsigned>(ceil_div(n, 256)), 256, 0, stream>>>(
-        n, t, state(), d_snap.data(), d_crackle.data(), d_xp.data(), d_vp.data(), d_ap.data());
+        n, t, state(), d_snap.data(), d_crackle.data(), half(), d_xp.data(), d_vp.data(), d_ap.data());
     gpu::check_launch("predict6_kernel", stream);
     const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(plan.splits));
-    if (guard)
-        snap_kernel<true><<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m,
-                                                         plan.chunk, 0.0, d_partial6.data(), d_coincident.data());
+    const double eps2 = guard ? 0.0 : gravity.eps * gravity.eps;
+    const auto launch = [&](auto kernel) {
+        kernel<<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m, plan.chunk,
+                                              eps2, d_partial6.data(), d_coincident.data());
+    };
+    if (by_type)
+        guard ? launch(snap_kernel<true, true>) : launch(snap_kernel<false, true>);
     else
-        snap_kernel<false><<<grid, kThreads, 0, stream>>>(n, d_xp.data(), d_vp.data(), d_ap.data(), d_active.data(), m,
-                                                          plan.chunk, gravity.eps * gravity.eps, d_partial6.data(),
-                                                          d_coincident.data());
+        guard ? launch(snap_kernel<true, false>) : launch(snap_kernel<false, false>);
     gpu::check_launch("snap_kernel", stream);
     reduce6_kernel<<<gpu::warp_reduce_blocks(mm), gpu::kReduceThreads, 0, stream>>>(m, plan.splits, gravity.G,
                                                                                     d_partial6.data(), d_out.data());

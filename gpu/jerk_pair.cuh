@@ -17,6 +17,8 @@ namespace grove::gpu {
 // The j-particles of a tile as each precision keeps them in shared memory, and the targets as
 // each thread keeps them in registers. Mixed: the predicted position as a float pair hi + lo
 // (mass in hi.w) and the velocity in float, 48 bytes; double: position and mass, velocity, 64.
+// The velocity's w holds the particle's h = eps^2 / 2 where the softening is per type
+// (core/softening.hpp; 0 otherwise), and a target keeps it as h: a pair's eps^2 is t.h + half(s).
 struct MixedJerkPolicy {
     using Real = float;
     struct Inputs {
@@ -26,15 +28,16 @@ struct MixedJerkPolicy {
         float4 hi, lo, v;
     };
     struct Target {
-        float hx, hy, hz, lx, ly, lz, vx, vy, vz;
+        float hx, hy, hz, lx, ly, lz, vx, vy, vz, h;
     };
     __device__ static Source load(const Inputs& in, int j) { return {in.hi[j], in.lo[j], in.vel[j]}; }
     __device__ static Target target(const Source& s)
     {
-        return {s.hi.x, s.hi.y, s.hi.z, s.lo.x, s.lo.y, s.lo.z, s.v.x, s.v.y, s.v.z};
+        return {s.hi.x, s.hi.y, s.hi.z, s.lo.x, s.lo.y, s.lo.z, s.v.x, s.v.y, s.v.z, s.v.w};
     }
     __device__ static Target target(const Inputs& in, int i) { return target(load(in, i)); }
     __device__ static float mass(const Source& s) { return s.hi.w; }
+    __device__ static float half(const Source& s) { return s.v.w; }
     // Source minus target, exact in its leading part (Sapporo's double-single difference).
     __device__ static void differences(const Source& s, const Target& t, float d[3], float dv[3])
     {
@@ -56,12 +59,13 @@ struct DoubleJerkPolicy {
         Vec4<double> x, v;
     };
     struct Target {
-        double x, y, z, vx, vy, vz;
+        double x, y, z, vx, vy, vz, h;
     };
     __device__ static Source load(const Inputs& in, int j) { return {in.x[j], in.v[j]}; }
-    __device__ static Target target(const Source& s) { return {s.x.x, s.x.y, s.x.z, s.v.x, s.v.y, s.v.z}; }
+    __device__ static Target target(const Source& s) { return {s.x.x, s.x.y, s.x.z, s.v.x, s.v.y, s.v.z, s.v.w}; }
     __device__ static Target target(const Inputs& in, int i) { return target(load(in, i)); }
     __device__ static double mass(const Source& s) { return s.x.w; }
+    __device__ static double half(const Source& s) { return s.v.w; }
     __device__ static void differences(const Source& s, const Target& t, double d[3], double dv[3])
     {
         d[0] = s.x.x - t.x;

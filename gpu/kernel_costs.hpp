@@ -37,10 +37,11 @@ inline constexpr KernelCost kDirectMixedCost{
 inline constexpr KernelCost kDirectDoubleCost{
     "double acc+pot", "direct_acc_pot_kernelINS0_12DoublePolicyELb0ELb0E", 0.0, 18.0, 1.0, 0.0, 1.4};
 inline constexpr KernelCost kHermiteMixedCost{
-    "mixed acc+jerk+pot", "hermite_kernelINS_3gpu15MixedJerkPolicyELi4ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
+    "mixed acc+jerk+pot", "hermite_kernelINS_3gpu15MixedJerkPolicyELi4ELb0ELb0E", 33.0, 0.0, 1.0, 0.0, 1.0};
 inline constexpr KernelCost kHermiteDoubleCost{
-    "double acc+jerk+pot", "hermite_kernelINS_3gpu16DoubleJerkPolicyELi2ELb0E", 0.0, 32.0, 1.0, 0.0, 2.6};
-inline constexpr KernelCost kSnapDoubleCost{"double acc+jerk+snap+pot", "snap_kernelILb0E", 0.0, 74.0, 1.0, 0.0, 18.0};
+    "double acc+jerk+pot", "hermite_kernelINS_3gpu16DoubleJerkPolicyELi2ELb0ELb0E", 0.0, 32.0, 1.0, 0.0, 2.6};
+inline constexpr KernelCost kSnapDoubleCost{
+    "double acc+jerk+snap+pot", "snap_kernelILb0ELb0E", 0.0, 74.0, 1.0, 0.0, 18.0};
 // The tree's list kernels (gpu/evaluate.cu), per particle-node and particle-particle interaction,
 // in their best loop: five targets per lane, no test for a target's own index. The PTX's FP32
 // count includes moves between registers that ptxas folds (the node loop issued 33 FP32 per

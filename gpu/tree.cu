@@ -116,9 +116,7 @@ void TreeGpuEngine::compute(ParticleStore& store)
 DeviceParticles* TreeGpuEngine::device_particles()
 {
     Impl& d = *impl_;
-    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 || d.share_count != 1 ||
-        d.gravity.per_type())
-        return nullptr;
+    if (!d.params.resident || !d.params.lookahead || d.params.rebuild_every != 1 || d.share_count != 1) return nullptr;
     if (!d.resident) d.resident = std::make_unique<TreeGpuResident>(d);
     return d.resident.get();
 }

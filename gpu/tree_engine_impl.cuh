@@ -157,6 +157,7 @@ struct TreeGpuEngine::Impl {
     // next upload's tree was built from (empty for one softening), and the uploaded tree's moments.
     std::vector<double> half_eps2;
     SofteningMoments<float> softening;
+    bool softening_by_type = false; // d_particle_half and d_node_half hold the uploaded tree's
     float smallest_half = 0;
     gpu::DeviceBuffer<float> d_particle_half, d_node_half;
 

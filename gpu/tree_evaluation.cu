@@ -69,7 +69,8 @@ void TreeGpuEngine::Impl::upload(const Octree& t, bool with_order)
             CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), n * sizeof(*h.data()), cudaMemcpyHostToDevice, stream));
     });
     make_softening_moments(t, half_eps2, softening);
-    if (!softening.empty()) {
+    softening_by_type = !softening.empty();
+    if (softening_by_type) {
         smallest_half = *std::min_element(softening.particle.begin(), softening.particle.end());
         d_particle_half.reserve(softening.particle.size(), "tree softening by type");
         d_node_half.reserve(softening.node.size(), "tree softening by type");
@@ -91,7 +92,7 @@ gpu::ListSoftening TreeGpuEngine::Impl::list_softening() const
 {
     gpu::ListSoftening s;
     s.eps2 = static_cast<float>(gravity.eps * gravity.eps);
-    if (!softening.empty()) {
+    if (softening_by_type) {
         s.particle_half = d_particle_half.data();
         s.node_half = d_node_half.data();
         s.guard = !(2 * smallest_half > 0.f);

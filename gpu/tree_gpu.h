@@ -48,8 +48,8 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void set_share(int index, int count) override;
     std::vector<double> last_particle_costs() const override;
     void set_share_costs(const std::vector<double>& costs) override;
-    // Whole steps on the device need the look-ahead (the host builds each next structure), the
-    // whole tree (no shares) and one softening (by type, the steps run the host pipeline).
+    // Whole steps on the device need the look-ahead (the host builds each next structure) and the
+    // whole tree (no shares).
     DeviceParticles* device_particles() override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative

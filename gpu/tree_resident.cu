@@ -6,9 +6,11 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include "core/softening.hpp"
 #include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
@@ -111,7 +113,36 @@ TreeGpuResident::~TreeGpuResident()
     cudaStreamDestroy(copy_);
 }
 
-void TreeGpuResident::load(const ParticleSet& p)
+// Softening by type: particle k of the tree's order has h = loaded[caller[k]]; mass_half its
+// m h, whose prefix sums give the nodes' means.
+__global__ void particle_half_kernel(int n, const float* loaded, const std::uint32_t* caller, const Vec4<double>* body,
+                                     float* half, double* mass_half)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float h = loaded[caller[k]];
+    half[k] = h;
+    mass_half[k] = body[k].w * static_cast<double>(h);
+}
+
+// Node i's mass-weighted mean of h over its range, from the inclusive prefix sums of m h. A
+// massless node gets 0: whatever its h, its terms are zero.
+__global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<double>* com_mass, const double* sums,
+                                 float* node_half)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const ParticleRange r = range[i];
+    const double mass = com_mass[i].w;
+    if (!(mass > 0) || r.end <= r.begin) {
+        node_half[i] = 0.f;
+        return;
+    }
+    const double sum = sums[r.end - 1] - (r.begin > 0 ? sums[r.begin - 1] : 0.0);
+    node_half[i] = static_cast<float>(sum / mass);
+}
+
+void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
 {
     unload();
     const auto n = p.size();
@@ -160,6 +191,18 @@ void TreeGpuResident::load(const ParticleSet& p)
         h_caller_[k] = static_cast<std::uint32_t>(k);
     }
     masses_ = p.mass;
+    const std::vector<double> half = half_squared_softening(e_.gravity, types, n, "tree-gpu");
+    if (!half.empty()) {
+        const std::vector<float> half_f(half.begin(), half.end());
+        e_.smallest_half = *std::min_element(half_f.begin(), half_f.end());
+        loaded_half_.reserve(n, "resident softening");
+        mass_half_sums_.reserve(2 * n, "resident softening"); // m h, then its prefix sums
+        e_.d_particle_half.reserve(n, "tree softening by type");
+        CUDA_CHECK(
+            cudaMemcpyAsync(loaded_half_.data(), half_f.data(), n * sizeof(float), cudaMemcpyHostToDevice, e_.stream));
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // half_f goes out of scope
+    }
+    by_type_ = !half.empty();
     copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(e_.d_sorted.data(), h_sums_.data(), n, cudaMemcpyHostToDevice, e_.stream);
@@ -442,6 +485,7 @@ void TreeGpuResident::compute()
                 e_.num_groups, group_range_.data(), order_.data(), e_.d_sorted.data(), e_.dev.mac_scale.data());
             gpu::check_launch("group_scales_kernel", e_.stream);
         }
+        if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
         // The walk and the lists, queued: the kick follows them on the stream, and the host builds
@@ -450,6 +494,25 @@ void TreeGpuResident::compute()
         forces_due_ = false;
         kick_due_ = true;
     });
+}
+
+void TreeGpuResident::launch_softening()
+{
+    const auto n = static_cast<std::size_t>(n_), m = static_cast<std::size_t>(e_.num_nodes);
+    e_.d_node_half.reserve(m, "tree softening by type");
+    double* mass_half = mass_half_sums_.data();
+    double* sums = mass_half_sums_.data() + n;
+    particle_half_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+        n_, loaded_half_.data(), caller_[cur_].data(), body_[cur_].data(), e_.d_particle_half.data(), mass_half);
+    gpu::check_launch("particle_half_kernel", e_.stream);
+    std::size_t scan_bytes = 0;
+    CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, mass_half, sums, n_, e_.stream));
+    scan_temp_.reserve(scan_bytes, "softening scan workspace");
+    CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp_.data(), scan_bytes, mass_half, sums, n_, e_.stream));
+    node_half_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, e_.dev.range.data(),
+                                                              moments_.com_mass.data(), sums, e_.d_node_half.data());
+    gpu::check_launch("node_half_kernel", e_.stream);
+    e_.softening_by_type = true;
 }
 
 void TreeGpuResident::launch_kick(double h)

@@ -40,7 +40,7 @@ class TreeGpuResident final : public DeviceParticles {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
     ~TreeGpuResident() override;
-    void load(const ParticleSet& particles) override;
+    void load(const ParticleSet& particles, TypesRef types) override;
     void kick_drift(double h, double dt) override;
     bool kick(double h) override;
     void store(ParticleSet& particles) override;
@@ -67,6 +67,9 @@ class TreeGpuResident final : public DeviceParticles {
     template <class Op> void guarded(Op&& op);
     // The step's phases measured on the GPU, once its kick is done.
     void collect_times();
+    // Softening by type: each particle's h in the current tree's order and each node's mean of it,
+    // into the engine's arrays for the list kernels (after the refit, on the engine's stream).
+    void launch_softening();
 
     TreeGpuEngine::Impl& e_;
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
@@ -81,7 +84,8 @@ class TreeGpuResident final : public DeviceParticles {
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
     // last step's lists.
     bool potentials_missing_ = false;
-    int n_ = 0, cur_ = 0; // cur_: which of the double-buffered arrays holds the state
+    int n_ = 0, cur_ = 0;  // cur_: which of the double-buffered arrays holds the state
+    bool by_type_ = false; // softening by type (launch_softening each step)
     WallClock::time_point step_start_;
     double lookahead_seconds_ = 0;
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
@@ -92,8 +96,13 @@ class TreeGpuResident final : public DeviceParticles {
     gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
     gpu::DeviceBuffer<std::uint32_t> caller_[2];
     gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
-    gpu::DeviceBuffer<double> pred_;                 // 3 x N predicted positions
-    gpu::DeviceBuffer<int> flags_;                   // non-finite count
+    // Softening by type: h of each particle in the order load() received them (caller_ indexes
+    // it), the prefix sums of m h in the tree's order, and the scan's workspace.
+    gpu::DeviceBuffer<float> loaded_half_;
+    gpu::DeviceBuffer<double> mass_half_sums_;
+    gpu::DeviceBuffer<unsigned char> scan_temp_;
+    gpu::DeviceBuffer<double> pred_; // 3 x N predicted positions
+    gpu::DeviceBuffer<int> flags_;   // non-finite count
     // The predictions' keys: their box (key_box_kernel), keys, and the sort.
     gpu::DeviceBuffer<PointBounds> bounds_;
     gpu::DeviceBuffer<unsigned char> reduce_temp_;

@@ -3,6 +3,7 @@
 // step operations there, so that no step copies positions, velocities or forces across the bus.
 #pragma once
 
+#include "core/array_views.hpp"
 #include "core/particles.hpp"
 
 namespace grove {
@@ -11,8 +12,9 @@ class DeviceParticles {
   public:
     virtual ~DeviceParticles() = default;
     // Takes positions, velocities, masses and the forces of the positions (acc, pot), in the order
-    // they have in `particles`; the device then holds the state.
-    virtual void load(const ParticleSet& particles) = 0;
+    // they have in `particles`, and their types in that order (`particles` keeps its types in the
+    // caller's order); the device then holds the state.
+    virtual void load(const ParticleSet& particles, TypesRef types) = 0;
     // v += h a; x += dt v (core/step_update.hpp). The device may also move the particles into the
     // order of the engine's next structure and predict the next drift's positions.
     virtual void kick_drift(double h, double dt) = 0;

@@ -111,7 +111,7 @@ void ParticleStore::kick_drift(double h, double dt)
 {
     last_drift_ = dt;
     if (device_) {
-        if (!device_->loaded()) device_->load(host());
+        if (!device_->loaded()) device_->load(host(), types());
         device_->kick_drift(h, dt);
         host_current_ = false;
         return;

@@ -11,9 +11,6 @@ namespace grove {
 
 namespace {
 
-// Where softening by type works, for the error of an engine where it does not.
-const char* const kSofteningByTypeEngines = "direct-cpu, direct-gpu, tree-cpu and tree-gpu, and Hermite on direct-cpu";
-
 int type_of(const std::string& name, const std::string& option)
 {
     for (int t = 0; t < kNumParticleTypes; ++t)
@@ -83,13 +80,6 @@ std::vector<double> half_squared_softening(const GravityParams& gravity, TypesRe
         out[i] = h[type[i]];
     }
     return out;
-}
-
-void require_one_softening(const GravityParams& gravity, const std::string& engine)
-{
-    if (gravity.per_type())
-        throw std::invalid_argument(engine + " has one softening length for every particle; softening by type (" +
-                                    softening_types_text(gravity) + ") runs on " + kSofteningByTypeEngines);
 }
 
 } // namespace grove

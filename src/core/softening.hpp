@@ -35,8 +35,4 @@ std::string softening_types_text(const GravityParams& gravity);
 std::vector<double> half_squared_softening(const GravityParams& gravity, TypesRef type, std::size_t n,
                                            const std::string& engine);
 
-// For an engine with one softening for every particle: throws std::invalid_argument naming it
-// and the engines that soften by type, when gravity's softening is per type.
-void require_one_softening(const GravityParams& gravity, const std::string& engine);
-
 } // namespace grove

@@ -347,7 +347,7 @@ namespace {
 // A device side kept in host memory: what the store hands it and asks of it, counted.
 class RecordingDevice final : public DeviceParticles {
   public:
-    void load(const ParticleSet& p) override
+    void load(const ParticleSet& p, TypesRef) override
     {
         state = p;
         ++loads;
