@@ -159,7 +159,7 @@ struct TreeGpuEngine::Impl {
     SofteningMoments<float> softening;
     bool softening_by_type = false; // d_particle_half and d_node_half hold the uploaded tree's
     float smallest_half = 0;
-    gpu::DeviceBuffer<float> d_particle_half, d_node_half;
+    gpu::DeviceBuffer<float> d_particle_half, d_node_half, d_node_radius2;
 
     Impl(TreeParams p, GravityParams g);
     ~Impl();

@@ -74,6 +74,9 @@ void TreeGpuEngine::Impl::upload(const Octree& t, bool with_order)
         smallest_half = *std::min_element(softening.particle.begin(), softening.particle.end());
         d_particle_half.reserve(softening.particle.size(), "tree softening by type");
         d_node_half.reserve(softening.node.size(), "tree softening by type");
+        d_node_radius2.reserve(softening.node.size(), "tree softening by type");
+        CUDA_CHECK(cudaMemcpyAsync(d_node_radius2.data(), softening.radius2.data(),
+                                   softening.radius2.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
         CUDA_CHECK(cudaMemcpyAsync(d_particle_half.data(), softening.particle.data(),
                                    softening.particle.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
         CUDA_CHECK(cudaMemcpyAsync(d_node_half.data(), softening.node.data(), softening.node.size() * sizeof(float),
@@ -252,7 +255,7 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     // The relative criterion keeps the geometric floor (theta = 2/sqrt(3)) under its own test.
     const double theta = relative ? kMaxTheta : e.criterion.theta;
     gpu::launch_opening_radii(num_nodes, dev.size.data(), dev.com_offset.data(), static_cast<float>(theta),
-                              dev.r_open2.data(), stream);
+                              softening_by_type ? d_node_radius2.data() : nullptr, dev.r_open2.data(), stream);
     if (relative) {
         if (e.scales == GroupScales::from_estimate)
             CUDA_CHECK(cudaMemcpyAsync(dev.mac_scale.data(), host.mac_scale.data(),

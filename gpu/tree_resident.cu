@@ -18,6 +18,7 @@
 #include "gpu/tree_engine_impl.cuh"
 #include "tree/build.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/mac.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
@@ -113,22 +114,30 @@ TreeGpuResident::~TreeGpuResident()
     cudaStreamDestroy(copy_);
 }
 
-// Softening by type: particle k of the tree's order has h = loaded[caller[k]]; mass_half its
-// m h, whose prefix sums give the nodes' means.
-__global__ void particle_half_kernel(int n, const float* loaded, const std::uint32_t* caller, const Vec4<double>* body,
-                                     float* half, double* mass_half)
+// Softening by type: particle k of the tree's order has h = loaded[caller[k]].
+__global__ void particle_half_kernel(int n, const float* loaded, const std::uint32_t* caller, float* half)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const float h = loaded[caller[k]];
-    half[k] = h;
-    mass_half[k] = body[k].w * static_cast<double>(h);
+    if (k < n) half[k] = loaded[caller[k]];
 }
 
-// Node i's mass-weighted mean of h over its range, from the inclusive prefix sums of m h. A
-// massless node gets 0: whatever its h, its terms are zero.
-__global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<double>* com_mass, const double* sums,
-                                 float* node_half)
+// m h^power of particle k of the tree's order, read by the prefix sums (no array of its own).
+struct MassHalfPower {
+    const float* half;
+    const Vec4<double>* body;
+    int power;
+    __device__ double operator()(int k) const
+    {
+        const double h = half[k];
+        return body[k].w * (power == 1 ? h : h * h);
+    }
+};
+
+// Node i's mass-weighted mean of h and the radius its spread of h opens it within
+// (tree/mac.hpp), from the inclusive prefix sums of m h and m h^2, as make_softening_moments
+// makes them on the host. A massless node gets 0 for both: its terms are zero.
+__global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<double>* com_mass, const double* sums1,
+                                 const double* sums2, float* node_half, float* node_radius2)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
@@ -136,10 +145,14 @@ __global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<d
     const double mass = com_mass[i].w;
     if (!(mass > 0) || r.end <= r.begin) {
         node_half[i] = 0.f;
+        node_radius2[i] = 0.f;
         return;
     }
-    const double sum = sums[r.end - 1] - (r.begin > 0 ? sums[r.begin - 1] : 0.0);
-    node_half[i] = static_cast<float>(sum / mass);
+    const auto range_sum = [&](const double* s) { return s[r.end - 1] - (r.begin > 0 ? s[r.begin - 1] : 0.0); };
+    const double mean = range_sum(sums1) / mass;
+    const double variance = range_sum(sums2) / mass - mean * mean;
+    node_half[i] = static_cast<float>(mean);
+    node_radius2[i] = static_cast<float>(softening_radius2(variance > 1e-12 * mean * mean ? sqrt(variance) : 0.0));
 }
 
 void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
@@ -196,7 +209,7 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
         const std::vector<float> half_f(half.begin(), half.end());
         e_.smallest_half = *std::min_element(half_f.begin(), half_f.end());
         loaded_half_.reserve(n, "resident softening");
-        mass_half_sums_.reserve(2 * n, "resident softening"); // m h, then its prefix sums
+        mass_half_sums_.reserve(2 * n, "resident softening"); // prefix sums of m h and m h^2
         e_.d_particle_half.reserve(n, "tree softening by type");
         CUDA_CHECK(
             cudaMemcpyAsync(loaded_half_.data(), half_f.data(), n * sizeof(float), cudaMemcpyHostToDevice, e_.stream));
@@ -500,17 +513,22 @@ void TreeGpuResident::launch_softening()
 {
     const auto n = static_cast<std::size_t>(n_), m = static_cast<std::size_t>(e_.num_nodes);
     e_.d_node_half.reserve(m, "tree softening by type");
-    double* mass_half = mass_half_sums_.data();
-    double* sums = mass_half_sums_.data() + n;
-    particle_half_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-        n_, loaded_half_.data(), caller_[cur_].data(), body_[cur_].data(), e_.d_particle_half.data(), mass_half);
+    e_.d_node_radius2.reserve(m, "tree softening by type");
+    particle_half_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, loaded_half_.data(), caller_[cur_].data(),
+                                                                  e_.d_particle_half.data());
     gpu::check_launch("particle_half_kernel", e_.stream);
-    std::size_t scan_bytes = 0;
-    CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, mass_half, sums, n_, e_.stream));
-    scan_temp_.reserve(scan_bytes, "softening scan workspace");
-    CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp_.data(), scan_bytes, mass_half, sums, n_, e_.stream));
+    double* sums[2] = {mass_half_sums_.data(), mass_half_sums_.data() + n};
+    for (int power = 1; power <= 2; ++power) {
+        const auto in = thrust::make_transform_iterator(
+            thrust::counting_iterator<int>(0), MassHalfPower{e_.d_particle_half.data(), body_[cur_].data(), power});
+        std::size_t scan_bytes = 0;
+        CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, in, sums[power - 1], n_, e_.stream));
+        scan_temp_.reserve(scan_bytes, "softening scan workspace");
+        CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp_.data(), scan_bytes, in, sums[power - 1], n_, e_.stream));
+    }
     node_half_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, e_.dev.range.data(),
-                                                              moments_.com_mass.data(), sums, e_.d_node_half.data());
+                                                              moments_.com_mass.data(), sums[0], sums[1],
+                                                              e_.d_node_half.data(), e_.d_node_radius2.data());
     gpu::check_launch("node_half_kernel", e_.stream);
     e_.softening_by_type = true;
 }

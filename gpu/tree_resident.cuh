@@ -97,7 +97,7 @@ class TreeGpuResident final : public DeviceParticles {
     gpu::DeviceBuffer<std::uint32_t> caller_[2];
     gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
     // Softening by type: h of each particle in the order load() received them (caller_ indexes
-    // it), the prefix sums of m h in the tree's order, and the scan's workspace.
+    // it), the prefix sums of m h and m h^2 in the tree's order, and the scans' workspace.
     gpu::DeviceBuffer<float> loaded_half_;
     gpu::DeviceBuffer<double> mass_half_sums_;
     gpu::DeviceBuffer<unsigned char> scan_temp_;

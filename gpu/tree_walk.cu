@@ -13,10 +13,12 @@ namespace {
 constexpr int kWalkThreads = 64;
 
 __global__ void opening_radii_kernel(int num_nodes, const float* size, const float* com_offset, float theta,
-                                     float* r_open2)
+                                     const float* softening_radius2, float* r_open2)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < num_nodes) r_open2[i] = opening_radius2(size[i], com_offset[i], theta);
+    if (i >= num_nodes) return;
+    const float r2 = opening_radius2(size[i], com_offset[i], theta);
+    r_open2[i] = softening_radius2 ? fmaxf(r2, softening_radius2[i]) : r2;
 }
 
 __global__ void relative_radii_kernel(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha,
@@ -503,12 +505,12 @@ constexpr int kPartsThreads = 256;
 
 } // namespace
 
-void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta, float* r_open2,
-                          cudaStream_t stream)
+void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta,
+                          const float* softening_radius2, float* r_open2, cudaStream_t stream)
 {
     if (num_nodes == 0) return;
     opening_radii_kernel<<<static_cast<unsigned>(ceil_div(num_nodes, 256)), 256, 0, stream>>>(
-        num_nodes, size, com_offset, theta, r_open2);
+        num_nodes, size, com_offset, theta, softening_radius2, r_open2);
     check_launch("opening_radii_kernel", stream);
 }
 

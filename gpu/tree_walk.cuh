@@ -13,8 +13,10 @@
 
 namespace grove::gpu {
 
-void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta, float* r_open2,
-                          cudaStream_t stream);
+// r_open2[i] = opening_radius2(size[i], com_offset[i], theta) (tree/mac.hpp), or with softening by
+// type the larger of that and softening_radius2[i] (null: none).
+void launch_opening_radii(int num_nodes, const float* size, const float* com_offset, float theta,
+                          const float* softening_radius2, float* r_open2, cudaStream_t stream);
 
 // r_rel2[i] = relative_radius2(size[i], com_mass[i].w, alpha) (tree/mac.hpp).
 void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* com_mass, float alpha, float* r_rel2,

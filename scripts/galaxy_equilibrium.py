@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--engine", default="tree")
     ap.add_argument("--theta", type=float, default=0.5)
     ap.add_argument("--eps", type=float, default=0.05, help="softening (kpc)")
+    ap.add_argument("--eps-type", default=None,
+                    help="softening by component, e.g. halo=0.1,disk=0.05,bulge=0.02 (kpc; others take --eps)")
     ap.add_argument("--dt", type=float, default=2.5e-4, help="time step (0.978 Gyr units)")
     ap.add_argument("--t-end", type=float, default=1.0)
     ap.add_argument("--snapshots", type=int, default=10)
@@ -68,15 +70,17 @@ def main():
     ic = os.path.join(args.out, "galaxy_ic.hdf5")
     run_dir = os.path.join(args.out, "run")
     subprocess.run([args.grove, "ic", "galaxy", "-n", str(args.n), "--seed", str(args.seed), "-o", ic], check=True)
+    by_type = ["--eps-type", args.eps_type] if args.eps_type else []
     subprocess.run([args.grove, "run", ic, "-o", run_dir, "--engine", args.engine, "--theta", str(args.theta),
-                    "--eps", str(args.eps), "--dt", str(args.dt), "--t-end", str(args.t_end),
+                    "--eps", str(args.eps), *by_type, "--dt", str(args.dt), "--t-end", str(args.t_end),
                     "--snapshot-every", str(args.t_end / args.snapshots), "--log-every", "100"], check=True)
 
     series = [measure(p) for p in sorted(glob.glob(os.path.join(run_dir, "snapshot_*.hdf5")))]
     times = [t for t, _ in series]
     keys = list(series[0][1].keys())
     lines = [
-        f"Galaxy model N = {args.n} (seed {args.seed}), engine {args.engine}, theta {args.theta}, eps {args.eps} kpc, "
+        f"Galaxy model N = {args.n} (seed {args.seed}), engine {args.engine}, theta {args.theta}, eps {args.eps} kpc"
+        f"{' (by type: ' + args.eps_type + ')' if args.eps_type else ''}, "
         f"leapfrog dt = {args.dt}, t = 0 ... {times[-1]:g} (time unit 0.978 Gyr; circular orbit at 8 kpc: 0.24)",
         "",
         "| quantity (kpc) | t = 0 | t = %g | change | largest excursion |" % times[-1],

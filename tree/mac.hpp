@@ -49,6 +49,21 @@ template <class T> HOST_DEVICE inline T opening_radius2(T l, T delta, T theta)
     return r * r;
 }
 
+// Softening by type (core/softening.hpp): a cell is seen with its particles' mass-weighted mean of
+// h = eps^2 / 2, which errs by about (3/8) (sigma_h / R^2)^2 of its monopole at R^2 = d^2 + h, sigma_h
+// the mass-weighted rms of h about that mean (the expansion's second-order term in h), and at first
+// order by its "softening dipole" sum m (h - mean) (x - com), up to (3/2) sigma_h l d / R^4. Where the
+// types mix with lengths far apart (halo and bulge in a galaxy's centre, cells far smaller than
+// the halo's eps) those terms are of order one, so such a cell is opened within
+//   d^2 < sigma_h / kSofteningSpread,
+// which bounds the first by (3/8) kSofteningSpread^2; a cell of one softening (sigma_h = 0) keeps
+// its radius. The value was chosen by the errors it gives (bench/results/accuracy.md).
+constexpr double kSofteningSpread = 0.02;
+template <class T> HOST_DEVICE inline T softening_radius2(T sigma_h)
+{
+    return sigma_h * T(1.0 / kSofteningSpread);
+}
+
 // The relative criterion's per-node factor: l sqrt(M / alpha) (see the top of this file).
 template <class T> HOST_DEVICE inline T relative_radius2(T l, T mass, T alpha)
 {

@@ -1,5 +1,6 @@
 #include "tree/tree_cpu.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
@@ -124,7 +125,11 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
             ? estimate_by_first_pass(estimate_, tree.particles.size(), gravity_.G, first_pass_forces_, first_pass)
             : -1;
     auto start = WallClock::now();
+    make_softening_moments(tree, half_eps2_, softening_);
     const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
+    // By type, cells whose particles' softenings spread far open closer in (tree/mac.hpp).
+    for (std::size_t i = 0; i < softening_.radius2.size(); ++i)
+        tree.r_open2[i] = std::max(tree.r_open2[i], softening_.radius2[i]);
     // This share's groups: equal costs by the last evaluation's lists, or equal particle counts.
     const GroupRange share = share_of_groups(tree, share_costs_, share_index_, share_count_);
     InteractionLists lists = count_interaction_lists(view, share);
@@ -134,7 +139,6 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     double walk_seconds = seconds_since(start), evaluate_seconds = 0;
 
     const double eps2 = gravity_.eps * gravity_.eps;
-    make_softening_moments(tree, half_eps2_, softening_);
     std::vector<Accum<double>> sorted_acc(static_cast<std::size_t>(n));
     ListStatistics statistics;
     if (share_count_ > 1) last_costs_.assign(tree.particles.size(), 0.0);

@@ -1,6 +1,8 @@
 #include "core/softening.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -73,12 +75,18 @@ std::vector<double> half_squared_softening(const GravityParams& gravity, TypesRe
     double h[kNumParticleTypes];
     for (int t = 0; t < kNumParticleTypes; ++t) h[t] = 0.5 * (gravity.eps_of(t) * gravity.eps_of(t));
     std::vector<double> out(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (type[i] >= kNumParticleTypes)
-            throw std::invalid_argument(engine + ": particle " + std::to_string(i) + " has type " +
-                                        std::to_string(int(type[i])) + ", out of 0..5");
-        out[i] = h[type[i]];
+    std::int64_t bad = INT64_MAX; // the first particle of a type out of range
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n > 16384)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
+        const std::uint8_t t = type[static_cast<std::size_t>(i)];
+        if (t >= kNumParticleTypes)
+            bad = std::min(bad, i);
+        else
+            out[static_cast<std::size_t>(i)] = h[t];
     }
+    if (bad != INT64_MAX)
+        throw std::invalid_argument(engine + ": particle " + std::to_string(bad) + " has type " +
+                                    std::to_string(int(type[static_cast<std::size_t>(bad)])) + ", out of 0..5");
     return out;
 }
 
