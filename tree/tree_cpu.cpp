@@ -18,22 +18,23 @@ namespace grove {
 
 namespace {
 
-// Sums the node and leaf lists of one group onto each of its particles (Morton order), each pair
-// softened by the sum of its two h (core/softening.hpp).
-void evaluate_group_by_type(const OctreeView<double>& tree, const SofteningMoments<double>& h,
-                            const InteractionLists& lists, std::int32_t g, std::vector<Accum<double>>& sorted_acc)
+// Sums the node and leaf lists of one group onto each of its particles (Morton order). With
+// softening by type (h not null) each pair is softened by the sum of its two h
+// (core/softening.hpp), else by eps2.
+void evaluate_group(const OctreeView<double>& tree, const SofteningMoments<double>* h, double eps2,
+                    const InteractionLists& lists, std::int32_t g, std::vector<Accum<double>>& sorted_acc)
 {
     const Group<double>& group = tree.groups[g];
     for (std::int32_t i = group.range.begin; i < group.range.end; ++i) {
         const Vec4<double> xi = tree.particles[i];
-        const double hi = h.particle[static_cast<std::size_t>(i)];
+        const double hi = h ? h->particle[static_cast<std::size_t>(i)] : 0.0;
         Accum<double> acc;
         const std::int32_t* nodes = lists.nodes_of(g);
         for (std::int64_t k = 0; k < lists.node_count(g); ++k) {
             const std::int32_t node = nodes[k];
             const Vec4<double> c = tree.com_mass[node];
-            acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node],
-                      hi + h.node[static_cast<std::size_t>(node)]);
+            const double e2 = h ? hi + h->node[static_cast<std::size_t>(node)] : eps2;
+            acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node], e2);
         }
         const std::int32_t* leaves = lists.leaves_of(g);
         for (std::int64_t k = 0; k < lists.leaf_count(g); ++k) {
@@ -41,35 +42,8 @@ void evaluate_group_by_type(const OctreeView<double>& tree, const SofteningMomen
             for (std::int32_t j = r.begin; j < r.end; ++j) {
                 if (j == i) continue;
                 const Vec4<double> xj = tree.particles[j];
-                acc =
-                    p2p(acc, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, xj.w, hi + h.particle[static_cast<std::size_t>(j)]);
-            }
-        }
-        sorted_acc[static_cast<std::size_t>(i)] = acc;
-    }
-}
-
-// The same for one softening eps2.
-void evaluate_group(const OctreeView<double>& tree, const InteractionLists& lists, std::int32_t g, double eps2,
-                    std::vector<Accum<double>>& sorted_acc)
-{
-    const Group<double>& group = tree.groups[g];
-    for (std::int32_t i = group.range.begin; i < group.range.end; ++i) {
-        const Vec4<double> xi = tree.particles[i];
-        Accum<double> acc;
-        const std::int32_t* nodes = lists.nodes_of(g);
-        for (std::int64_t k = 0; k < lists.node_count(g); ++k) {
-            const std::int32_t node = nodes[k];
-            const Vec4<double> c = tree.com_mass[node];
-            acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node], eps2);
-        }
-        const std::int32_t* leaves = lists.leaves_of(g);
-        for (std::int64_t k = 0; k < lists.leaf_count(g); ++k) {
-            const ParticleRange r = tree.range[leaves[k]];
-            for (std::int32_t j = r.begin; j < r.end; ++j) {
-                if (j == i) continue;
-                const Vec4<double> xj = tree.particles[j];
-                acc = p2p(acc, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, xj.w, eps2);
+                const double e2 = h ? hi + h->particle[static_cast<std::size_t>(j)] : eps2;
+                acc = p2p(acc, xj.x - xi.x, xj.y - xi.y, xj.z - xi.z, xj.w, e2);
             }
         }
         sorted_acc[static_cast<std::size_t>(i)] = acc;
@@ -150,12 +124,8 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
         statistics.add(tree, lists, batch); // untimed, as the statistics of the whole lists were
         start = WallClock::now();
 #pragma omp parallel for schedule(dynamic, 8)
-        for (std::int32_t g = batch.first; g < batch.last; ++g) {
-            if (softening_.empty())
-                evaluate_group(view, lists, g, eps2, sorted_acc);
-            else
-                evaluate_group_by_type(view, softening_, lists, g, sorted_acc);
-        }
+        for (std::int32_t g = batch.first; g < batch.last; ++g)
+            evaluate_group(view, softening_.empty() ? nullptr : &softening_, eps2, lists, g, sorted_acc);
         evaluate_seconds += seconds_since(start);
     }
     last_batches_ = static_cast<int>(batches.size());
