@@ -482,12 +482,15 @@ void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_
                            cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    if (softening.by_type())
-        launch_evaluate<true, true, false, true>(tree, node_index, node_list, softening, sorted, next_group, stream);
+    const ListSoftening& s = softening;
+    if (s.by_type() && potential)
+        launch_evaluate<true, true, false, true>(tree, node_index, node_list, s, sorted, next_group, stream);
+    else if (s.by_type())
+        launch_evaluate<true, false, false, true>(tree, node_index, node_list, s, sorted, next_group, stream);
     else if (potential)
-        launch_evaluate<true, true, false>(tree, node_index, node_list, softening, sorted, next_group, stream);
+        launch_evaluate<true, true, false>(tree, node_index, node_list, s, sorted, next_group, stream);
     else
-        launch_evaluate<true, false, false>(tree, node_index, node_list, softening, sorted, next_group, stream);
+        launch_evaluate<true, false, false>(tree, node_index, node_list, s, sorted, next_group, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
@@ -499,18 +502,25 @@ void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf
     // neither carries the other's loops.
     const bool guard = softening.by_type() ? softening.guard : !(softening.eps2 > 0.f);
     const ListSoftening& s = softening;
-    if (s.by_type() && guard)
-        launch_evaluate<false, true, true, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
-    else if (s.by_type())
-        launch_evaluate<false, true, false, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
-    else if (potential && guard)
-        launch_evaluate<false, true, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
-    else if (potential)
-        launch_evaluate<false, true, false>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
-    else if (guard)
-        launch_evaluate<false, false, true>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
-    else
-        launch_evaluate<false, false, false>(tree, leaf_index, leaf_list, s, sorted, next_group, stream);
+    const ListIndex& i = leaf_index;
+    if (s.by_type()) {
+        if (potential && guard)
+            launch_evaluate<false, true, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+        else if (potential)
+            launch_evaluate<false, true, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+        else if (guard)
+            launch_evaluate<false, false, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+        else
+            launch_evaluate<false, false, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+    } else if (potential && guard) {
+        launch_evaluate<false, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+    } else if (potential) {
+        launch_evaluate<false, true, false>(tree, i, leaf_list, s, sorted, next_group, stream);
+    } else if (guard) {
+        launch_evaluate<false, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+    } else {
+        launch_evaluate<false, false, false>(tree, i, leaf_list, s, sorted, next_group, stream);
+    }
 }
 
 } // namespace grove::gpu

@@ -49,8 +49,7 @@ void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_
                            cudaStream_t stream);
 
 // Leaf lists (particle-particle): adds to sorted[]. A particle's own pair is excluded by index,
-// as in every other engine, so the potential carries no self term for any eps. Softened by type,
-// the kernels make the potentials whatever `potential` says (one kernel fewer to build).
+// as in every other engine, so the potential carries no self term for any eps.
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
                             cudaStream_t stream);
