@@ -1,6 +1,7 @@
 // grove info FILE: what a snapshot holds and how it was made.
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -23,15 +24,28 @@ int run_info(const std::string& path, const std::optional<Units>& units)
     std::printf("units       %s (G = %.10g; length %.6g cm, mass %.6g g, velocity %.6g cm/s)%s\n",
                 p.units.system.c_str(), p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s,
                 format != SnapshotFormat::hdf5 && !units ? ", assumed: the file holds none (--units)" : "");
+    // Each component's particles, and its 10/50/90 % Lagrangian radii about its own centre of mass
+    // (where the file holds more than one), as scripts/galaxy_equilibrium.py measures them.
+    std::vector<std::vector<std::size_t>> members(kNumParticleTypes);
+    for (std::size_t i = 0; i < p.size(); ++i) members[p.type[i]].push_back(i);
+    int components = 0;
+    for (const auto& m : members) components += m.empty() ? 0 : 1;
     for (int t = 0; t < kNumParticleTypes; ++t) {
-        std::size_t count = 0;
+        const std::vector<std::size_t>& m = members[static_cast<std::size_t>(t)];
+        if (m.empty()) continue;
         double mass = 0;
-        for (std::size_t i = 0; i < p.size(); ++i)
-            if (p.type[i] == t) {
-                ++count;
-                mass += p.mass[static_cast<Eigen::Index>(i)];
-            }
-        if (count) std::printf("PartType%d   %-9s %12zu particles, mass %.10g\n", t, component_name(t), count, mass);
+        Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+        for (std::size_t i : m) {
+            const auto c = static_cast<Eigen::Index>(i);
+            mass += p.mass[c];
+            centre += p.mass[c] * p.pos.col(c);
+        }
+        std::printf("PartType%d   %-9s %12zu particles, mass %.10g", t, component_name(t), m.size(), mass);
+        if (components > 1 && mass > 0) {
+            const std::vector<double> r = lagrangian_radii(p.pos, p.mass, centre / mass, {0.1, 0.5, 0.9}, m);
+            std::printf(", r10 %.6g  r50 %.6g  r90 %.6g", r[0], r[1], r[2]);
+        }
+        std::printf("\n");
     }
     std::printf("total mass  %.10g\n", p.mass.sum());
     if (p.has_forces()) {
@@ -54,8 +68,9 @@ int run_info(const std::string& path, const std::optional<Units>& units)
 
 int command_info(int argc, char** argv)
 {
-    cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type, time, units, total mass,\n"
-                                           "energies when the file holds potentials, and the run parameters.");
+    cxxopts::Options options("grove info", "Describe a snapshot: particle counts per type (with each component's\n"
+                                           "Lagrangian radii), time, units, total mass, energies when the file holds\n"
+                                           "potentials, and the run parameters.");
     options.add_options()("file", "Snapshot (HDF5, tipsy or GADGET binary)", cxxopts::value<std::string>());
     add_input_units_option(options);
     options.parse_positional({"file"});

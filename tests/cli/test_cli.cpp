@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sys/wait.h>
 
+#include "core/diagnostics.hpp"
 #include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
@@ -71,6 +72,27 @@ TEST_CASE("grove info and grove forces on a small file", "[cli]")
 
     const auto info2 = run_grove("info " + out);
     CHECK_THAT(info2.output, Catch::Contains("2T/|W|"));
+    CHECK_THAT(info2.output, !Catch::Contains(", r10")); // one component: its radii are the lagrangian line
+
+    // Two components: each one's Lagrangian radii about its own centre of mass.
+    ParticleSet two = test::random_particles(400, 14);
+    for (std::size_t i = 0; i < two.size(); ++i) {
+        two.type[i] = i < 100 ? 3 : 1;
+        if (i < 100) two.pos.col(static_cast<Eigen::Index>(i)) = 0.01 * two.pos.col(static_cast<Eigen::Index>(i));
+    }
+    const std::string typed = test::scratch_path("cli_two.hdf5");
+    write_snapshot(typed, two);
+    std::vector<std::size_t> bulge(100);
+    for (std::size_t i = 0; i < 100; ++i) bulge[i] = i;
+    Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+    for (std::size_t i : bulge)
+        centre += two.mass[static_cast<Eigen::Index>(i)] * two.pos.col(static_cast<Eigen::Index>(i));
+    centre /= two.mass.head(100).sum();
+    const std::vector<double> r = lagrangian_radii(two.pos, two.mass, centre, {0.5}, bulge);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "r50 %.6g", r[0]);
+    const auto info3 = run_grove("info " + typed);
+    CHECK_THAT(info3.output, Catch::Contains("PartType3   bulge") && Catch::Contains(expected));
     CHECK_THAT(info2.output, Catch::Contains("forces.engine"));
 
     const auto tree = run_grove("forces " + in + " --engine tree-cpu --theta 0.4 -o " + out);
