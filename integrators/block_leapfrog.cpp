@@ -1,0 +1,130 @@
+#include "integrators/block_leapfrog.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/step_update.hpp"
+#include "core/tree_engine.hpp"
+
+namespace grove {
+
+BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double dt_max, double eta)
+    : engine_(engine), gravity_(gravity), dt_max_(dt_max), eta_(eta)
+{
+    if (!(dt_max > 0) || !std::isfinite(dt_max))
+        throw std::invalid_argument("block time steps: --dt-max must be a finite number > 0");
+    if (!(eta > 0) || !std::isfinite(eta))
+        throw std::invalid_argument("block time steps: --eta must be a finite number > 0");
+    for (int t = 0; t < kNumParticleTypes; ++t)
+        if (!(gravity.eps_of(t) > 0))
+            throw std::invalid_argument("block time steps: the step criterion sqrt(2 eta eps / |a|) needs a "
+                                        "softening > 0 for every particle type (--eps, --eps-type)");
+    subsets_ = as_tree_engine(engine) == nullptr; // the direct engines compute a subset of targets
+}
+
+double BlockLeapfrog::half_step(int bin) const
+{
+    return std::ldexp(dt_max_, -bin - 1);
+}
+
+std::vector<long long> BlockLeapfrog::particles_per_bin() const
+{
+    std::vector<long long> count(kMaxBin + 1, 0);
+    for (std::uint8_t k : bins_) ++count[k];
+    return count;
+}
+
+void BlockLeapfrog::compute_forces(ParticleSet& p, const std::vector<std::int32_t>& due)
+{
+    const auto n = static_cast<Eigen::Index>(p.size());
+    if (due.empty() || !subsets_) {
+        engine_.compute(p.pos, p.mass, p.type, scratch_);
+        if (due.empty()) {
+            p.acc.swap(scratch_.acc);
+            p.pot.swap(scratch_.pot);
+            forces_computed_ += n;
+            return;
+        }
+        for (std::int32_t i : due) {
+            p.acc.col(i) = scratch_.acc.col(i);
+            p.pot[i] = scratch_.pot[i];
+        }
+    } else {
+        engine_.compute_subset(p.pos, p.mass, p.type, due, scratch_);
+        for (std::size_t k = 0; k < due.size(); ++k) {
+            p.acc.col(due[k]) = scratch_.acc.col(static_cast<Eigen::Index>(k));
+            p.pot[due[k]] = scratch_.pot[static_cast<Eigen::Index>(k)];
+        }
+    }
+    forces_computed_ += static_cast<long long>(due.size());
+}
+
+void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all)
+{
+    const auto n = static_cast<std::int32_t>(p.size());
+    const auto one = [&](std::int32_t i) {
+        const auto c = static_cast<Eigen::Index>(i);
+        const double wanted =
+            gadget_time_step(eta_, gravity_.eps_of(p.type[static_cast<std::size_t>(i)]), p.acc.col(c).norm());
+        const int k = next_bin(bins_[static_cast<std::size_t>(i)], bin_for_step(wanted, dt_max_), tick_);
+        bins_[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(k);
+        const double h = half_step(k);
+        for (int d = 0; d < 3; ++d) p.vel(d, c) = kicked(p.vel(d, c), p.acc(d, c), h);
+    };
+    if (all)
+        for (std::int32_t i = 0; i < n; ++i) one(i);
+    else
+        for (std::int32_t i : due) one(i);
+}
+
+void BlockLeapfrog::start(ParticleSet& p)
+{
+    if (p.size() == 0) throw std::invalid_argument("block time steps: no particles");
+    compute_forces(p, {});
+    bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin)); // the first binning may take any bin
+    tick_ = 0;
+    started_ = true;
+}
+
+void BlockLeapfrog::advance(ParticleSet& p)
+{
+    if (!started_) throw std::logic_error("block time steps: advance() before start()");
+    if (bins_.size() != p.size()) throw std::logic_error("block time steps: another number of particles");
+    // At a multiple of dt_max every particle is due: bins from the accelerations there, and the
+    // opening kicks the last call left.
+    rebin_and_open(p, {}, true);
+    std::vector<std::int32_t> due;
+    const auto n = static_cast<Eigen::Index>(p.size());
+    while (tick_ < kTicksPerMaxStep) {
+        const int shortest = *std::max_element(bins_.begin(), bins_.end());
+        const double dt = std::ldexp(dt_max_, -shortest);
+        for (Eigen::Index i = 0; i < n; ++i)
+            for (int d = 0; d < 3; ++d) p.pos(d, i) = drifted(p.pos(d, i), p.vel(d, i), dt);
+        tick_ += ticks_of_bin(shortest);
+        p.time += dt;
+        ++substeps_;
+        due.clear();
+        for (Eigen::Index i = 0; i < n; ++i)
+            if (bin_due(bins_[static_cast<std::size_t>(i)], tick_)) due.push_back(static_cast<std::int32_t>(i));
+        const bool all_due = static_cast<Eigen::Index>(due.size()) == n;
+        compute_forces(p, all_due ? std::vector<std::int32_t>{} : due);
+        bool finite = true;
+        for (std::int32_t i : due) { // the closing half-kick of each due particle's step
+            const auto c = static_cast<Eigen::Index>(i);
+            const double h = half_step(bins_[static_cast<std::size_t>(i)]);
+            for (int d = 0; d < 3; ++d) {
+                p.vel(d, c) = kicked(p.vel(d, c), p.acc(d, c), h);
+                finite = finite && std::isfinite(p.vel(d, c)) && std::isfinite(p.pos(d, c));
+            }
+        }
+        if (!finite)
+            throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
+                                     std::to_string(p.time) + " (--dt-max too large, or --eta?)");
+        if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false);
+    }
+    tick_ = 0;
+}
+
+} // namespace grove

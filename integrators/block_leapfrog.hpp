@@ -1,0 +1,54 @@
+// The leapfrog with hierarchical time steps (docs/block-timesteps.md): each particle kicks with
+// its own power-of-two step dt_max / 2^k (integrators/time_bins.hpp), every particle drifts to
+// each tick where some bin is due, and only the due particles' forces are computed where the
+// engine can compute a subset (the direct engines; a tree engine computes all of them for now).
+// With every particle in bin 0 a dt_max is the shared leapfrog's step, operation for operation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/force_engine.hpp"
+#include "core/particles.hpp"
+#include "integrators/time_bins.hpp"
+
+namespace grove {
+
+class BlockLeapfrog {
+  public:
+    // eta: GADGET's accuracy parameter of dt = sqrt(2 eta eps / |a|), eps each particle's
+    // softening (gravity's, by type where it has one), which must be > 0. Throws
+    // std::invalid_argument for dt_max or eta not finite and > 0.
+    BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double dt_max, double eta);
+
+    // The forces of the initial particles (into acc and pot) and their bins.
+    void start(ParticleSet& p);
+    // One dt_max: every tick where some bin is due, until all are due again. The velocities are
+    // then synchronous with the positions (the next opening kicks wait for the next call).
+    void advance(ParticleSet& p);
+
+    const std::vector<std::uint8_t>& bins() const { return bins_; }
+    std::vector<long long> particles_per_bin() const;              // kMaxBin + 1 counts
+    long long ticks_stepped() const { return substeps_; }          // ticks with some bin due, so far
+    long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
+
+  private:
+    // Forces on the particles `due` (all when it is empty) into p.acc and p.pot.
+    void compute_forces(ParticleSet& p, const std::vector<std::int32_t>& due);
+    // Bins for the particles `due` (all when `all`) from their accelerations, moving to a longer
+    // step only where it is due at the current tick; then their opening half-kicks.
+    void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all);
+    double half_step(int bin) const; // dt_max / 2^(bin + 1), exact
+
+    ForceEngine& engine_;
+    GravityParams gravity_;
+    double dt_max_, eta_;
+    bool subsets_ = false; // the engine computes forces on a subset of targets
+    std::vector<std::uint8_t> bins_;
+    Tick tick_ = 0; // within the current dt_max; 0 at its start
+    bool started_ = false;
+    long long substeps_ = 0, forces_computed_ = 0;
+    Forces scratch_;
+};
+
+} // namespace grove

@@ -1,0 +1,169 @@
+// The leapfrog with hierarchical time steps: one bin is the shared leapfrog bit for bit; two
+// particles in different bins follow the scheme's sequence of kicks and drifts; an eccentric
+// Kepler orbit in bins keeps the shared step's accuracy with fewer force evaluations.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+
+#include "core/ic_models.hpp"
+#include "core/particle_store.hpp"
+#include "core/softening.hpp"
+#include "integrators/block_leapfrog.hpp"
+#include "integrators/leapfrog.hpp"
+#include "tree/direct_cpu.hpp"
+#include "tree/tree_cpu.hpp"
+
+using namespace grove;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Two bodies on an orbit of eccentricity e, G (m1 + m2) = 1, semi-major axis 1, at pericentre.
+ParticleSet kepler(double e)
+{
+    ParticleSet p;
+    p.resize(2);
+    p.mass << 0.5, 0.5;
+    const double rp = 1 - e, vp = std::sqrt((1 + e) / (1 - e));
+    p.pos.col(0) << -rp / 2, 0, 0;
+    p.pos.col(1) << rp / 2, 0, 0;
+    p.vel.col(0) << 0, -vp / 2, 0;
+    p.vel.col(1) << 0, vp / 2, 0;
+    return p;
+}
+
+double separation_error(const ParticleSet& p, const ParticleSet& start)
+{
+    return (p.pos.col(1) - p.pos.col(0) - (start.pos.col(1) - start.pos.col(0))).norm();
+}
+
+} // namespace
+
+TEST_CASE("block time steps: every particle in bin 0 is the shared leapfrog, bit for bit", "[integrator][bins]")
+{
+    const ParticleSet start = make_plummer(500, 3);
+    const GravityParams g{1.0, 0.01};
+    DirectCpuEngine direct(g);
+    TreeCpuEngine tree(TreeParams{}, g);
+    for (ForceEngine* engine : {static_cast<ForceEngine*>(&direct), static_cast<ForceEngine*>(&tree)}) {
+        INFO(engine->name());
+        ParticleSet a = start, b = start;
+        BlockLeapfrog block(*engine, g, 1.0 / 64, 1e6); // eta so large that every step wants dt_max
+        block.start(a);
+        ParticleStore store(b, false);
+        Leapfrog shared(*engine, 1.0 / 64);
+        shared.start(store);
+        for (int s = 0; s < 10; ++s) {
+            block.advance(a);
+            shared.step(store);
+        }
+        CHECK(block.particles_per_bin()[0] == 500);
+        CHECK(a.pos == b.pos);
+        CHECK(a.vel == b.vel);
+        CHECK(a.acc == b.acc);
+        CHECK(a.time == b.time);
+        CHECK(block.ticks_stepped() == 10);
+    }
+}
+
+TEST_CASE("block time steps: two particles in two bins follow the scheme's kicks and drifts", "[integrator][bins]")
+{
+    // A light particle close to a heavy one, each softened by its type: the light one (type 3,
+    // small eps) steps by dt_max / 2, the heavy one (type 1, large eps) by dt_max.
+    ParticleSet p;
+    p.resize(2);
+    p.mass << 1.0, 1e-3;
+    p.type = {1, 3};
+    p.pos.col(0) << 0, 0, 0;
+    p.pos.col(1) << 1, 0, 0;
+    p.vel.col(1) << 0, 1, 0;
+    GravityParams g{1.0, 0.1};
+    parse_softening_types("halo=0.5,bulge=0.01", g, "--eps-type");
+    const double dt_max = 0.05, eta = 0.06;
+    DirectCpuEngine engine(g);
+    BlockLeapfrog block(engine, g, dt_max, eta);
+    ParticleSet q = p;
+    block.start(q);
+    block.advance(q);
+    REQUIRE(int(block.bins()[0]) == 0);
+    REQUIRE(int(block.bins()[1]) == 1);
+    CHECK(block.ticks_stepped() == 2);
+    CHECK(block.forces_computed() == 2 + 1 + 2); // start, the light one at dt_max / 2, both at dt_max
+
+    // The same by hand: the pair's acceleration with eps^2 = (0.5^2 + 0.01^2) / 2.
+    const double e2 = (0.25 + 1e-4) / 2;
+    const auto acc = [&](const Eigen::Matrix3Xd& x, int i) {
+        const Eigen::Vector3d d = x.col(1 - i) - x.col(i);
+        return Eigen::Vector3d(p.mass[1 - i] * d / std::pow(d.squaredNorm() + e2, 1.5));
+    };
+    Eigen::Matrix3Xd x = p.pos, v = p.vel;
+    const double h0 = dt_max / 2, h1 = dt_max / 4;
+    v.col(0) += h0 * acc(x, 0); // opening kicks, each by half its step
+    v.col(1) += h1 * acc(x, 1);
+    x += (dt_max / 2) * v;      // drift to dt_max / 2
+    v.col(1) += h1 * acc(x, 1); // the light one closes its step and opens the next
+    v.col(1) += h1 * acc(x, 1);
+    x += (dt_max / 2) * v; // drift to dt_max
+    const Eigen::Vector3d a0 = acc(x, 0), a1 = acc(x, 1);
+    v.col(0) += h0 * a0; // both close
+    v.col(1) += h1 * a1;
+    CHECK((q.pos - x).norm() <= 1e-14 * x.norm());
+    CHECK((q.vel - v).norm() <= 1e-14 * v.norm());
+    CHECK(q.time == Approx(dt_max).epsilon(1e-15));
+}
+
+TEST_CASE("block time steps: an eccentric Kepler orbit in bins, as accurate as the shared step at fewer forces",
+          "[integrator][bins]")
+{
+    const ParticleSet start = kepler(0.9);
+    const GravityParams g{1.0, 1e-3};
+    DirectCpuEngine engine(g);
+    const double dt_max = 2 * kPi / 64; // one period in 64 dt_max
+    const auto shared_run = [&](int substeps) {
+        ParticleSet q = start;
+        ParticleStore store(q, false);
+        Leapfrog shared(engine, dt_max / substeps);
+        shared.start(store);
+        for (int s = 0; s < 64 * substeps; ++s) shared.step(store);
+        return q;
+    };
+    const auto block_run = [&](double eta, ParticleSet& p) {
+        p = start;
+        auto run = std::make_unique<BlockLeapfrog>(engine, g, dt_max, eta);
+        run->start(p);
+        for (int s = 0; s < 64; ++s) run->advance(p);
+        return run;
+    };
+    const ParticleSet reference = shared_run(4096); // the softened orbit, to well below the errors here
+    ParticleSet p, r;
+    const auto block = block_run(0.005, p);
+    const auto finer = block_run(0.005 / 4, r);
+    const ParticleSet shared = shared_run(256); // the block run's shortest step, everywhere
+    const double e_block = separation_error(p, reference), e_finer = separation_error(r, reference);
+    const double e_shared = separation_error(shared, reference);
+    int shortest = 0;
+    const auto bins = block->particles_per_bin();
+    for (int k = 0; k <= kMaxBin; ++k)
+        if (bins[static_cast<std::size_t>(k)] > 0) shortest = k;
+    INFO("block: error " << e_block << " in " << block->ticks_stepped() << " ticks, " << block->forces_computed()
+                         << " forces, shortest bin at the end " << shortest << "; eta / 4: " << e_finer << " in "
+                         << finer->forces_computed() << " forces; shared at dt_max / 256: " << e_shared);
+    // The shared step's accuracy within a few times, at a fraction of its forces.
+    CHECK(e_block < 4 * e_shared);
+    CHECK(block->forces_computed() < 2 * 64 * 256 / 4);
+    // Every step a quarter (eta / 4: steps halved, as dt ~ sqrt(eta)) cuts the error by about 4.
+    CHECK(e_block / e_finer > 2.5);
+}
+
+TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
+{
+    DirectCpuEngine engine(GravityParams{1.0, 0.01});
+    CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.0, 0.02), Catch::Contains("--dt-max"));
+    CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.01, -1), Catch::Contains("--eta"));
+    CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.0}, 0.01, 0.02), Catch::Contains("softening > 0"));
+    BlockLeapfrog block(engine, GravityParams{1.0, 0.01}, 0.01, 0.02);
+    ParticleSet p = kepler(0.5);
+    CHECK_THROWS_WITH(block.advance(p), Catch::Contains("before start"));
+}
