@@ -7,6 +7,7 @@
 
 #include "core/step_update.hpp"
 #include "core/tree_engine.hpp"
+#include "core/wall_clock.hpp"
 
 namespace grove {
 
@@ -37,6 +38,13 @@ std::vector<long long> BlockLeapfrog::particles_per_bin() const
 }
 
 void BlockLeapfrog::compute_forces(ParticleSet& p, const std::vector<std::int32_t>& due)
+{
+    const auto start = WallClock::now();
+    compute_due_forces(p, due);
+    force_seconds_ += seconds_since(start);
+}
+
+void BlockLeapfrog::compute_due_forces(ParticleSet& p, const std::vector<std::int32_t>& due)
 {
     const auto n = static_cast<Eigen::Index>(p.size());
     if (due.empty() || !subsets_) {
@@ -85,6 +93,16 @@ void BlockLeapfrog::start(ParticleSet& p)
     compute_forces(p, {});
     bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin)); // the first binning may take any bin
     tick_ = 0;
+    started_ = true;
+}
+
+void BlockLeapfrog::resume(ParticleSet& p, long long ticks, long long forces)
+{
+    if (!p.has_forces()) throw std::runtime_error("block time steps: the checkpoint has no accelerations");
+    bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin));
+    tick_ = 0;
+    substeps_ = ticks;
+    forces_computed_ = forces;
     started_ = true;
 }
 

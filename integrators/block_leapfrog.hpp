@@ -23,6 +23,9 @@ class BlockLeapfrog {
 
     // The forces of the initial particles (into acc and pot) and their bins.
     void start(ParticleSet& p);
+    // Continues from particles with the forces of their positions at a multiple of dt_max (a
+    // checkpoint), and the counters it kept.
+    void resume(ParticleSet& p, long long ticks, long long forces);
     // One dt_max: every tick where some bin is due, until all are due again. The velocities are
     // then synchronous with the positions (the next opening kicks wait for the next call).
     void advance(ParticleSet& p);
@@ -31,10 +34,12 @@ class BlockLeapfrog {
     std::vector<long long> particles_per_bin() const;              // kMaxBin + 1 counts
     long long ticks_stepped() const { return substeps_; }          // ticks with some bin due, so far
     long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
+    double force_seconds() const { return force_seconds_; }        // wall time inside the engine
 
   private:
-    // Forces on the particles `due` (all when it is empty) into p.acc and p.pot.
+    // Forces on the particles `due` (all when it is empty) into p.acc and p.pot, timed.
     void compute_forces(ParticleSet& p, const std::vector<std::int32_t>& due);
+    void compute_due_forces(ParticleSet& p, const std::vector<std::int32_t>& due);
     // Bins for the particles `due` (all when `all`) from their accelerations, moving to a longer
     // step only where it is due at the current tick; then their opening half-kicks.
     void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all);
@@ -48,6 +53,7 @@ class BlockLeapfrog {
     Tick tick_ = 0; // within the current dt_max; 0 at its start
     bool started_ = false;
     long long substeps_ = 0, forces_computed_ = 0;
+    double force_seconds_ = 0;
     Forces scratch_;
 };
 

@@ -60,9 +60,14 @@ class Integrator {
 struct IntegratorConfig {
     std::string integrator = "leapfrog"; // leapfrog | hermite
     EngineConfig engine;
+    // leapfrog: "shared" (every particle steps by dt) or "block" (hierarchical steps of dt_max / 2^k
+    // from GADGET's criterion with eta: integrators/block_leapfrog.hpp)
+    std::string timestep = "shared";
     double dt = 0;            // leapfrog step
-    double eta = 0.01;        // hermite: Aarseth's accuracy parameter (also the start-up one)
-    double dt_max = 1.0 / 16; // hermite: largest block step, a power of two
+    double eta = 0.01;        // hermite: Aarseth's accuracy parameter (also the start-up one); block: GADGET's
+    double dt_max = 1.0 / 16; // hermite, block: largest step, a power of two for hermite
+    // Whether the run loop's interval is dt_max (the Hermite integrators, block steps) or dt.
+    bool steps_by_dt_max() const { return integrator != "leapfrog" || timestep == "block"; }
     // leapfrog: keep the particles in a tree engine's Morton order between outputs
     // (core/particle_order.hpp); false keeps the caller's order (grove bench step compares both).
     bool keep_engine_order = true;

@@ -23,11 +23,16 @@ void add_run_options(cxxopts::Options& options)
         cxxopts::value<std::string>())("integrator", "leapfrog, hermite (4th order) or hermite6 (6th order)",
                                        cxxopts::value<std::string>()->default_value("leapfrog"))(
         "dt", "leapfrog: time step (time units of the snapshot)", cxxopts::value<double>())(
+        "timestep",
+        "leapfrog: shared (every particle steps by --dt) or block (each particle by --dt-max / 2^k, from "
+        "GADGET's criterion sqrt(2 --eta eps / |a|); docs/block-timesteps.md)",
+        cxxopts::value<std::string>()->default_value("shared"))(
         "eta",
         "hermite: Aarseth accuracy parameter (default 0.01; hermite6: 0.1, in eta ((|a||a2| + |a1|^2) / "
-        "(|a3||a5| + |a4|^2))^(1/6))",
+        "(|a3||a5| + |a4|^2))^(1/6)); --timestep block: GADGET's (default 0.025)",
         cxxopts::value<double>())("dt-max",
-                                  "hermite: largest block step, a power of two (diagnostics come at its multiples)",
+                                  "hermite: largest block step, a power of two (diagnostics come at its multiples); "
+                                  "--timestep block: the longest step",
                                   cxxopts::value<double>()->default_value("0.0625"))(
         "t-end",
         "Time to stop at (time units): a whole number of --dt (leapfrog) or --dt-max (hermite) steps after the "
@@ -93,11 +98,22 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     const bool hermite = c.integrator.integrator != "leapfrog";
     if (hermite && r.count("gpus"))
         throw std::runtime_error("--gpus: the Hermite integrators compute on one GPU (the leapfrog on several)");
-    if (!hermite && !r.count("dt")) throw std::runtime_error("leapfrog needs --dt");
+    c.integrator.timestep = r["timestep"].as<std::string>();
+    if (c.integrator.timestep != "shared" && c.integrator.timestep != "block")
+        throw std::runtime_error("unknown --timestep '" + c.integrator.timestep + "' (use shared or block)");
+    const bool block = c.integrator.timestep == "block";
+    if (block && hermite)
+        throw std::runtime_error("--timestep block is the leapfrog's; Hermite has block steps of its own");
+    if (block && r.count("dt")) throw std::runtime_error("--timestep block takes --dt-max and --eta, not --dt");
+    if (block && !r.count("dt-max")) throw std::runtime_error("--timestep block needs --dt-max");
+    if (!hermite && !block && !r.count("dt")) throw std::runtime_error("leapfrog needs --dt");
     if (!r.count("t-end")) throw std::runtime_error("missing --t-end");
     if (r.count("dt")) c.integrator.dt = r["dt"].as<double>();
     // Aarseth's parameter has another scale at 6th order (grove run --help).
-    c.integrator.eta = r.count("eta") ? r["eta"].as<double>() : c.integrator.integrator == "hermite6" ? 0.1 : 0.01;
+    c.integrator.eta = r.count("eta")                          ? r["eta"].as<double>()
+                       : c.integrator.integrator == "hermite6" ? 0.1
+                       : block                                 ? 0.025
+                                                               : 0.01;
     c.integrator.dt_max = r["dt-max"].as<double>();
     c.integrator.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;

@@ -23,9 +23,9 @@ void check_whole_steps(const RunPlan& plan, double steps_exact)
         what, sizeof what,
         "--t-end %.10g is not a whole number of %s steps of %.10g after %.10g: use --t-end %.10g or "
         "%.10g%s",
-        t_end, plan.hermite ? "--dt-max" : "--dt", interval, t_start,
+        t_end, plan.by_dt_max ? "--dt-max" : "--dt", interval, t_start,
         t_start + static_cast<double>(std::max(1LL, below)) * interval, t_start + static_cast<double>(above) * interval,
-        plan.hermite ? "" : (", or --dt " + std::to_string((t_end - t_start) / static_cast<double>(above))).c_str());
+        plan.by_dt_max ? "" : (", or --dt " + std::to_string((t_end - t_start) / static_cast<double>(above))).c_str());
     throw std::runtime_error(what);
 }
 
@@ -34,10 +34,10 @@ void check_whole_steps(const RunPlan& plan, double steps_exact)
 RunPlan RunPlan::make(const RunConfig& config, double t_start)
 {
     RunPlan plan;
-    plan.hermite = config.integrator.integrator != "leapfrog"; // hermite or hermite6
+    plan.by_dt_max = config.integrator.steps_by_dt_max();
     plan.t_start = t_start;
     plan.t_end = config.t_end;
-    plan.interval = plan.hermite ? config.integrator.dt_max : config.integrator.dt;
+    plan.interval = plan.by_dt_max ? config.integrator.dt_max : config.integrator.dt;
     if (!(plan.interval > 0) || !std::isfinite(plan.interval))
         throw std::runtime_error("--dt / --dt-max must be finite and > 0");
     if (!(plan.t_end > t_start))

@@ -8,7 +8,7 @@
 namespace grove {
 
 struct RunPlan {
-    bool hermite = false;
+    bool by_dt_max = false; // the interval is --dt-max (Hermite, block steps), not --dt
     double t_start = 0, t_end = 0, interval = 0;
     long long total_steps = 0;
     double snapshot_every = 0;

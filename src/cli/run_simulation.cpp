@@ -159,7 +159,7 @@ void Run::begin()
     const IntegratorConfig& ic = ic_;
     std::ostringstream header;
     header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << ic.integrator << " "
-           << (plan_.hermite ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
+           << (plan_.by_dt_max ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
            << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
            << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
               "wall_s\n";
@@ -270,7 +270,7 @@ void Run::summary() const
     const double wall = seconds_since(wall_start_);
     const auto done = static_cast<double>(plan_.total_steps - first_step_ + 1);
     std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", plan_.total_steps,
-                plan_.hermite ? "dt-max intervals" : "steps", p_.time, wall, 1e3 * wall / std::max(1.0, done),
+                plan_.by_dt_max ? "dt-max intervals" : "steps", p_.time, wall, 1e3 * wall / std::max(1.0, done),
                 outputs_->snapshots(), outputs_->path().c_str());
     const SnapshotWriter& writer = outputs_->snapshot_writer();
     const double force = integrator_->force_seconds(), io = outputs_->io_seconds();

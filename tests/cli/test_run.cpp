@@ -59,7 +59,9 @@ TEST_CASE("a run refused for its settings creates no output directory", "[integr
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(GROVE_TEST_SCRATCH) / "run_refused";
     fs::remove_all(dir);
-    for (const char* bad : {"--engine warp", "--engine tree-cpu --integrator hermite", "--engine tree-cpu -G -1"}) {
+    for (const char* bad : {"--engine warp", "--engine tree-cpu --integrator hermite", "--engine tree-cpu -G -1",
+                            "--engine tree-cpu --timestep block", "--engine tree-cpu --timestep blocks",
+                            "--engine direct-cpu --timestep block --dt-max 2.5e-4 --eps 0"}) {
         INFO(bad);
         const std::string cmd = std::string(GROVE_EXE) + " run " + test::data_path("galaxy_16k.hdf5") + " -o " +
                                 dir.string() + " " + bad + " --dt 2.5e-4 --t-end 1e-3 > /dev/null 2>&1";
@@ -150,6 +152,10 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
         {"hermite",
          "--integrator hermite --engine direct-cpu --eps 0.00390625 --dt-max 0.0078125 --snapshot-every 0.03125 "
          "--log-every 2",
+         "0.03125", "0.0625", plummer},
+        {"block_steps",
+         "--engine tree-cpu --eps 0.01 --timestep block --dt-max 0.015625 --eta 0.02 --snapshot-every 0.03125 "
+         "--log-every 1",
          "0.03125", "0.0625", plummer},
         {"softening_by_type",
          "--engine tree-cpu --eps 0.05 --eps-type halo=0.1,bulge=0.02 --dt 0.00025 --snapshot-every 0.0005", "0.0005",
