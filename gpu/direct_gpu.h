@@ -28,6 +28,7 @@ class DirectGpuEngine final : public ForceEngine {
     ~DirectGpuEngine() override;
     using ForceEngine::compute;
     using ForceEngine::compute_subset;
+    bool computes_subsets() const override { return true; }
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     PhaseTimes last_phase_times() const override;
 

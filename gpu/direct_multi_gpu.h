@@ -23,6 +23,7 @@ class MultiGpuDirectEngine final : public ForceEngine {
     ~MultiGpuDirectEngine() override;
     using ForceEngine::compute;
     using ForceEngine::compute_subset;
+    bool computes_subsets() const override { return true; }
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
                         Forces& out) override;

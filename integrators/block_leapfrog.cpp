@@ -6,7 +6,6 @@
 #include <string>
 
 #include "core/step_update.hpp"
-#include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 
 namespace grove {
@@ -22,7 +21,7 @@ BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double 
         if (!(gravity.eps_of(t) > 0))
             throw std::invalid_argument("block time steps: the step criterion sqrt(2 eta eps / |a|) needs a "
                                         "softening > 0 for every particle type (--eps, --eps-type)");
-    subsets_ = as_tree_engine(engine) == nullptr; // the direct engines compute a subset of targets
+    subsets_ = engine.computes_subsets();
 }
 
 double BlockLeapfrog::half_step(int bin) const

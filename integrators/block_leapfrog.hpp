@@ -1,7 +1,7 @@
 // The leapfrog with hierarchical time steps (docs/block-timesteps.md): each particle kicks with
 // its own power-of-two step dt_max / 2^k (integrators/time_bins.hpp), every particle drifts to
 // each tick where some bin is due, and only the due particles' forces are computed where the
-// engine can compute a subset (the direct engines; a tree engine computes all of them for now).
+// engine can compute a subset (ForceEngine::computes_subsets; tree-gpu computes all of them for now).
 // With every particle in bin 0 a dt_max is the shared leapfrog's step, operation for operation.
 #pragma once
 

@@ -12,6 +12,7 @@ class DirectCpuEngine final : public ForceEngine {
     explicit DirectCpuEngine(GravityParams params);
     using ForceEngine::compute;
     using ForceEngine::compute_subset;
+    bool computes_subsets() const override { return true; }
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     PhaseTimes last_phase_times() const override { return times_; }
 

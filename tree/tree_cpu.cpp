@@ -13,31 +13,32 @@
 #include "tree/list_batches.hpp"
 #include "tree/mac.hpp"
 #include "tree/store_forces.hpp"
+#include "tree/walk.hpp"
 
 namespace grove {
 
 namespace {
 
-// Sums the node and leaf lists of one group onto each of its particles (Morton order). With
-// softening by type (h not null) each pair is softened by the sum of its two h
-// (core/softening.hpp), else by eps2.
-void evaluate_group(const OctreeView<double>& tree, const SofteningMoments<double>* h, double eps2,
-                    const InteractionLists& lists, std::int32_t g, std::vector<Accum<double>>& sorted_acc)
+// Sums one group's node and leaf lists onto its particles first .. last - 1 (Morton order), or
+// onto those of them flagged in `only` (null: all). With softening by type (h not null) each pair
+// is softened by the sum of its two h (core/softening.hpp), else by eps2.
+void evaluate_targets(const OctreeView<double>& tree, const SofteningMoments<double>* h, double eps2,
+                      const std::int32_t* nodes, std::int64_t node_count, const std::int32_t* leaves,
+                      std::int64_t leaf_count, ParticleRange targets, const std::uint8_t* only,
+                      std::vector<Accum<double>>& sorted_acc)
 {
-    const Group<double>& group = tree.groups[g];
-    for (std::int32_t i = group.range.begin; i < group.range.end; ++i) {
+    for (std::int32_t i = targets.begin; i < targets.end; ++i) {
+        if (only && !only[i]) continue;
         const Vec4<double> xi = tree.particles[i];
         const double hi = h ? h->particle[static_cast<std::size_t>(i)] : 0.0;
         Accum<double> acc;
-        const std::int32_t* nodes = lists.nodes_of(g);
-        for (std::int64_t k = 0; k < lists.node_count(g); ++k) {
+        for (std::int64_t k = 0; k < node_count; ++k) {
             const std::int32_t node = nodes[k];
             const Vec4<double> c = tree.com_mass[node];
             const double e2 = h ? hi + h->node[static_cast<std::size_t>(node)] : eps2;
             acc = m2p(acc, c.x - xi.x, c.y - xi.y, c.z - xi.z, c.w, tree.quad[node], e2);
         }
-        const std::int32_t* leaves = lists.leaves_of(g);
-        for (std::int64_t k = 0; k < lists.leaf_count(g); ++k) {
+        for (std::int64_t k = 0; k < leaf_count; ++k) {
             const ParticleRange r = tree.range[leaves[k]];
             for (std::int32_t j = r.begin; j < r.end; ++j) {
                 if (j == i) continue;
@@ -49,6 +50,13 @@ void evaluate_group(const OctreeView<double>& tree, const SofteningMoments<doubl
         sorted_acc[static_cast<std::size_t>(i)] = acc;
     }
 }
+
+// A walk's lists, kept by one thread for one group at a time.
+struct GroupLists {
+    std::vector<std::int32_t> nodes, leaves;
+    void node(std::int32_t i) { nodes.push_back(i); }
+    void leaf(std::int32_t i) { leaves.push_back(i); }
+};
 
 } // namespace
 
@@ -99,11 +107,7 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
             ? estimate_by_first_pass(estimate_, tree.particles.size(), gravity_.G, first_pass_forces_, first_pass)
             : -1;
     auto start = WallClock::now();
-    make_softening_moments(tree, half_eps2_, softening_);
-    const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
-    // By type, cells whose particles' softenings spread far open closer in (tree/mac.hpp).
-    for (std::size_t i = 0; i < softening_.radius2.size(); ++i)
-        tree.r_open2[i] = std::max(tree.r_open2[i], softening_.radius2[i]);
+    const OctreeView<double> view = opened_view(tree, criterion);
     // This share's groups: equal costs by the last evaluation's lists, or equal particle counts.
     const GroupRange share = share_of_groups(tree, share_costs_, share_index_, share_count_);
     InteractionLists lists = count_interaction_lists(view, share);
@@ -125,7 +129,9 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
         start = WallClock::now();
 #pragma omp parallel for schedule(dynamic, 8)
         for (std::int32_t g = batch.first; g < batch.last; ++g)
-            evaluate_group(view, softening_.empty() ? nullptr : &softening_, eps2, lists, g, sorted_acc);
+            evaluate_targets(view, softening_.empty() ? nullptr : &softening_, eps2, lists.nodes_of(g),
+                             lists.node_count(g), lists.leaves_of(g), lists.leaf_count(g), view.groups[g].range,
+                             nullptr, sorted_acc);
         evaluate_seconds += seconds_since(start);
     }
     last_batches_ = static_cast<int>(batches.size());
@@ -134,6 +140,71 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     times_ = {{"walk", walk_seconds}, {"evaluate", evaluate_seconds + seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = statistics.of(tree);
+}
+
+OctreeView<double> TreeCpuEngine::opened_view(Octree& tree, const OpeningCriterion& criterion)
+{
+    make_softening_moments(tree, half_eps2_, softening_);
+    const auto view = set_opening_criterion(tree, tree.view(), criterion, tree.groups, estimate_.magnitudes());
+    // By type, cells whose particles' softenings spread far open closer in (tree/mac.hpp).
+    for (std::size_t i = 0; i < softening_.radius2.size(); ++i)
+        tree.r_open2[i] = std::max(tree.r_open2[i], softening_.radius2[i]);
+    return view;
+}
+
+void TreeCpuEngine::compute_subset(PositionsRef pos, MassesRef mass, TypesRef type,
+                                   const std::vector<std::int32_t>& targets, Forces& out)
+{
+    const auto n = static_cast<std::size_t>(pos.cols());
+    for (const std::int32_t t : targets)
+        if (t < 0 || static_cast<std::size_t>(t) >= n) throw std::out_of_range("tree-cpu: target index out of range");
+    half_eps2_ = half_squared_softening(gravity_, type, n, name());
+    BuildTimes build;
+    updater_.update(tree_, pos, mass, tree_params_.build, &build);
+    const OpeningCriterion criterion = tree_params_.opening();
+    if (criterion.kind == MacKind::relative && estimate_.magnitudes().size() != n)
+        throw std::runtime_error("tree-cpu: forces on a subset under the relative criterion need the last "
+                                 "accelerations (set_acceleration_estimate)");
+    const auto start = WallClock::now();
+    const OctreeView<double> view = opened_view(tree_, criterion);
+    // The targets in the tree's order, flagged; each group holding one walks, and only they sum.
+    std::vector<std::uint32_t> sorted_of(n);
+    for (std::size_t k = 0; k < n; ++k) sorted_of[tree_.order[k]] = static_cast<std::uint32_t>(k);
+    std::vector<std::uint8_t> due(n, 0);
+    for (const std::int32_t t : targets) due[sorted_of[static_cast<std::size_t>(t)]] = 1;
+    std::vector<Accum<double>> sorted_acc(n);
+    const double eps2 = gravity_.eps * gravity_.eps;
+    const SofteningMoments<double>* h = softening_.empty() ? nullptr : &softening_;
+#pragma omp parallel
+    {
+        GroupLists lists;
+#pragma omp for schedule(dynamic, 8)
+        for (std::int32_t g = 0; g < view.num_groups; ++g) {
+            const ParticleRange r = view.groups[g].range;
+            if (std::find(due.begin() + r.begin, due.begin() + r.end, std::uint8_t{1}) == due.begin() + r.end) continue;
+            lists.nodes.clear();
+            lists.leaves.clear();
+            walk_group_into(view, g, lists);
+            evaluate_targets(view, h, eps2, lists.nodes.data(), static_cast<std::int64_t>(lists.nodes.size()),
+                             lists.leaves.data(), static_cast<std::int64_t>(lists.leaves.size()), r, due.data(),
+                             sorted_acc);
+        }
+    }
+    const auto m = static_cast<Eigen::Index>(targets.size());
+    out.acc.resize(3, m);
+    out.pot.resize(m);
+    for (Eigen::Index k = 0; k < m; ++k) {
+        const Accum<double>& a = sorted_acc[sorted_of[static_cast<std::size_t>(targets[static_cast<std::size_t>(k)])]];
+        out.acc.col(k) << gravity_.G * a.ax, gravity_.G * a.ay, gravity_.G * a.az;
+        out.pot[k] = gravity_.G * a.pot;
+    }
+    times_ = {{"keys", build.keys},
+              {"sort", build.sort},
+              {"build", build.build},
+              {"moments", build.moments},
+              {"groups", build.groups},
+              {"gather", build.gather},
+              {"walk + evaluate", seconds_since(start)}};
 }
 
 std::int64_t TreeCpuEngine::list_budget_entries(std::int64_t total_entries) const

@@ -21,7 +21,14 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
   public:
     TreeCpuEngine(TreeParams tree, GravityParams gravity);
     using ForceEngine::compute;
+    using ForceEngine::compute_subset;
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
+    // Forces on the particles `targets` only: the whole tree, walked by the groups that hold one
+    // of them and summed for them alone (the block time steps' due particles). The relative
+    // criterion needs the last accelerations (set_acceleration_estimate).
+    void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
+                        Forces& out) override;
+    bool computes_subsets() const override { return true; }
     // The forces in the tree's Morton order where the store allows it (a fresh build's; a refit
     // keeps the order handed over before); with look-ahead, the next tree built from the store's
     // prediction of the next drift.
@@ -52,6 +59,8 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void evaluate_with_lookahead(PositionsRef pos, MassesRef mass, const BuildTimes& build, bool tree_order,
                                  Forces& out);
     void evaluate_into(Octree& tree, const OpeningCriterion& criterion, Forces& out, bool tree_order);
+    // The tree's opening radii (and view) for the criterion, with the softening moments by type.
+    OctreeView<double> opened_view(Octree& tree, const OpeningCriterion& criterion);
     // List entries a batch may hold: TreeParams::list_memory, or a quarter of what this process may use.
     std::int64_t list_budget_entries(std::int64_t total_entries) const;
 

@@ -72,6 +72,9 @@ class ForceEngine {
     {
         compute_subset(pos, mass, TypesRef{}, targets, out);
     }
+    // Whether compute_subset works (it costs less than compute for few targets): the direct
+    // engines and tree-cpu.
+    virtual bool computes_subsets() const { return false; }
     virtual PhaseTimes last_phase_times() const { return {}; }
 
   private:

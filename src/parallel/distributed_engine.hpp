@@ -29,6 +29,7 @@ class DistributedForceEngine final : public ForceEngine {
     void compute_subset(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>& targets,
                         Forces& out) override;
     PhaseTimes last_phase_times() const override { return engine_->last_phase_times(); }
+    bool computes_subsets() const override { return engine_->computes_subsets(); }
 
   private:
     std::unique_ptr<ForceEngine> engine_;

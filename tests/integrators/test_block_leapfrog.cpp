@@ -167,3 +167,42 @@ TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
     ParticleSet p = kepler(0.5);
     CHECK_THROWS_WITH(block.advance(p), Catch::Contains("before start"));
 }
+
+TEST_CASE("tree-cpu forces on a subset are compute()'s for those particles, bit for bit", "[tree][bins]")
+{
+    const ParticleSet p = make_plummer(5000, 17);
+    std::vector<std::int32_t> targets;
+    for (std::int32_t i = 0; i < 5000; i += 7) targets.push_back(i);
+    targets.push_back(4999);
+    for (const bool by_type : {false, true}) {
+        INFO("by type " << by_type);
+        GravityParams g{1.0, 0.01};
+        ParticleSet q = p;
+        if (by_type) {
+            parse_softening_types("halo=0.02,disk=0.005", g, "--eps-type");
+            for (std::size_t i = 0; i < q.size(); ++i) q.type[i] = static_cast<std::uint8_t>(1 + i % 2);
+        }
+        TreeCpuEngine all(TreeParams{}, g), some(TreeParams{}, g);
+        REQUIRE(some.computes_subsets());
+        Forces f, s;
+        all.compute(q.pos, q.mass, q.type, f);
+        some.compute_subset(q.pos, q.mass, q.type, targets, s);
+        REQUIRE(s.acc.cols() == static_cast<Eigen::Index>(targets.size()));
+        for (std::size_t k = 0; k < targets.size(); ++k) {
+            REQUIRE(s.acc.col(static_cast<Eigen::Index>(k)) == f.acc.col(targets[k]));
+            REQUIRE(s.pot[static_cast<Eigen::Index>(k)] == f.pot[targets[k]]);
+        }
+        CHECK_THROWS_AS(some.compute_subset(q.pos, q.mass, q.type, {5000}, s), std::out_of_range);
+    }
+    // A block run on tree-cpu computes only the due particles' forces.
+    ParticleSet r = make_plummer(2000, 18);
+    const GravityParams g{1.0, 0.01};
+    TreeCpuEngine engine(TreeParams{}, g);
+    BlockLeapfrog block(engine, g, 1.0 / 16, 0.01);
+    block.start(r);
+    block.advance(r);
+    const auto bins = block.particles_per_bin();
+    INFO("ticks " << block.ticks_stepped() << ", forces " << block.forces_computed());
+    CHECK(block.forces_computed() < 2000 * (1 + block.ticks_stepped()));
+    CHECK(block.forces_computed() >= 2000 * 2); // the start and the end of the dt_max at least
+}
