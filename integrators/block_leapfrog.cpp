@@ -68,7 +68,7 @@ void BlockLeapfrog::compute_due_forces(ParticleSet& p, const std::vector<std::in
     forces_computed_ += static_cast<long long>(due.size());
 }
 
-void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all)
+void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open)
 {
     const auto n = static_cast<std::int32_t>(p.size());
     const auto one = [&](std::int32_t i) {
@@ -77,6 +77,7 @@ void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_
             gadget_time_step(eta_, gravity_.eps_of(p.type[static_cast<std::size_t>(i)]), p.acc.col(c).norm());
         const int k = next_bin(bins_[static_cast<std::size_t>(i)], bin_for_step(wanted, dt_max_), tick_);
         bins_[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(k);
+        if (!open) return;
         const double h = half_step(k);
         for (int d = 0; d < 3; ++d) p.vel(d, c) = kicked(p.vel(d, c), p.acc(d, c), h);
     };
@@ -92,6 +93,7 @@ void BlockLeapfrog::start(ParticleSet& p)
     compute_forces(p, {});
     bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin)); // the first binning may take any bin
     tick_ = 0;
+    rebin_and_open(p, {}, true, false); // the bins the first step will take, for the first report
     started_ = true;
 }
 
@@ -100,6 +102,7 @@ void BlockLeapfrog::resume(ParticleSet& p, long long ticks, long long forces)
     if (!p.has_forces()) throw std::runtime_error("block time steps: the checkpoint has no accelerations");
     bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin));
     tick_ = 0;
+    rebin_and_open(p, {}, true, false);
     substeps_ = ticks;
     forces_computed_ = forces;
     started_ = true;
@@ -111,7 +114,7 @@ void BlockLeapfrog::advance(ParticleSet& p)
     if (bins_.size() != p.size()) throw std::logic_error("block time steps: another number of particles");
     // At a multiple of dt_max every particle is due: bins from the accelerations there, and the
     // opening kicks the last call left.
-    rebin_and_open(p, {}, true);
+    rebin_and_open(p, {}, true, true);
     std::vector<std::int32_t> due;
     const auto n = static_cast<Eigen::Index>(p.size());
     while (tick_ < kTicksPerMaxStep) {
@@ -139,7 +142,7 @@ void BlockLeapfrog::advance(ParticleSet& p)
         if (!finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(p.time) + " (--dt-max too large, or --eta?)");
-        if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false);
+        if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false, true);
     }
     tick_ = 0;
 }

@@ -41,8 +41,8 @@ class BlockLeapfrog {
     void compute_forces(ParticleSet& p, const std::vector<std::int32_t>& due);
     void compute_due_forces(ParticleSet& p, const std::vector<std::int32_t>& due);
     // Bins for the particles `due` (all when `all`) from their accelerations, moving to a longer
-    // step only where it is due at the current tick; then their opening half-kicks.
-    void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all);
+    // step only where it is due at the current tick; then, with `open`, their opening half-kicks.
+    void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open);
     double half_step(int bin) const; // dt_max / 2^(bin + 1), exact
 
     ForceEngine& engine_;

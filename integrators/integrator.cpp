@@ -115,6 +115,13 @@ class BlockLeapfrogIntegrator final : public Integrator {
     }
     double force_seconds() const override { return block_.force_seconds(); }
     const ForceEngine* force_engine() const override { return engine_.get(); }
+    std::vector<std::pair<std::string, long long>> log_counts() const override
+    {
+        std::vector<std::pair<std::string, long long>> out;
+        const std::vector<long long> count = block_.particles_per_bin();
+        for (std::size_t k = 0; k < count.size(); ++k) out.emplace_back("bin" + std::to_string(k), count[k]);
+        return out;
+    }
     std::string summary() const override
     {
         std::string bins;

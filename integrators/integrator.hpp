@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
@@ -50,6 +52,9 @@ class Integrator {
     // integrator's own loops). Benchmarks read it.
     virtual PhaseTimes last_phases() const = 0;
     virtual std::string summary() const = 0; // one line for the end of a run
+    // Counts an integrator adds to each diagnostics line after the standard columns, by name (the
+    // same names at every call): block time steps give the particles per bin.
+    virtual std::vector<std::pair<std::string, long long>> log_counts() const { return {}; }
     // Whether the particles live where the engine computes between outputs (a resident leapfrog).
     virtual bool resident() const { return false; }
     // The force engine behind it, for what only some engines report (a tree engine's device

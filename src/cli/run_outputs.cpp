@@ -73,7 +73,8 @@ void RunOutputs::open_diagnostics(const Checkpoint* restart, const std::string& 
     if (!diagnostics_) throw std::runtime_error("cannot write " + path.string());
 }
 
-double RunOutputs::log(const ParticleSet& p, long long step, double e0, double wall_seconds)
+double RunOutputs::log(const ParticleSet& p, long long step, double e0, double wall_seconds,
+                       const std::vector<std::pair<std::string, long long>>& counts)
 {
     const auto start = WallClock::now();
     const Diagnostics d = compute_diagnostics(p, p.pot);
@@ -81,11 +82,13 @@ double RunOutputs::log(const ParticleSet& p, long long step, double e0, double w
     if (writer_) {
         char line[512];
         std::snprintf(line, sizeof line,
-                      "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f\n",
+                      "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f",
                       p.time, step, d.kinetic, d.potential, d.total, de, d.virial_ratio, d.momentum[0], d.momentum[1],
                       d.momentum[2], d.angular_momentum[0], d.angular_momentum[1], d.angular_momentum[2],
                       d.lagrangian_radii[0], d.lagrangian_radii[1], d.lagrangian_radii[2], wall_seconds);
-        diagnostics_ << line << std::flush;
+        diagnostics_ << line;
+        for (const auto& count : counts) diagnostics_ << ' ' << count.second;
+        diagnostics_ << '\n' << std::flush;
     }
     diagnostics_seconds_ += seconds_since(start);
     return de;

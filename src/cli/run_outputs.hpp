@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checkpoint.hpp"
 #include "core/diagnostics.hpp"
@@ -29,7 +31,9 @@ class RunOutputs {
     // shorter than the checkpoint recorded.
     void open_diagnostics(const Checkpoint* restart, const std::string& header);
     // One diagnostics line; returns the relative energy error against e0.
-    double log(const ParticleSet& p, long long step, double e0, double wall_seconds);
+    // `counts`: the integrator's columns after the standard ones (Integrator::log_counts).
+    double log(const ParticleSet& p, long long step, double e0, double wall_seconds,
+               const std::vector<std::pair<std::string, long long>>& counts = {});
     // From here on snapshots are written in the background, by a thread with a core of its own
     // (every rank leaves the core out, as the writer's does).
     void start_snapshot_writer();

@@ -158,11 +158,13 @@ void Run::begin()
     next_snapshot_ = plan_.t_start + plan_.snapshot_every;
     const IntegratorConfig& ic = ic_;
     std::ostringstream header;
-    header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << ic.integrator << " "
+    header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << integrator_->name() << " "
            << (plan_.by_dt_max ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
            << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
            << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
-              "wall_s\n";
+              "wall_s";
+    for (const auto& count : integrator_->log_counts()) header << ' ' << count.first;
+    header << '\n';
     if (restart_) {
         integrator_->resume(restart_->integrator, p_);
         first_step_ = restart_->step + 1;
@@ -179,7 +181,7 @@ void Run::begin()
     }
     outputs_->start_snapshot_writer();
     if (!restart_) {
-        if (outputs_->writer()) outputs_->log(p_, 0, e0_, seconds_since(wall_start_));
+        if (outputs_->writer()) outputs_->log(p_, 0, e0_, seconds_since(wall_start_), integrator_->log_counts());
         outputs_->snapshot(p_);
     }
     tty_ = isatty(fileno(stderr));
@@ -221,7 +223,8 @@ int Run::end_of_interval(long long s)
     if (snapshot_due || checkpoint_due) integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
     if (log_due) integrator_->synchronize(p_);
-    if (log_due && outputs_->writer()) progress(s, outputs_->log(p_, s, e0_, seconds_since(wall_start_)));
+    if (log_due && outputs_->writer())
+        progress(s, outputs_->log(p_, s, e0_, seconds_since(wall_start_), integrator_->log_counts()));
     if (snapshot_due) {
         outputs_->snapshot(p_);
         next_snapshot_ = plan_.after(p_.time, next_snapshot_);
