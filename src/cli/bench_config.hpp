@@ -18,8 +18,10 @@ struct BenchConfig {
     std::string active = "6:14"; // log2 range of active targets
     int sources = 20;            // log2 of the sources for the active runs
     std::string precision = "float,mixed,double";
-    std::optional<double> eps; // direct, hermite: 0.01 when absent; step: by model
-    std::string eps_type;      // step: softening by type (core/softening.hpp), empty for one
+    std::optional<double> eps;       // direct, hermite: 0.01 when absent; step: by model
+    std::string eps_type;            // step: softening by type (core/softening.hpp), empty for one
+    std::string timestep = "shared"; // step: shared, or block (each particle by dt / 2^k; dt is then dt_max)
+    double eta = 0.025;              // step, block: GADGET's accuracy parameter
     int repeat = 3;
     std::string models = "uniform,galaxy"; // tree
     std::string tree_sizes = "20,23";      // tree: log2 N

@@ -130,6 +130,9 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.engine.gpu_memory = c.gpu_memory;
     ic.engine.list_memory = c.list_memory;
     ic.dt = dt;
+    ic.timestep = c.timestep;
+    ic.dt_max = dt; // block steps: every particle's step ends at each dt
+    ic.eta = c.eta;
     ic.keep_engine_order = c.keep_engine_order;
     return ic;
 }
@@ -175,6 +178,7 @@ int bench_step(const BenchConfig& c)
     const auto errors = sample_errors(p.acc, reference());
     const double e0 = compute_diagnostics(p, p.pot).total;
     const StepTimes times = time_steps(*integrator, p, c, dt);
+    const std::string block_summary = integrator->summary();
     const MemoryUse memory = memory_use(integrator->force_engine(), p.size());
     integrator->restore_order(p); // the sample's indices are in the model's order
     const bool resident = integrator->resident();
@@ -206,6 +210,10 @@ int bench_step(const BenchConfig& c)
         c.keep_engine_order ? "tree's" : "model's", lookahead ? "on" : "off", resident ? "on" : "off",
         engine_name.c_str(), omp_get_max_threads(), c.steps, c.warmup);
     std::printf("%s\n\n", describe(memory).c_str());
+    if (c.timestep == "block") // the work per bin: one row below is one dt_max
+        std::printf(
+            "block steps (eta %g; a row's step is one dt_max; counted over the warm-up and timed steps): %s\n\n", c.eta,
+            block_summary.c_str());
     const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "

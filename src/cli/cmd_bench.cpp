@@ -105,6 +105,8 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.mac = r["mac"].as<std::string>();
     c.alpha = r["alpha"].as<double>();
     if (r.count("dt")) c.dt = r["dt"].as<double>();
+    c.timestep = r["timestep"].as<std::string>();
+    c.eta = r["eta"].as<double>();
     c.steps = r["steps"].as<int>();
     c.warmup = r["warmup"].as<int>();
     c.rebuild_every = r["rebuild-every"].as<int>();
@@ -148,7 +150,13 @@ int command_bench(int argc, char** argv)
     options.add_options("step")("model", "step: plummer (Henon units), galaxy (GADGET units) or uniform",
                                 cxxopts::value<std::string>()->default_value("plummer"))(
         "eps-type", "step: softening by type, e.g. halo=0.1,disk=0.05,bulge=0.02 (types not named take --eps)",
-        cxxopts::value<std::string>())("n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
+        cxxopts::value<std::string>())(
+        "timestep",
+        "step: shared, or block (hierarchical steps of --dt / 2^k from GADGET's criterion with --eta; a row is "
+        "then one --dt, every particle's step ending there)",
+        cxxopts::value<std::string>()->default_value("shared"))(
+        "eta", "step, --timestep block: GADGET's accuracy parameter", cxxopts::value<double>()->default_value("0.025"))(
+        "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
         "theta", "step: opening angle, in (0, 1.1547]", cxxopts::value<double>()->default_value("0.5"))(
         "mac", "step: opening criterion, geometric (theta) or relative (alpha)",
         cxxopts::value<std::string>()->default_value("geometric"))(
