@@ -304,6 +304,11 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
     const auto relative = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
                                     "--sample 200 --mac relative --alpha 2e-3 2>&1");
     CHECK_THAT(relative.output, Catch::Contains("| plummer | 3000 | alpha 0.002 | 1 | tree-cpu | **"));
+    const auto block = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
+                                 "--sample 200 --timestep block --dt 0.0625 --eta 0.01 2>&1");
+    CHECK(block.status == 0);
+    CHECK_THAT(block.output, Catch::Contains("particles per bin") && Catch::Contains("| plummer | 3000 | theta 0.5"));
+    CHECK(run_grove("bench step --engine tree-cpu -n 100 --timestep blocks 2>&1").status == 1);
     CHECK_THAT(run_grove("bench step --engine tree-cpu -n 100 --mac relative --alpha 3 2>&1").output,
                Catch::Contains("alpha must lie in (0, 1]"));
     CHECK(run_grove("bench step --engine tree-cpu -n 1 2>&1").status == 1);
