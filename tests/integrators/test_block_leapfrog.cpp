@@ -11,6 +11,7 @@
 #include "core/softening.hpp"
 #include "integrators/block_leapfrog.hpp"
 #include "integrators/leapfrog.hpp"
+#include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/tree_cpu.hpp"
 
@@ -19,20 +20,6 @@ using namespace grove;
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-// Two bodies on an orbit of eccentricity e, G (m1 + m2) = 1, semi-major axis 1, at pericentre.
-ParticleSet kepler(double e)
-{
-    ParticleSet p;
-    p.resize(2);
-    p.mass << 0.5, 0.5;
-    const double rp = 1 - e, vp = std::sqrt((1 + e) / (1 - e));
-    p.pos.col(0) << -rp / 2, 0, 0;
-    p.pos.col(1) << rp / 2, 0, 0;
-    p.vel.col(0) << 0, -vp / 2, 0;
-    p.vel.col(1) << 0, vp / 2, 0;
-    return p;
-}
 
 double separation_error(const ParticleSet& p, const ParticleSet& start)
 {
@@ -117,7 +104,7 @@ TEST_CASE("block time steps: two particles in two bins follow the scheme's kicks
 TEST_CASE("block time steps: an eccentric Kepler orbit in bins, as accurate as the shared step at fewer forces",
           "[integrator][bins]")
 {
-    const ParticleSet start = kepler(0.9);
+    const ParticleSet start = test::kepler_pair(0.9);
     const GravityParams g{1.0, 1e-3};
     DirectCpuEngine engine(g);
     const double dt_max = 2 * kPi / 64; // one period in 64 dt_max
@@ -164,7 +151,7 @@ TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
     CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.01, -1), Catch::Contains("--eta"));
     CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.0}, 0.01, 0.02), Catch::Contains("softening > 0"));
     BlockLeapfrog block(engine, GravityParams{1.0, 0.01}, 0.01, 0.02);
-    ParticleSet p = kepler(0.5);
+    ParticleSet p = test::kepler_pair(0.5);
     CHECK_THROWS_WITH(block.advance(p), Catch::Contains("before start"));
 }
 

@@ -70,14 +70,7 @@ struct KeplerResult {
 KeplerResult kepler_100_periods(double eta)
 {
     const double e = 0.5;
-    ParticleSet p;
-    p.resize(2);
-    p.mass << 0.5, 0.5;
-    const double rp = 1 - e, vp = std::sqrt((1 + e) / (1 - e));
-    p.pos.col(0) << -rp / 2, 0, 0;
-    p.pos.col(1) << rp / 2, 0, 0;
-    p.vel.col(0) << 0, -vp / 2, 0;
-    p.vel.col(1) << 0, vp / 2, 0;
+    ParticleSet p = test::kepler_pair(e);
     HermiteCpuEngine engine(GravityParams{1.0, 0.0});
     Hermite h(engine, HermiteParams{eta, eta, 1.0 / 8});
     h.start(p);

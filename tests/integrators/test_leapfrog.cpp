@@ -18,23 +18,10 @@ using namespace grove;
 namespace {
 
 // Two bodies, masses 0.5 each, G = 1, relative orbit with semi-major axis 1 and eccentricity e,
-// started at pericentre; the period is 2 pi.
-ParticleSet kepler(double e)
-{
-    ParticleSet p;
-    p.resize(2);
-    p.mass << 0.5, 0.5;
-    const double rp = 1 - e, vp = std::sqrt((1 + e) / (1 - e)); // G (m1 + m2) = 1, a = 1
-    p.pos.col(0) << -rp / 2, 0, 0;
-    p.pos.col(1) << rp / 2, 0, 0;
-    p.vel.col(0) << 0, -vp / 2, 0;
-    p.vel.col(1) << 0, vp / 2, 0;
-    return p;
-}
 
 double separation_error_after_one_period(double dt)
 {
-    ParticleSet p = kepler(0.5);
+    ParticleSet p = test::kepler_pair(0.5);
     const ParticleSet start = p;
     DirectCpuEngine engine(GravityParams{1.0, 0.0});
     Leapfrog lf(engine, dt);
@@ -59,7 +46,7 @@ TEST_CASE("leapfrog converges at second order on a Kepler orbit", "[integrator]"
 
 TEST_CASE("leapfrog is time-reversible", "[integrator]")
 {
-    ParticleSet p = kepler(0.5);
+    ParticleSet p = test::kepler_pair(0.5);
     const ParticleSet start = p;
     DirectCpuEngine engine(GravityParams{1.0, 0.0});
     Leapfrog lf(engine, 1e-3);

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -54,6 +55,21 @@ inline void write_claiming(const std::string& path, const std::vector<std::uint6
     auto file = h5::open_file_rw(path);
     auto header = h5::open_group(file.id(), "Header");
     h5::write_attribute(header.id(), "NumPart_ThisFile", counts);
+}
+
+// Two bodies of mass 1/2 on an orbit of eccentricity e (G (m1 + m2) = 1, semi-major axis 1, period
+// 2 pi), at pericentre.
+inline ParticleSet kepler_pair(double e)
+{
+    ParticleSet p;
+    p.resize(2);
+    p.mass << 0.5, 0.5;
+    const double rp = 1 - e, vp = std::sqrt((1 + e) / (1 - e));
+    p.pos.col(0) << -rp / 2, 0, 0;
+    p.pos.col(1) << rp / 2, 0, 0;
+    p.vel.col(0) << 0, -vp / 2, 0;
+    p.vel.col(1) << 0, vp / 2, 0;
+    return p;
 }
 
 // Two Plummer-like clumps of very different size: tests deep trees and wide dynamic range.
