@@ -325,57 +325,45 @@ struct DirectGpuEngine::Impl {
         if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
     }
 
+    // The kernel for the softening (guarded where a pair may be unsoftened; by type where the
+    // sources carry halves), then the reduction.
     template <class P>
     void launch(const typename P::Global* d_sources, int num_sources, const std::int32_t* d_target_index,
                 int num_targets)
     {
-        constexpr int kThreads = DirectConfig::threads;
-        const double eps2 = gravity.eps * gravity.eps;
         const bool guard = !softened();
-        const auto* d_half = half_eps2<typename P::Real>();
-        const int blocks_per_sm = d_half ? (guard ? resident<P, true, true>() : resident<P, false, true>())
-                                         : (guard ? resident<P, true, false>() : resident<P, false, false>());
+        if (half_eps2<typename P::Real>())
+            guard ? launch_kernel<P, true, true>(d_sources, num_sources, d_target_index, num_targets)
+                  : launch_kernel<P, false, true>(d_sources, num_sources, d_target_index, num_targets);
+        else
+            guard ? launch_kernel<P, true, false>(d_sources, num_sources, d_target_index, num_targets)
+                  : launch_kernel<P, false, false>(d_sources, num_sources, d_target_index, num_targets);
+    }
+
+    template <class P, bool kGuard, bool kByType>
+    void launch_kernel(const typename P::Global* d_sources, int num_sources, const std::int32_t* d_target_index,
+                       int num_targets)
+    {
+        using Real = typename P::Real;
+        constexpr int kThreads = DirectConfig::threads;
         const JSplit plan = plan_j_split(
             static_cast<std::size_t>(num_targets), static_cast<std::size_t>(kThreads) * P::targets_per_thread,
-            static_cast<std::size_t>(num_sources), kThreads, sm_count, blocks_per_sm, forced_splits);
-        const auto i_blocks = static_cast<std::size_t>(plan.i_blocks);
-        const auto j_chunk = static_cast<std::size_t>(plan.chunk);
+            static_cast<std::size_t>(num_sources), kThreads, sm_count,
+            gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, kGuard, kByType>, kThreads>(), forced_splits);
         splits = plan.splits;
         d_partial.reserve(static_cast<std::size_t>(splits) * num_targets, "direct-gpu partial sums");
-
-        const dim3 grid(static_cast<unsigned>(i_blocks), static_cast<unsigned>(splits));
-        using Real = typename P::Real;
-        const auto chunk = static_cast<int>(j_chunk);
-        if (!guard) {
-            if (d_half)
-                direct_acc_pot_kernel<P, false, true>
-                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
-                                                    d_half, chunk, d_partial.data(), nullptr);
-            else
-                direct_acc_pot_kernel<P, false, false>
-                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets,
-                                                    static_cast<Real>(eps2), nullptr, chunk, d_partial.data(), nullptr);
-        } else {
-            CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
-            if (d_half)
-                direct_acc_pot_kernel<P, true, true>
-                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
-                                                    d_half, chunk, d_partial.data(), d_coincident.data());
-            else
-                direct_acc_pot_kernel<P, true, false>
-                    <<<grid, kThreads, 0, stream>>>(d_sources, num_sources, d_target_index, num_targets, Real(0),
-                                                    nullptr, chunk, d_partial.data(), d_coincident.data());
-        }
+        if (kGuard) CUDA_CHECK(cudaMemsetAsync(d_coincident.data(), 0xff, sizeof(unsigned long long), stream));
+        const Real eps2 = kGuard || kByType ? Real(0) : static_cast<Real>(gravity.eps * gravity.eps);
+        const dim3 grid(static_cast<unsigned>(plan.i_blocks), static_cast<unsigned>(splits));
+        direct_acc_pot_kernel<P, kGuard, kByType><<<grid, kThreads, 0, stream>>>(
+            d_sources, num_sources, d_target_index, num_targets, eps2, half_eps2<Real>(), plan.chunk, d_partial.data(),
+            kGuard ? d_coincident.data() : nullptr);
         gpu::check_launch("direct_acc_pot_kernel", stream);
         reduce_splits_kernel<<<gpu::warp_reduce_blocks(static_cast<std::size_t>(num_targets)), gpu::kReduceThreads, 0,
                                stream>>>(d_partial.data(), splits, num_targets, gravity.G, d_acc.data(), d_pot.data());
         gpu::check_launch("reduce_splits_kernel", stream);
     }
 
-    template <class P, bool kGuard, bool kByType> static int resident()
-    {
-        return gpu::resident_blocks_per_sm<direct_acc_pot_kernel<P, kGuard, kByType>, DirectConfig::threads>();
-    }
     // Every pair softened (no zero-distance guard needed): eps > 0, or by type the two smallest
     // halves of the particles' types sum to more than 0.
     bool softened() const { return half.empty() ? gravity.eps * gravity.eps > 0 : 2 * smallest_half > 0; }

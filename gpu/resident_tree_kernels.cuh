@@ -12,6 +12,7 @@
 #include "tree/mac.hpp"
 #include "tree/morton.hpp"
 #include "tree/node_moments.hpp"
+#include "tree/softening_moments.hpp"
 
 namespace grove {
 
@@ -132,6 +133,40 @@ __global__ void group_scales_kernel(int g, const ParticleRange* ranges, const st
         smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
     }
     mac_scale[k] = static_cast<float>(group_mac_scale(smallest));
+}
+
+// Softening by type: particle k of the tree's order has h = loaded[caller[k]].
+__global__ void particle_half_kernel(int n, const float* loaded, const std::uint32_t* caller, float* half)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) half[k] = loaded[caller[k]];
+}
+
+// m h^power of particle k of the tree's order, read by the prefix sums (no array of its own).
+struct MassHalfPower {
+    const float* half;
+    const Vec4<double>* body;
+    int power;
+    __device__ double operator()(int k) const
+    {
+        const double h = half[k];
+        return body[k].w * (power == 1 ? h : h * h);
+    }
+};
+
+// Each node's mean h and opening radius for its spread (tree/softening_moments.hpp), from the
+// inclusive prefix sums of m h and m h^2 over the tree's order.
+__global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<double>* com_mass, const double* sums1,
+                                 const double* sums2, float* node_half, float* node_radius2)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const ParticleRange r = range[i];
+    const auto range_sum = [&](const double* s) { return s[r.end - 1] - (r.begin > 0 ? s[r.begin - 1] : 0.0); };
+    const NodeSoftening s =
+        r.end > r.begin ? node_softening(com_mass[i].w, range_sum(sums1), range_sum(sums2)) : NodeSoftening{0, 0};
+    node_half[i] = static_cast<float>(s.half);
+    node_radius2[i] = static_cast<float>(s.radius2);
 }
 
 } // namespace

@@ -18,7 +18,6 @@
 #include "gpu/tree_engine_impl.cuh"
 #include "tree/build.hpp"
 #include "tree/float_tree.hpp"
-#include "tree/mac.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
@@ -112,47 +111,6 @@ TreeGpuResident::~TreeGpuResident()
     cudaStreamSynchronize(copy_);
     for (cudaEvent_t ev : ev_) cudaEventDestroy(ev);
     cudaStreamDestroy(copy_);
-}
-
-// Softening by type: particle k of the tree's order has h = loaded[caller[k]].
-__global__ void particle_half_kernel(int n, const float* loaded, const std::uint32_t* caller, float* half)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) half[k] = loaded[caller[k]];
-}
-
-// m h^power of particle k of the tree's order, read by the prefix sums (no array of its own).
-struct MassHalfPower {
-    const float* half;
-    const Vec4<double>* body;
-    int power;
-    __device__ double operator()(int k) const
-    {
-        const double h = half[k];
-        return body[k].w * (power == 1 ? h : h * h);
-    }
-};
-
-// Node i's mass-weighted mean of h and the radius its spread of h opens it within
-// (tree/mac.hpp), from the inclusive prefix sums of m h and m h^2, as make_softening_moments
-// makes them on the host. A massless node gets 0 for both: its terms are zero.
-__global__ void node_half_kernel(int m, const ParticleRange* range, const Vec4<double>* com_mass, const double* sums1,
-                                 const double* sums2, float* node_half, float* node_radius2)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const ParticleRange r = range[i];
-    const double mass = com_mass[i].w;
-    if (!(mass > 0) || r.end <= r.begin) {
-        node_half[i] = 0.f;
-        node_radius2[i] = 0.f;
-        return;
-    }
-    const auto range_sum = [&](const double* s) { return s[r.end - 1] - (r.begin > 0 ? s[r.begin - 1] : 0.0); };
-    const double mean = range_sum(sums1) / mass;
-    const double variance = range_sum(sums2) / mass - mean * mean;
-    node_half[i] = static_cast<float>(mean);
-    node_radius2[i] = static_cast<float>(softening_radius2(variance > 1e-12 * mean * mean ? sqrt(variance) : 0.0));
 }
 
 void TreeGpuResident::load(const ParticleSet& p, TypesRef types)

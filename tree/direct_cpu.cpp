@@ -11,37 +11,24 @@ namespace grove {
 
 namespace {
 
-// Sets `coincident` to another particle's index when one sits exactly on particle i and eps is 0.
-// half_eps2: each particle's eps^2 / 2 where the softening is per type (core/softening.hpp), the
-// pair's eps^2 then their sum; null for one softening eps2.
+// Sets `coincident` to another particle's index when one sits exactly on particle i and the pair's
+// softening is 0. half_eps2: each particle's eps^2 / 2 where the softening is per type
+// (core/softening.hpp), the pair's eps^2 then their sum; null for one softening eps2.
 Accum<double> sum_over_sources(PositionsRef pos, MassesRef mass, const double* half_eps2, Eigen::Index i, double eps2,
                                Eigen::Index& coincident)
 {
-    if (half_eps2) {
-        Accum<double> acc;
-        const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i), hi = half_eps2[i];
-        for (Eigen::Index j = 0; j < pos.cols(); ++j) {
-            if (j == i) continue;
-            const double dx = pos(0, j) - xi, dy = pos(1, j) - yi, dz = pos(2, j) - zi, pair = hi + half_eps2[j];
-            if (pair == 0 && dx == 0 && dy == 0 && dz == 0) {
-                coincident = j;
-                continue;
-            }
-            acc = p2p(acc, dx, dy, dz, mass[j], pair);
-        }
-        return acc;
-    }
     Accum<double> acc;
-    const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i);
+    const double xi = pos(0, i), yi = pos(1, i), zi = pos(2, i), hi = half_eps2 ? half_eps2[i] : 0.0;
     const Eigen::Index n = pos.cols();
     for (Eigen::Index j = 0; j < n; ++j) {
         if (j == i) continue; // a particle never acts on itself, whatever eps
         const double dx = pos(0, j) - xi, dy = pos(1, j) - yi, dz = pos(2, j) - zi;
-        if (eps2 == 0 && dx == 0 && dy == 0 && dz == 0) {
+        const double pair = half_eps2 ? hi + half_eps2[j] : eps2;
+        if (pair == 0 && dx == 0 && dy == 0 && dz == 0) {
             coincident = j;
             continue;
         }
-        acc = p2p(acc, dx, dy, dz, mass[j], eps2);
+        acc = p2p(acc, dx, dy, dz, mass[j], pair);
     }
     return acc;
 }

@@ -1,12 +1,8 @@
 #include "tree/softening_moments.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
-
-#include "tree/mac.hpp"
 
 namespace grove {
 
@@ -22,10 +18,10 @@ void make_softening_moments(const Octree& tree, const std::vector<double>& half_
     const auto n = static_cast<std::size_t>(tree.particles.size());
     if (half_eps2.size() != n) throw std::logic_error("softening moments: h for another number of particles");
     out.particle.resize(n);
-    // Prefix sums of m h and of h (the latter for massless nodes), in double whatever T is; the
-    // gather in parallel, the sums in one pass.
-    std::vector<double> mh(n + 1), mhh(n + 1), h(n + 1);
-    mh[0] = mhh[0] = h[0] = 0;
+    // Prefix sums of m h and m h^2 in double whatever T is: the gather in parallel, the sums in
+    // one pass; a node's particles are one range of them.
+    std::vector<double> mh(n + 1), mhh(n + 1);
+    mh[0] = mhh[0] = 0;
 #pragma omp parallel for schedule(static) if (n > 16384)
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(n); ++k) {
         const auto u = static_cast<std::size_t>(k);
@@ -33,12 +29,10 @@ void make_softening_moments(const Octree& tree, const std::vector<double>& half_
         out.particle[u] = static_cast<T>(hk);
         mh[u + 1] = tree.particles[u].w * hk;
         mhh[u + 1] = tree.particles[u].w * hk * hk;
-        h[u + 1] = hk;
     }
     for (std::size_t k = 1; k <= n; ++k) {
         mh[k] += mh[k - 1];
         mhh[k] += mhh[k - 1];
-        h[k] += h[k - 1];
     }
     const auto m = static_cast<std::size_t>(tree.num_nodes());
     out.node.resize(m);
@@ -46,21 +40,10 @@ void make_softening_moments(const Octree& tree, const std::vector<double>& half_
 #pragma omp parallel for schedule(static) if (m > 16384)
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(m); ++i) {
         const auto u = static_cast<std::size_t>(i);
-        const ParticleRange r = tree.range[u];
-        const auto b = static_cast<std::size_t>(r.begin), e = static_cast<std::size_t>(r.end);
-        const double mass = tree.com_mass[u].w;
-        if (!(mass > 0)) {
-            out.node[u] = static_cast<T>((h[e] - h[b]) / std::max<std::int32_t>(1, r.end - r.begin));
-            out.radius2[u] = 0;
-            continue;
-        }
-        const double mean = (mh[e] - mh[b]) / mass;
-        // The spread from sum m h^2 - M mean^2; rounding may leave a one-softening node a
-        // little above or below 0, which a relative floor removes.
-        const double variance = (mhh[e] - mhh[b]) / mass - mean * mean;
-        const double sigma = variance > 1e-12 * mean * mean ? std::sqrt(variance) : 0.0;
-        out.node[u] = static_cast<T>(mean);
-        out.radius2[u] = static_cast<T>(softening_radius2(sigma));
+        const auto b = static_cast<std::size_t>(tree.range[u].begin), e = static_cast<std::size_t>(tree.range[u].end);
+        const NodeSoftening s = node_softening(tree.com_mass[u].w, mh[e] - mh[b], mhh[e] - mhh[b]);
+        out.node[u] = static_cast<T>(s.half);
+        out.radius2[u] = static_cast<T>(s.radius2);
     }
 }
 

@@ -14,7 +14,6 @@
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/memory_plan.hpp"
-#include "core/softening.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
@@ -117,13 +116,7 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.engine.nleaf = c.nleaf;
     ic.engine.ncrit = c.ncrit;
     ic.engine.gravity = {p.units.G, eps};
-    if (!c.eps_type.empty()) {
-        try {
-            parse_softening_types(c.eps_type, ic.engine.gravity, "--eps-type");
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(e.what());
-        }
-    }
+    if (!c.eps_type.empty()) set_eps_type_option(c.eps_type, ic.engine.gravity);
     ic.engine.rebuild_every = c.rebuild_every;
     ic.engine.lookahead = lookahead;
     ic.engine.resident = c.resident;

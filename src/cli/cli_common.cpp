@@ -141,6 +141,15 @@ void add_engine_options(cxxopts::Options& options)
         cxxopts::value<std::string>());
 }
 
+void set_eps_type_option(const std::string& text, GravityParams& gravity)
+{
+    try {
+        parse_softening_types(text, gravity, "--eps-type");
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
 EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
 {
     EngineConfig o;
@@ -159,12 +168,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     if (result.count("list-memory"))
         o.list_memory = parse_bytes(result["list-memory"].as<std::string>(), "--list-memory");
     o.gravity.eps = result["eps"].as<double>();
-    try {
-        if (result.count("eps-type"))
-            parse_softening_types(result["eps-type"].as<std::string>(), o.gravity, "--eps-type");
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(e.what());
-    }
+    if (result.count("eps-type")) set_eps_type_option(result["eps-type"].as<std::string>(), o.gravity);
     o.gravity.G = result.count("G") ? result["G"].as<double>() : default_G;
     try {
         o.validate(EngineConfig::OptionNames::command_line);

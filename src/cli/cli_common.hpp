@@ -42,6 +42,10 @@ void add_engine_options(cxxopts::Options& options);
 // (the snapshot's units).
 EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G);
 
+// --eps-type's lengths into `gravity` (core/softening.hpp); throws std::runtime_error with the
+// option's error.
+void set_eps_type_option(const std::string& text, GravityParams& gravity);
+
 // The force engine of `config` from this build's registry (engines/engines.hpp); says on stderr
 // which engine "direct" or "tree" became. Throws for unknown names or GPU engines without a GPU.
 std::unique_ptr<ForceEngine> make_force_engine(const EngineConfig& config);

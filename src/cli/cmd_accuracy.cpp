@@ -52,11 +52,7 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
     o.eps = r["eps"].as<double>();
     if (r.count("eps-type")) {
         GravityParams g = o.gravity();
-        try {
-            parse_softening_types(r["eps-type"].as<std::string>(), g, "--eps-type");
-        } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(e.what());
-        }
+        set_eps_type_option(r["eps-type"].as<std::string>(), g);
         o.eps_type = g.eps_type;
     }
     o.G = c.G_given ? r["G"].as<double>() : 1.0;

@@ -1,6 +1,7 @@
 #include "core/softening.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -53,15 +54,15 @@ void parse_softening_types(const std::string& text, GravityParams& gravity, cons
 
 std::string softening_types_text(const GravityParams& gravity)
 {
-    std::ostringstream out;
-    out.precision(17);
-    bool first = true;
+    std::string out;
     for (int t = 0; t < kNumParticleTypes; ++t) {
         if (gravity.eps_of(t) == gravity.eps) continue;
-        out << (first ? "" : ",") << t << '=' << gravity.eps_of(t);
-        first = false;
+        char length[32];
+        // The shortest text that reads back to the same double ("0.1", not "0.10000000000000001").
+        const auto written = std::to_chars(length, length + sizeof length, gravity.eps_of(t));
+        out += (out.empty() ? "" : ",") + std::to_string(t) + '=' + std::string(length, written.ptr);
     }
-    return out.str();
+    return out;
 }
 
 std::vector<double> half_squared_softening(const GravityParams& gravity, TypesRef type, std::size_t n,

@@ -75,8 +75,8 @@ TEST_CASE("softening by type: the option's forms and its errors", "[softening]")
     CHECK(g.eps_of(3) == 0.02);
     CHECK(g.eps_of(0) == 0.05); // not named: --eps
     CHECK(g.per_type());
-    CHECK(softening_types_text(g) == "1=0.10000000000000001,3=0.02"); // disk equals eps
-    CHECK_FALSE(by_type(0.05, "disk=0.05").per_type());               // one softening after all
+    CHECK(softening_types_text(g) == "1=0.1,3=0.02");   // disk equals eps
+    CHECK_FALSE(by_type(0.05, "disk=0.05").per_type()); // one softening after all
     GravityParams back{1.0, 0.05};
     parse_softening_types(softening_types_text(g), back, "x");
     CHECK(back.eps_type[1] == g.eps_type[1]);
