@@ -12,7 +12,7 @@ rules=(
   "tree:core tree"
   "gpu:core tree gpu"
   "src/engines:core tree gpu engines"
-  "src/parallel:core parallel"
+  "src/parallel:core tree parallel"
   "integrators:core integrators"
   "src/studies:core tree engines parallel studies"
   "src/cli:core tree gpu engines integrators parallel studies cli"

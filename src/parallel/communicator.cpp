@@ -1,5 +1,7 @@
 #include "parallel/communicator.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -93,6 +95,58 @@ void Communicator::sum(double* values, std::size_t count) const
         MPI_Allreduce(MPI_IN_PLACE, values + at, static_cast<int>(std::min(kChunk, count - at)), MPI_DOUBLE, MPI_SUM,
                       handle_->comm);
 #endif
+}
+
+void Communicator::min(double* values, std::size_t count) const
+{
+    if (size_ == 1) return;
+#if defined(GROVE_HAVE_MPI)
+    MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_MIN, handle_->comm);
+#endif
+}
+
+void Communicator::max(double* values, std::size_t count) const
+{
+    if (size_ == 1) return;
+#if defined(GROVE_HAVE_MPI)
+    MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_MAX, handle_->comm);
+#endif
+}
+
+std::vector<std::vector<char>> Communicator::all_to_all(const std::vector<std::vector<char>>& send) const
+{
+    const auto k = static_cast<std::size_t>(size_);
+    if (send.size() != k) throw std::invalid_argument("all_to_all: one buffer per rank");
+    std::vector<std::vector<char>> received(k);
+    received[static_cast<std::size_t>(rank_)] = send[static_cast<std::size_t>(rank_)];
+    if (size_ == 1) return received;
+#if defined(GROVE_HAVE_MPI)
+    std::vector<std::uint64_t> out_sizes(k), in_sizes(k);
+    for (std::size_t r = 0; r < k; ++r) out_sizes[r] = send[r].size();
+    MPI_Alltoall(out_sizes.data(), 1, MPI_UINT64_T, in_sizes.data(), 1, MPI_UINT64_T, handle_->comm);
+    // Pieces of at most 1 GiB (MPI counts are int), each pair's in order under its own tag.
+    constexpr std::uint64_t kPiece = std::uint64_t{1} << 30;
+    std::vector<MPI_Request> requests;
+    for (std::size_t r = 0; r < k; ++r) {
+        if (static_cast<int>(r) == rank_) continue;
+        received[r].resize(in_sizes[r]);
+        for (std::uint64_t at = 0, tag = 0; at < in_sizes[r]; at += kPiece, ++tag) {
+            requests.emplace_back();
+            MPI_Irecv(received[r].data() + at, static_cast<int>(std::min(kPiece, in_sizes[r] - at)), MPI_BYTE,
+                      static_cast<int>(r), static_cast<int>(tag), handle_->comm, &requests.back());
+        }
+    }
+    for (std::size_t r = 0; r < k; ++r) {
+        if (static_cast<int>(r) == rank_) continue;
+        for (std::uint64_t at = 0, tag = 0; at < out_sizes[r]; at += kPiece, ++tag) {
+            requests.emplace_back();
+            MPI_Isend(send[r].data() + at, static_cast<int>(std::min(kPiece, out_sizes[r] - at)), MPI_BYTE,
+                      static_cast<int>(r), static_cast<int>(tag), handle_->comm, &requests.back());
+        }
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+#endif
+    return received;
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) const

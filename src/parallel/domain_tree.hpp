@@ -1,0 +1,54 @@
+// The tree over the ranks' domains (docs/parallel-design.md): each rank holds only its own
+// particles. It builds their tree, walks it once for every other rank's bounding box and sends
+// that rank the LET it needs (tree/locally_essential.hpp), appends the LETs it receives to its
+// own tree and lets a tree engine (tree-cpu, or tree-gpu on its host pipeline) evaluate its own
+// groups on that forest. compute() takes this rank's particles only and gives their forces from
+// everyone's. Correct for any split of the particles; fast when each rank's particles are a
+// compact Morton domain (parallel/domains.hpp), which is what keeps the LETs thin.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/force_engine.hpp"
+#include "parallel/communicator.hpp"
+#include "tree/build.hpp"
+#include "tree/octree.hpp"
+#include "tree/tree_sweep.hpp"
+
+namespace grove {
+
+// What one rank exchanged in its last compute().
+struct LetTraffic {
+    std::uint64_t bytes_sent = 0, bytes_received = 0;
+    std::uint64_t nodes_received = 0, particles_received = 0;
+};
+
+class DomainTreeEngine final : public ForceEngine {
+  public:
+    // `engine`: a tree engine made with `tree` and `gravity` (one softening, the geometric
+    // criterion; throws std::invalid_argument otherwise, and for an engine that is not one).
+    DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree, const GravityParams& gravity,
+                     const Communicator& comm);
+    using ForceEngine::compute;
+    // Every rank calls it with its own particles; `type` is not read (one softening).
+    void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
+    // build, LETs (their walks), exchange, append, then the engine's own phases.
+    PhaseTimes last_phase_times() const override { return times_; }
+    const LetTraffic& last_traffic() const { return traffic_; }
+    // Interactions per particle of this rank's last compute() (local tree and LETs): its cost.
+    double last_interactions_per_particle() const { return interactions_per_particle_; }
+
+  private:
+    std::unique_ptr<ForceEngine> engine_;
+    TreeSweep* sweep_;
+    TreeParams tree_;
+    const Communicator& comm_;
+    Octree forest_; // this rank's tree, the received LETs after it
+    Forces forest_forces_;
+    PhaseTimes times_;
+    LetTraffic traffic_;
+    double interactions_per_particle_ = 0;
+};
+
+} // namespace grove

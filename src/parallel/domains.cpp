@@ -1,0 +1,209 @@
+#include "parallel/domains.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "tree/morton.hpp"
+
+namespace grove {
+
+namespace {
+
+constexpr std::uint64_t kKeyEnd = std::uint64_t{1} << 63; // one past the largest 63-bit key
+
+// Where each cut lies, refined a histogram at a time: every cut's interval [lo, lo + width) is
+// split into bins, the costs in them summed over all ranks, and the interval narrowed to the bin
+// in which the cut's target cost is reached. 2^12 bins a round: six rounds for 63 bits, each one
+// pass over the keys and one all-reduce of (cuts x bins) values.
+std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, const std::vector<double>& cost, int ranks,
+                                    const Communicator& comm)
+{
+    const auto cuts = static_cast<std::size_t>(ranks - 1);
+    double total = 0;
+    for (const double c : cost) total += c;
+    comm.sum(&total, 1);
+    std::vector<double> target(cuts), below(cuts, 0.0);
+    for (std::size_t c = 0; c < cuts; ++c) target[c] = total * static_cast<double>(c + 1) / ranks;
+    std::vector<std::uint64_t> lo(cuts, 0);
+    std::uint64_t width = kKeyEnd;
+    while (width > 1 && cuts > 0) {
+        const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
+        std::vector<double> histogram(cuts * bins, 0.0);
+        // Several cuts may share an interval; each key counts once for each of them.
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            for (std::size_t c = 0; c < cuts; ++c)
+                if (keys[i] >= lo[c] && keys[i] - lo[c] < width)
+                    histogram[c * bins + std::min(bins - 1, (keys[i] - lo[c]) / bin_width)] += cost[i];
+        comm.sum(histogram.data(), histogram.size());
+        for (std::size_t c = 0; c < cuts; ++c) {
+            std::uint64_t b = 0;
+            while (b + 1 < bins && below[c] + histogram[c * bins + b] < target[c])
+                below[c] += histogram[c * bins + b++];
+            lo[c] += b * bin_width;
+        }
+        width = bin_width;
+    }
+    // lo[c] is the key whose own cost reaches the target; the cut falls before or after it,
+    // whichever lands nearer the target.
+    std::vector<std::uint64_t> first(static_cast<std::size_t>(ranks) + 1, 0);
+    first.back() = kKeyEnd;
+    for (std::size_t c = 0; c < cuts; ++c) {
+        double at_key = 0;
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            if (keys[i] == lo[c]) at_key += cost[i];
+        comm.sum(&at_key, 1);
+        const bool after = below[c] + at_key - target[c] < target[c] - below[c];
+        first[c + 1] = std::max(first[c], lo[c] + (after ? 1 : 0));
+    }
+    return first;
+}
+
+} // namespace
+
+MortonDomains MortonDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm)
+{
+    const auto n = static_cast<std::size_t>(pos.cols());
+    if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
+    for (const double c : cost)
+        if (!(c >= 0) || !std::isfinite(c)) throw std::invalid_argument("domains: costs must be finite and >= 0");
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (std::size_t i = 0; i < n; ++i)
+        for (int a = 0; a < 3; ++a) {
+            mn[a] = std::min(mn[a], pos(a, static_cast<Eigen::Index>(i)));
+            mx[a] = std::max(mx[a], pos(a, static_cast<Eigen::Index>(i)));
+        }
+    comm.min(mn, 3);
+    comm.max(mx, 3);
+    MortonDomains d;
+    if (!(mn[0] <= mx[0])) mn[0] = mn[1] = mn[2] = mx[0] = mx[1] = mx[2] = 0; // no particles anywhere
+    std::memcpy(d.lo_, mn, sizeof mn);
+    d.scale_ = static_cast<double>(kMortonAxisCells) / key_cube_side(mn, mx);
+    std::vector<std::uint64_t> keys(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = pos.col(static_cast<Eigen::Index>(i));
+        keys[i] = d.key(c[0], c[1], c[2]);
+    }
+    // Equal counts where no cost is given, and where all costs are zero.
+    std::vector<double> weight = cost.empty() ? std::vector<double>(n, 1.0) : cost;
+    double total = 0;
+    for (const double w : weight) total += w;
+    comm.sum(&total, 1);
+    if (!(total > 0)) std::fill(weight.begin(), weight.end(), 1.0);
+    d.first_key_ = cut_keys(keys, weight, comm.size(), comm);
+    return d;
+}
+
+std::uint64_t MortonDomains::key(double x, double y, double z) const
+{
+    return morton_key(morton_cell_coordinate(x, lo_[0], scale_), morton_cell_coordinate(y, lo_[1], scale_),
+                      morton_cell_coordinate(z, lo_[2], scale_));
+}
+
+int MortonDomains::owner(std::uint64_t key) const
+{
+    const auto after = std::upper_bound(first_key_.begin() + 1, first_key_.end() - 1, key);
+    return static_cast<int>(after - first_key_.begin()) - 1;
+}
+
+std::vector<int> MortonDomains::owners(PositionsRef pos) const
+{
+    std::vector<int> out(static_cast<std::size_t>(pos.cols()));
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index i = 0; i < pos.cols(); ++i)
+        out[static_cast<std::size_t>(i)] = owner(key(pos(0, i), pos(1, i), pos(2, i)));
+    return out;
+}
+
+namespace {
+
+// One particle on the wire.
+struct Record {
+    double pos[3], vel[3], acc[3], pot, mass;
+    std::uint64_t id;
+    std::uint8_t type, has_forces;
+};
+
+} // namespace
+
+ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const Communicator& comm,
+                    std::vector<std::vector<double>*> carried)
+{
+    const std::size_t n = p.size(), ranks = static_cast<std::size_t>(comm.size()), extra = carried.size();
+    if (owner.size() != n) throw std::invalid_argument("migrate: one owner per particle");
+    for (const auto* c : carried)
+        if (c->size() != n) throw std::invalid_argument("migrate: one carried value per particle");
+    const std::size_t record = sizeof(Record) + extra * sizeof(double);
+    std::vector<std::size_t> count(ranks, 0);
+    for (const int r : owner) {
+        if (r < 0 || static_cast<std::size_t>(r) >= ranks) throw std::invalid_argument("migrate: owner out of range");
+        ++count[static_cast<std::size_t>(r)];
+    }
+    std::vector<std::vector<char>> send(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) send[r].reserve(count[r] * record);
+    const bool forces = p.has_forces();
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto k = static_cast<Eigen::Index>(i);
+        Record rec{};
+        for (int a = 0; a < 3; ++a) {
+            rec.pos[a] = p.pos(a, k);
+            rec.vel[a] = p.vel(a, k);
+            rec.acc[a] = forces ? p.acc(a, k) : 0.0;
+        }
+        rec.pot = forces ? p.pot[k] : 0.0;
+        rec.mass = p.mass[k];
+        rec.id = p.id[i];
+        rec.type = p.type[i];
+        rec.has_forces = forces;
+        std::vector<char>& out = send[static_cast<std::size_t>(owner[i])];
+        const std::size_t at = out.size();
+        out.resize(at + record);
+        std::memcpy(out.data() + at, &rec, sizeof rec);
+        for (std::size_t e = 0; e < extra; ++e)
+            std::memcpy(out.data() + at + sizeof rec + e * sizeof(double), &(*carried[e])[i], sizeof(double));
+    }
+    const std::vector<std::vector<char>> received = comm.all_to_all(send);
+    std::size_t m = 0;
+    for (const auto& buffer : received) m += buffer.size() / record;
+    ParticleSet q;
+    q.time = p.time;
+    q.units = p.units;
+    q.run_parameters = p.run_parameters;
+    q.pos.resize(3, static_cast<Eigen::Index>(m));
+    q.vel.resize(3, static_cast<Eigen::Index>(m));
+    q.mass.resize(static_cast<Eigen::Index>(m));
+    q.id.resize(m);
+    q.type.resize(m);
+    std::vector<std::vector<double>> values(extra, std::vector<double>(m));
+    bool any_forces = m > 0;
+    std::size_t j = 0;
+    Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(m));
+    Eigen::VectorXd pot(static_cast<Eigen::Index>(m));
+    for (const auto& buffer : received)
+        for (std::size_t at = 0; at < buffer.size(); at += record, ++j) {
+            Record rec;
+            std::memcpy(&rec, buffer.data() + at, sizeof rec);
+            const auto k = static_cast<Eigen::Index>(j);
+            for (int a = 0; a < 3; ++a) {
+                q.pos(a, k) = rec.pos[a];
+                q.vel(a, k) = rec.vel[a];
+                acc(a, k) = rec.acc[a];
+            }
+            pot[k] = rec.pot;
+            q.mass[k] = rec.mass;
+            q.id[j] = rec.id;
+            q.type[j] = rec.type;
+            any_forces = any_forces && rec.has_forces;
+            for (std::size_t e = 0; e < extra; ++e)
+                std::memcpy(&values[e][j], buffer.data() + at + sizeof rec + e * sizeof(double), sizeof(double));
+        }
+    if (any_forces) {
+        q.acc = std::move(acc);
+        q.pot = std::move(pot);
+    }
+    for (std::size_t e = 0; e < extra; ++e) *carried[e] = std::move(values[e]);
+    return q;
+}
+
+} // namespace grove

@@ -1,0 +1,44 @@
+// Morton domains (docs/parallel-design.md): the keys of one cube around every rank's particles,
+// cut into one contiguous key range per rank, of equal cost. A rank's domain is then a union of
+// octree cells, compact in space, so that what other domains need of it (its LET, tree/
+// locally_essential.hpp) is a thin shell. The cost of a particle is what its force cost the last
+// time (interactions), or 1 before there was a last time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/array_views.hpp"
+#include "core/particles.hpp"
+#include "parallel/communicator.hpp"
+
+namespace grove {
+
+class MortonDomains {
+  public:
+    // Called by every rank with its own particles and their costs (empty: 1 each; else one
+    // non-negative finite value per particle). The cube and the cuts are the same on every rank.
+    // Throws std::invalid_argument for costs of the wrong length or value.
+    static MortonDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm);
+
+    int ranks() const { return static_cast<int>(first_key_.size()) - 1; }
+    std::uint64_t key(double x, double y, double z) const;
+    // The rank owning a key: the r with first_key(r) <= key < first_key(r + 1).
+    int owner(std::uint64_t key) const;
+    std::uint64_t first_key(int rank) const { return first_key_[static_cast<std::size_t>(rank)]; }
+    std::vector<int> owners(PositionsRef pos) const;
+
+  private:
+    double lo_[3] = {0, 0, 0};
+    double scale_ = 1;                     // 2^21 / the cube's side
+    std::vector<std::uint64_t> first_key_; // ranks + 1 values, from 0 to 2^63
+};
+
+// The particles every rank should hold after sending each of its own to owner[i] (MPI all-to-all
+// of whole records: position, velocity, mass, ID, type, and the forces where the set has them).
+// `carried` values go along, one per particle (a cost, an origin), and come back in the new order.
+// The order of the result: by sending rank, and within one rank as they were.
+ParticleSet migrate(const ParticleSet& particles, const std::vector<int>& owner, const Communicator& comm,
+                    std::vector<std::vector<double>*> carried = {});
+
+} // namespace grove

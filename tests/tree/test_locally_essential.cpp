@@ -1,0 +1,190 @@
+// Locally essential trees in one process: the particles cut into Morton domains, each domain's
+// tree with the other domains' LETs appended, evaluated by the unchanged walk and evaluation.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/force_errors.hpp"
+#include "core/galaxy_model.hpp"
+#include "support/test_support.hpp"
+#include "tree/direct_cpu.hpp"
+#include "tree/locally_essential.hpp"
+#include "tree/tree_cpu.hpp"
+#include "tree/walk.hpp"
+
+using namespace grove;
+
+namespace {
+
+// Domain d of `count`: a contiguous run of the whole set's Morton order, as the ranks hold them.
+struct Domains {
+    std::vector<Eigen::Matrix3Xd> pos;
+    std::vector<Eigen::VectorXd> mass;
+    std::vector<std::vector<std::int32_t>> index; // into the whole set
+};
+
+Domains morton_domains(const ParticleSet& p, int count)
+{
+    const Octree whole = build_octree(p.pos, p.mass, BuildParams{});
+    Domains d;
+    const std::size_t n = p.size();
+    for (int k = 0; k < count; ++k) {
+        const std::size_t begin = n * static_cast<std::size_t>(k) / static_cast<std::size_t>(count);
+        const std::size_t end = n * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(count);
+        std::vector<std::int32_t> index;
+        for (std::size_t s = begin; s < end; ++s) index.push_back(static_cast<std::int32_t>(whole.order[s]));
+        d.pos.push_back(select_columns(p.pos, index));
+        Eigen::VectorXd m(static_cast<Eigen::Index>(index.size()));
+        for (std::size_t i = 0; i < index.size(); ++i) m[static_cast<Eigen::Index>(i)] = p.mass[index[i]];
+        d.mass.push_back(m);
+        d.index.push_back(index);
+    }
+    return d;
+}
+
+// Domain k's tree with every other domain's LET appended.
+Octree forest_of(const Domains& d, int k, double theta, std::size_t* let_bytes = nullptr)
+{
+    const BuildParams build{};
+    Octree forest = build_octree(d.pos[static_cast<std::size_t>(k)], d.mass[static_cast<std::size_t>(k)], build);
+    const std::vector<Group<double>> boxes = domain_boxes(forest);
+    for (std::size_t j = 0; j < d.pos.size(); ++j) {
+        if (static_cast<int>(j) == k) continue;
+        const Octree other = build_octree(d.pos[j], d.mass[j], build);
+        std::vector<char> wire;
+        append_bytes(make_let(other, boxes, theta), wire);
+        if (let_bytes) *let_bytes += wire.size();
+        append_let(forest, let_from_bytes(wire.data(), wire.size()));
+    }
+    return forest;
+}
+
+// The forces of every particle, domain by domain, in the whole set's order.
+Forces domain_forces(const ParticleSet& p, const Domains& d, double theta, double eps)
+{
+    Forces all;
+    all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
+    all.pot.setZero(static_cast<Eigen::Index>(p.size()));
+    TreeParams params;
+    params.theta = theta;
+    TreeCpuEngine engine(params, GravityParams{1.0, eps});
+    for (std::size_t k = 0; k < d.pos.size(); ++k) {
+        Octree forest = forest_of(d, static_cast<int>(k), theta);
+        Forces f;
+        engine.evaluate(forest, params.opening(), f);
+        for (std::size_t i = 0; i < d.index[k].size(); ++i) {
+            all.acc.col(d.index[k][i]) = f.acc.col(static_cast<Eigen::Index>(i));
+            all.pot[d.index[k][i]] = f.pot[static_cast<Eigen::Index>(i)];
+        }
+    }
+    return all;
+}
+
+// Mass that group g's walk of `forest` sees: accepted nodes and the particles of opened leaves.
+struct MassSink {
+    const Octree& tree;
+    double mass = 0;
+    void node(std::int32_t i) { mass += tree.com_mass[static_cast<std::size_t>(i)].w; }
+    void leaf(std::int32_t i)
+    {
+        const ParticleRange r = tree.range[static_cast<std::size_t>(i)];
+        for (std::int32_t k = r.begin; k < r.end; ++k) mass += tree.particles[static_cast<std::size_t>(k)].w;
+    }
+};
+
+} // namespace
+
+TEST_CASE("every group of every domain sees the whole mass through its tree and the LETs", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(6000, 4, GalaxyParams{});
+    const double total = p.mass.sum();
+    for (const int count : {2, 5}) {
+        const Domains d = morton_domains(p, count);
+        for (const double theta : {0.3, 0.75}) {
+            for (int k = 0; k < count; ++k) {
+                INFO(count << " domains, theta " << theta << ", domain " << k);
+                Octree forest = forest_of(d, k, theta);
+                set_opening_radii(forest, theta);
+                const OctreeView<double> view = forest.view();
+                REQUIRE(view.num_groups > 0);
+                for (std::int32_t g = 0; g < view.num_groups; ++g) {
+                    MassSink sink{forest};
+                    walk_group_into(view, g, sink);
+                    REQUIRE(sink.mass == Approx(total).epsilon(1e-12));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("forces over LETs: the direct sum where every cell opens, the one tree's accuracy at theta", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(5000, 7, GalaxyParams{});
+    const double eps = 0.05;
+    Forces exact;
+    DirectCpuEngine(GravityParams{1.0, eps}).compute(p.pos, p.mass, exact);
+    const Domains d = morton_domains(p, 4);
+
+    // theta that small opens every cell: the LETs carry every particle.
+    const Forces all_open = domain_forces(p, d, 1e-4, eps);
+    const auto open_errors = relative_errors(all_open.acc, exact.acc);
+    CHECK(*std::max_element(open_errors.begin(), open_errors.end()) < 1e-12);
+
+    // At theta 0.5 and 0.75 the errors are the one tree's: the LETs' cells were accepted for a
+    // whole domain's box, so no group sees a coarser cell than its own walk would accept.
+    TreeParams params;
+    for (const double theta : {0.5, 0.75}) {
+        INFO("theta " << theta);
+        params.theta = theta;
+        Forces one;
+        TreeCpuEngine(params, GravityParams{1.0, eps}).compute(p.pos, p.mass, one);
+        const auto e1 = percentiles(relative_errors(one.acc, exact.acc), {50, 99});
+        const auto ek = percentiles(relative_errors(domain_forces(p, d, theta, eps).acc, exact.acc), {50, 99});
+        CHECK(ek[0] < 1.05 * e1[0]);
+        CHECK(ek[1] < 1.05 * e1[1]);
+        CHECK(ek[0] > 0.3 * e1[0]); // an approximation still, not the direct sum
+    }
+}
+
+TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domains grow", "[tree][let]")
+{
+    // The particles sent go as the domain's surface, n^(2/3): a falling share of n.
+    auto share_sent = [](std::size_t n) {
+        const ParticleSet p = make_galaxy(n, 2, GalaxyParams{});
+        const Domains d = morton_domains(p, 2);
+        const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
+        const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
+        const LocallyEssentialTree let = make_let(a, domain_boxes(b), 0.5);
+        CHECK(let.nodes.size() < static_cast<std::size_t>(a.num_nodes()));
+        double mass = 0; // the top-level nodes of a LET hold the domain's mass
+        for (std::size_t k = 0; k < let.nodes.size(); k = static_cast<std::size_t>(let.nodes[k].next))
+            mass += let.nodes[k].com_mass.w;
+        CHECK(mass == Approx(d.mass[0].sum()).epsilon(1e-12));
+        return static_cast<double>(let.particles.size()) / static_cast<double>(a.particles.size());
+    };
+    const double small = share_sent(20000), large = share_sent(160000);
+    CHECK(large < 0.8 * small);
+    CHECK(large < 0.6);
+}
+
+TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(3000, 3, GalaxyParams{});
+    const Domains d = morton_domains(p, 2);
+    const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
+    const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
+    std::vector<char> wire;
+    append_bytes(make_let(a, domain_boxes(b), 0.5), wire);
+    CHECK_NOTHROW(let_from_bytes(wire.data(), wire.size()));
+    CHECK_THROWS_WITH(let_from_bytes(wire.data(), wire.size() - 1), Catch::Contains("length"));
+    CHECK_THROWS_WITH(let_from_bytes(wire.data(), 8), Catch::Contains("header"));
+    std::vector<char> broken = wire;
+    LetNode first;
+    std::memcpy(&first, broken.data() + 16, sizeof first);
+    first.next = 1 << 30;
+    std::memcpy(broken.data() + 16, &first, sizeof first);
+    CHECK_THROWS_WITH(let_from_bytes(broken.data(), broken.size()), Catch::Contains("skip index"));
+    CHECK_THROWS_AS(make_let(a, domain_boxes(b), 0.0), std::invalid_argument);
+    CHECK_THROWS_AS(domain_boxes(b, 0), std::invalid_argument);
+}

@@ -1,0 +1,209 @@
+#include "tree/locally_essential.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "tree/mac.hpp"
+
+namespace grove {
+
+namespace {
+
+Group<double> union_box(const Group<double>* first, const Group<double>* last)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (const Group<double>* g = first; g != last; ++g) {
+        const double c[3] = {g->centre.x, g->centre.y, g->centre.z};
+        const double h[3] = {g->half_extent.x, g->half_extent.y, g->half_extent.z};
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], c[a] - h[a]);
+            hi[a] = std::max(hi[a], c[a] + h[a]);
+        }
+    }
+    Group<double> box{};
+    box.centre = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2]), 0};
+    box.half_extent = {0.5 * (hi[0] - lo[0]), 0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]), 0};
+    return box;
+}
+
+// The receiver's float coordinates err by a few ulps (about 1e-7 relative) of its extent, which
+// its boxes span; 1e-5 of a box's size, and a floor for a box of one point, lies far beyond that.
+Group<double> grown(const Group<double>& box)
+{
+    const Vec4<double>& h = box.half_extent;
+    const double c = std::max({std::fabs(box.centre.x), std::fabs(box.centre.y), std::fabs(box.centre.z)});
+    const double margin = 1e-5 * (h.x + h.y + h.z) + 1e-12 * c + std::numeric_limits<double>::min();
+    Group<double> g = box;
+    g.half_extent = {h.x + margin, h.y + margin, h.z + margin, 0};
+    return g;
+}
+
+Group<double> points_box(const Vec4<double>* first, const Vec4<double>* last)
+{
+    double lo[3] = {first->x, first->y, first->z}, hi[3] = {lo[0], lo[1], lo[2]};
+    for (const Vec4<double>* p = first; p != last; ++p) {
+        lo[0] = std::min(lo[0], p->x), hi[0] = std::max(hi[0], p->x);
+        lo[1] = std::min(lo[1], p->y), hi[1] = std::max(hi[1], p->y);
+        lo[2] = std::min(lo[2], p->z), hi[2] = std::max(hi[2], p->z);
+    }
+    Group<double> box{};
+    box.centre = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2]), 0};
+    box.half_extent = {0.5 * (hi[0] - lo[0]), 0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]), 0};
+    return box;
+}
+
+} // namespace
+
+std::vector<Group<double>> domain_boxes(const Octree& tree, int count)
+{
+    if (count < 1) throw std::invalid_argument("domain_boxes: count must be >= 1");
+    std::vector<Group<double>> boxes;
+    const auto n = static_cast<std::int64_t>(tree.particles.size());
+    const std::int64_t most = std::max<std::int64_t>(1, n / count);
+    for (std::int32_t i = 0; i < tree.num_nodes();) {
+        const auto k = static_cast<std::size_t>(i);
+        const ParticleRange r = tree.range[k];
+        // A group's box must lie within one of the boxes: never descend below a group.
+        const auto group = std::upper_bound(tree.groups.begin(), tree.groups.end(), r.begin,
+                                            [](std::int32_t b, const Group<double>& g) { return b < g.range.begin; });
+        const bool within_group = group != tree.groups.begin() && std::prev(group)->range.end >= r.end;
+        if (r.end - r.begin > most && !tree.is_leaf[k] && !within_group) {
+            ++i; // too many particles: its children instead
+            continue;
+        }
+        if (r.end > r.begin)
+            boxes.push_back(grown(points_box(tree.particles.data() + r.begin, tree.particles.data() + r.end)));
+        i = tree.next[k];
+    }
+    return boxes;
+}
+
+LocallyEssentialTree make_let(const Octree& tree, const std::vector<Group<double>>& boxes, double theta)
+{
+    if (!(theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
+    LocallyEssentialTree let;
+    if (boxes.empty()) return let;
+    // A cell far from all boxes is accepted after one test against their union.
+    const Group<double> all = union_box(boxes.data(), boxes.data() + boxes.size());
+    const auto must_open_any = [&](const Vec4<double>& com, double r_open2) {
+        if (!must_open(all, com, r_open2)) return false;
+        for (const Group<double>& box : boxes)
+            if (must_open(box, com, r_open2)) return true;
+        return false;
+    };
+    std::vector<std::int32_t> source; // the tree's index of each LET node
+    const std::int32_t m = tree.num_nodes();
+    for (std::int32_t i = 0; i < m;) {
+        const auto k = static_cast<std::size_t>(i);
+        const bool opened = must_open_any(tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta));
+        LetNode n;
+        n.com_mass = tree.com_mass[k];
+        n.quad = tree.quad[k];
+        n.is_leaf = 1; // a terminal cell is a leaf without particles, which no group opens
+        if (opened) {
+            n.size = tree.size[k];
+            n.com_offset = tree.com_offset[k];
+            n.is_leaf = tree.is_leaf[k];
+            if (n.is_leaf) {
+                const ParticleRange r = tree.range[k];
+                n.first = static_cast<std::int32_t>(let.particles.size());
+                n.count = r.end - r.begin;
+                let.particles.insert(let.particles.end(), tree.particles.begin() + r.begin,
+                                     tree.particles.begin() + r.end);
+            }
+        }
+        let.nodes.push_back(n);
+        source.push_back(i);
+        i = opened ? i + 1 : tree.next[k];
+    }
+    // Node k's subtree ends where the tree's does: at the first LET node taken from beyond it.
+    for (std::size_t k = 0; k < source.size(); ++k) {
+        const std::int32_t end = tree.next[static_cast<std::size_t>(source[k])];
+        const auto after = std::lower_bound(source.begin() + static_cast<std::ptrdiff_t>(k) + 1, source.end(), end);
+        let.nodes[k].next = static_cast<std::int32_t>(after - source.begin());
+    }
+    return let;
+}
+
+void append_let(Octree& forest, const LocallyEssentialTree& let)
+{
+    const std::size_t m0 = forest.next.size(), n0 = forest.particles.size();
+    const std::size_t m = m0 + let.nodes.size(), n = n0 + let.particles.size();
+    if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) ||
+        m > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+        throw std::runtime_error("append_let: the tree and its LETs exceed 2^31 particles or nodes");
+    forest.next.resize(m);
+    forest.is_leaf.resize(m);
+    forest.range.resize(m);
+    forest.com_mass.resize(m);
+    forest.quad.resize(m);
+    forest.size.resize(m);
+    forest.com_offset.resize(m);
+    forest.cell_centre.resize(m, Vec4<double>{0, 0, 0, 0});
+    const auto base_node = static_cast<std::int32_t>(m0), base_particle = static_cast<std::int32_t>(n0);
+    for (std::size_t k = 0; k < let.nodes.size(); ++k) {
+        const LetNode& a = let.nodes[k];
+        const std::size_t i = m0 + k;
+        forest.next[i] = base_node + a.next;
+        forest.is_leaf[i] = static_cast<std::uint8_t>(a.is_leaf);
+        forest.range[i] = {base_particle + a.first, base_particle + a.first + a.count};
+        forest.com_mass[i] = a.com_mass;
+        forest.quad[i] = a.quad;
+        forest.size[i] = a.size;
+        forest.com_offset[i] = a.com_offset;
+    }
+    forest.particles.insert(forest.particles.end(), let.particles.begin(), let.particles.end());
+    forest.order.resize(n);
+    for (std::size_t j = n0; j < n; ++j) forest.order[j] = static_cast<std::uint32_t>(j);
+}
+
+namespace {
+struct LetHeader {
+    std::uint64_t nodes, particles;
+};
+} // namespace
+
+void append_bytes(const LocallyEssentialTree& let, std::vector<char>& out)
+{
+    const LetHeader h{let.nodes.size(), let.particles.size()};
+    const std::size_t at = out.size();
+    out.resize(at + sizeof h + let.bytes());
+    char* p = out.data() + at;
+    std::memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    std::memcpy(p, let.nodes.data(), let.nodes.size() * sizeof(LetNode));
+    p += let.nodes.size() * sizeof(LetNode);
+    std::memcpy(p, let.particles.data(), let.particles.size() * sizeof(Vec4<double>));
+}
+
+LocallyEssentialTree let_from_bytes(const char* data, std::size_t size)
+{
+    const auto bad = [](const std::string& why) { return std::runtime_error("received LET is malformed: " + why); };
+    LetHeader h{};
+    if (size < sizeof h) throw bad("shorter than its header");
+    std::memcpy(&h, data, sizeof h);
+    constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
+    if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
+    if (size != sizeof h + h.nodes * sizeof(LetNode) + h.particles * sizeof(Vec4<double>))
+        throw bad("its length does not match its counts");
+    LocallyEssentialTree let;
+    let.nodes.resize(h.nodes);
+    let.particles.resize(h.particles);
+    std::memcpy(let.nodes.data(), data + sizeof h, h.nodes * sizeof(LetNode));
+    std::memcpy(let.particles.data(), data + sizeof h + h.nodes * sizeof(LetNode), h.particles * sizeof(Vec4<double>));
+    const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
+    for (std::int64_t k = 0; k < n; ++k) {
+        const LetNode& a = let.nodes[static_cast<std::size_t>(k)];
+        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) throw bad("a skip index out of bounds");
+        if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
+            throw bad("a particle range out of bounds");
+    }
+    return let;
+}
+
+} // namespace grove

@@ -1,0 +1,68 @@
+// Locally essential trees (Salmon & Warren 1994; Bonsai's LET): the part of one domain's tree that
+// the groups of another domain need. The receiving domain is described by a few hundred boxes, the
+// bounding boxes of the particles of its tree's top cells (one box for a whole domain would do, but
+// a Morton domain can wrap around its neighbours: the box of "everything but the centre" holds the
+// centre).
+// The sending domain walks its own tree once under the same geometric criterion (tree/mac.hpp),
+// opening a cell when any of the boxes would: a cell that every box accepts is accepted by every
+// group (a group's box lies within one of the boxes, so it is at least as far from the cell), and
+// goes as a terminal cell; a cell opened goes with its children; an opened leaf with its particles.
+//
+// The receiver appends each LET to its own tree (append_let). The tree's nodes are in pre-order
+// with next[] skip indices, and the walk (tree/walk.hpp) is one index moving forward over all
+// nodes, so trees laid one after another form a forest that the unchanged walk and evaluation
+// traverse as one: the local groups walk their own tree, then each LET. A terminal cell keeps
+// its centre of mass and quadrupole but its size is set to 0, so that no group can open it (its
+// opening radius is then 0, and its centre of mass lies outside the domain's box, grown by a
+// margin that outweighs float rounding); opened cells keep their size, so each group still
+// decides for itself whether it accepts them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tree/octree.hpp"
+
+namespace grove {
+
+// One node of a LET, in the receiver's terms.
+struct LetNode {
+    Vec4<double> com_mass;   // centre of mass, mass
+    Quadrupole<double> quad; // about the centre of mass
+    double size = 0;         // l; 0 for a terminal cell
+    double com_offset = 0;   // delta (tree/mac.hpp)
+    std::int32_t next = 0;   // index after the node's subtree, within the LET
+    std::int32_t is_leaf = 0;
+    std::int32_t first = 0, count = 0; // an opened leaf's particles in the LET's particle array
+};
+
+struct LocallyEssentialTree {
+    std::vector<LetNode> nodes;          // pre-order
+    std::vector<Vec4<double>> particles; // the opened leaves' particles, leaf by leaf
+
+    std::size_t bytes() const { return nodes.size() * sizeof(LetNode) + particles.size() * sizeof(Vec4<double>); }
+};
+
+// The boxes that describe a built tree's domain to the others: the bounding boxes of the particles
+// of its largest cells of at most N / count particles (groups and leaves with more whole), grown on every side by a
+// margin relative to its size so that a terminal cell's centre of mass stays outside every float group box of the
+// receiver (tree/float_tree.hpp pads those by a few float ulps). None for a tree without particles.
+std::vector<Group<double>> domain_boxes(const Octree& tree, int count = 256);
+
+// The LET of `tree` for the domain described by `boxes` (domain_boxes) under the geometric
+// criterion at `theta` (> 0). An empty tree, or no boxes, gives an empty LET.
+LocallyEssentialTree make_let(const Octree& tree, const std::vector<Group<double>>& boxes, double theta);
+
+// Appends a LET to `forest` (a built tree, possibly with LETs appended already): its nodes after
+// the forest's, its particles after the forest's, with order[] numbering them on from the
+// forest's particle count (they have no caller index: no group covers them, so the evaluation
+// writes no force for them). The groups stay the forest's own.
+void append_let(Octree& forest, const LocallyEssentialTree& let);
+
+// The wire form: a count header, the nodes, the particles. from_bytes throws std::runtime_error
+// for a buffer that is not one LET (wrong length, skip indices or particle ranges out of bounds).
+void append_bytes(const LocallyEssentialTree& let, std::vector<char>& out);
+LocallyEssentialTree let_from_bytes(const char* data, std::size_t size);
+
+} // namespace grove
