@@ -39,6 +39,8 @@ struct BenchConfig {
     int rebuild_every = 1;                 // step: full tree builds every K steps, refits between
     std::string engine = "tree";           // step
     std::vector<int> gpus;                 // scaling: the GPUs of one process (empty: every visible one)
+    std::string decomposition = "replicated"; // scaling, tree engines: replicated | domains
+    bool weak = false;                        // scaling, domains: -n particles per rank (else in all)
     bool keep_engine_order = true;         // step: particles in the tree's order between steps
     bool resident = true;                  // step: whole steps on the GPU (tree-gpu, look-ahead)
     bool lookahead = true;                 // step: the next tree built while the GPU evaluates

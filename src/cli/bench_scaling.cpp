@@ -120,6 +120,7 @@ int bench_gpu_scaling(const BenchConfig& c, const ParticleSet& p, EngineConfig c
 
 int bench_scaling(const BenchConfig& c)
 {
+    if (c.decomposition == "domains") return bench_domain_scaling(c);
     const Communicator& world = Communicator::world();
     const ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
     EngineConfig config;

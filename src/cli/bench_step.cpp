@@ -45,11 +45,11 @@ const char* phase_place(const std::string& name)
 
 } // namespace
 
-ParticleSet make_bench_model(const std::string& model, std::size_t n)
+ParticleSet make_bench_model(const std::string& model, std::size_t n, std::uint64_t seed)
 {
-    if (model == "plummer") return make_plummer(n, 1);
-    if (model == "galaxy") return make_galaxy(n, 1, GalaxyParams{});
-    if (model == "uniform") return make_uniform_cube(n, 1, false);
+    if (model == "plummer") return make_plummer(n, seed);
+    if (model == "galaxy") return make_galaxy(n, seed, GalaxyParams{});
+    if (model == "uniform") return make_uniform_cube(n, seed, false);
     throw std::runtime_error("--model takes plummer, galaxy or uniform (got '" + model + "')");
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "cli/bench_config.hpp"
@@ -12,7 +13,7 @@ namespace grove {
 
 int bench_step(const BenchConfig& config);
 
-// The benchmarks' models: plummer (Henon units), galaxy (GADGET units) or uniform, seed 1.
-ParticleSet make_bench_model(const std::string& model, std::size_t n);
+// The benchmarks' models: plummer (Henon units), galaxy (GADGET units) or uniform, from one seed.
+ParticleSet make_bench_model(const std::string& model, std::size_t n, std::uint64_t seed = 1);
 
 } // namespace grove

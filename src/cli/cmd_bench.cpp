@@ -120,6 +120,11 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     if (r.count("gpu-memory")) c.gpu_memory = parse_bytes(r["gpu-memory"].as<std::string>(), "--gpu-memory");
     if (r.count("list-memory")) c.list_memory = parse_bytes(r["list-memory"].as<std::string>(), "--list-memory");
     if (r.count("gpus")) c.gpus = parse_gpus(r["gpus"].as<std::string>());
+    c.decomposition = r["decomposition"].as<std::string>();
+    if (c.decomposition != "replicated" && c.decomposition != "domains")
+        throw std::runtime_error("--decomposition takes replicated or domains (got '" + c.decomposition + "')");
+    c.weak = r["weak"].as<bool>();
+    if (c.weak && c.decomposition != "domains") throw std::runtime_error("--weak needs --decomposition domains");
     return c;
 }
 
@@ -186,7 +191,14 @@ int command_bench(int argc, char** argv)
     options.add_options("scaling")("gpus",
                                    "scaling, direct-gpu in one process: the GPUs to spread over, e.g. 0,1 "
                                    "(default: every visible one)",
-                                   cxxopts::value<std::string>());
+                                   cxxopts::value<std::string>())(
+        "decomposition",
+        "scaling, tree engines: replicated (every rank builds the whole tree, evaluates a share) or domains "
+        "(each rank its Morton domain's tree with the others' locally essential trees; each rank makes its own "
+        "particles, and the errors of a --sample are measured against direct summation)",
+        cxxopts::value<std::string>()->default_value("replicated"))(
+        "weak", "scaling, domains: -n particles per rank (weak scaling) instead of in all",
+        cxxopts::value<bool>()->default_value("false"));
     options.add_options("tree")("models",
                                 "tree: comma-separated models: uniform (cube, random masses), galaxy, plummer",
                                 cxxopts::value<std::string>()->default_value("uniform,galaxy"))(

@@ -15,6 +15,7 @@
 #include "core/snapshot_formats.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
+#include "parallel/domain_tree.hpp"
 
 namespace grove {
 
@@ -23,6 +24,7 @@ namespace {
 struct ForcesConfig {
     std::string input, output;
     EngineConfig engine;
+    bool domains = false;                        // --decomposition domains: the tree over Morton domains
     bool neighbours = false;                     // nearest neighbour of every particle
     double neighbour_radius = 0;                 // > 0: also the neighbours within it
     int max_neighbours = 32;                     // room per particle in NeighbourIDs
@@ -47,6 +49,14 @@ ForcesConfig forces_config(const cxxopts::ParseResult& r)
     c.neighbours = r["neighbours"].as<bool>() || r.count("neighbour-radius") > 0;
     if (r.count("neighbour-radius")) c.neighbour_radius = r["neighbour-radius"].as<double>();
     c.max_neighbours = r["max-neighbours"].as<int>();
+    const std::string decomposition = r["decomposition"].as<std::string>();
+    if (decomposition != "replicated" && decomposition != "domains")
+        throw std::runtime_error("--decomposition takes replicated or domains (got '" + decomposition + "')");
+    c.domains = decomposition == "domains";
+    if (c.domains && engines().resolve(c.engine.engine).rfind("tree", 0) != 0)
+        throw std::runtime_error("--decomposition domains: a tree engine (tree, tree-cpu, tree-gpu), not " +
+                                 engines().resolve(c.engine.engine) + ": direct summation spreads its targets instead");
+    if (c.domains && c.neighbours) throw std::runtime_error("--neighbours needs --decomposition replicated");
     if (r.count("neighbour-radius") && !(c.neighbour_radius > 0))
         throw std::runtime_error("--neighbour-radius must be > 0");
     if (c.max_neighbours < 1) throw std::runtime_error("--max-neighbours must be >= 1");
@@ -121,10 +131,19 @@ int run_forces(const ForcesConfig& c)
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;
     const Communicator& comm = Communicator::world();
-    auto engine = distribute(make_force_engine(config), comm); // one process: the engine itself
+    std::unique_ptr<ForceEngine> engine;
     Forces forces;
-    const auto start = std::chrono::steady_clock::now();
-    engine->compute(p.pos, p.mass, p.type, forces);
+    auto start = std::chrono::steady_clock::now();
+    if (c.domains) {
+        auto domains = make_domain_tree_engine(make_force_engine(config), config, comm);
+        start = std::chrono::steady_clock::now();
+        compute_on_domains(*domains, p, forces, comm);
+        engine = std::move(domains);
+    } else {
+        engine = distribute(make_force_engine(config), comm); // one process: the engine itself
+        start = std::chrono::steady_clock::now();
+        engine->compute(p.pos, p.mass, p.type, forces);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Never a file of NaN with exit 0: a force that came out non-finite stops the command.
     for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
@@ -156,6 +175,11 @@ int command_forces(int argc, char** argv)
     options.add_options()("file", "Input snapshot (HDF5)", cxxopts::value<std::string>())(
         "o,output", "Output snapshot (required)", cxxopts::value<std::string>());
     add_engine_options(options);
+    options.add_options()("decomposition",
+                          "under mpirun, tree engines: replicated (every rank holds every particle and "
+                          "evaluates a share of the groups: bit-identical to one process) or domains (each rank "
+                          "the tree of one Morton domain, with the locally essential trees of the others)",
+                          cxxopts::value<std::string>()->default_value("replicated"));
     add_input_units_option(options);
     options.add_options("neighbours")(
         "neighbours", "also write NearestNeighbour (its ParticleID, 0 if alone) and NearestDistance (unsoftened)",

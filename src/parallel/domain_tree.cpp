@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/wall_clock.hpp"
+#include "parallel/domains.hpp"
+#include "tree/cpu_engines.hpp"
 #include "tree/locally_essential.hpp"
 
 namespace grove {
@@ -98,6 +100,41 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
     interactions_per_particle_ = (s.node_interactions_per_particle + s.leaf_interactions_per_particle) *
                                  static_cast<double>(forest_.particles.size()) / static_cast<double>(n);
     for (const auto& p : engine_->last_phase_times()) times_.push_back(p);
+}
+
+std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceEngine> engine,
+                                                          const EngineConfig& config, const Communicator& comm)
+{
+    return std::make_unique<DomainTreeEngine>(std::move(engine), tree_params(config), config.gravity, comm);
+}
+
+void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm)
+{
+    const std::size_t n = p.size(), ranks = static_cast<std::size_t>(comm.size()),
+                      me = static_cast<std::size_t>(comm.rank());
+    const std::size_t begin = n * me / ranks, end = n * (me + 1) / ranks;
+    ParticleSet slab;
+    slab.pos = p.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin));
+    slab.vel.setZero(3, static_cast<Eigen::Index>(end - begin));
+    slab.mass = p.mass.segment(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin));
+    slab.id.assign(p.id.begin() + static_cast<std::ptrdiff_t>(begin), p.id.begin() + static_cast<std::ptrdiff_t>(end));
+    slab.type.assign(p.type.begin() + static_cast<std::ptrdiff_t>(begin),
+                     p.type.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
+    for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
+    const MortonDomains domains = MortonDomains::cut(slab.pos, {}, comm);
+    const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
+    Forces local;
+    engine.compute(mine.pos, mine.mass, mine.type, local);
+    out.acc.setZero(3, static_cast<Eigen::Index>(n));
+    out.pot.setZero(static_cast<Eigen::Index>(n));
+    for (std::size_t j = 0; j < mine.size(); ++j) {
+        const auto i = static_cast<Eigen::Index>(origin[j]);
+        out.acc.col(i) = local.acc.col(static_cast<Eigen::Index>(j));
+        out.pot[i] = local.pot[static_cast<Eigen::Index>(j)];
+    }
+    comm.sum(out.acc.data(), 3 * n); // each force from the one rank that holds its particle
+    comm.sum(out.pot.data(), n);
 }
 
 } // namespace grove

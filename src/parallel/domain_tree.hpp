@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
+#include "core/particles.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/build.hpp"
 #include "tree/octree.hpp"
@@ -50,5 +52,15 @@ class DomainTreeEngine final : public ForceEngine {
     LetTraffic traffic_;
     double interactions_per_particle_ = 0;
 };
+
+// The engine for a configuration: a tree engine made by `make` (the registry's factory) with its
+// tree parameters and gravity.
+std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceEngine> engine,
+                                                          const EngineConfig& config, const Communicator& comm);
+
+// Forces on a set that every rank holds whole (grove forces under mpirun): each rank takes an equal
+// slab, the slabs move to their Morton domains, the engine computes, and every rank gets every
+// force back in the set's order.
+void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm);
 
 } // namespace grove

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
@@ -65,6 +66,59 @@ TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[
             CHECK(p.pot == reference.pot);
         }
     }
+}
+
+TEST_CASE("mpirun -np 3 grove forces --decomposition domains: the one-process tree's errors", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string in = test::scratch_path("mpi_domains_galaxy.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, make_galaxy(20000, 5, GalaxyParams{}));
+    const std::string exact = test::scratch_path("mpi_domains_exact.hdf5"),
+                      one = test::scratch_path("mpi_domains_one.hdf5"),
+                      three = test::scratch_path("mpi_domains_three.hdf5");
+    std::string log;
+    REQUIRE(run(exe + " forces " + in + " --engine direct-cpu --eps 0.05 -o " + exact) == 0);
+    REQUIRE(run(exe + " forces " + in + " --engine tree-cpu --eps 0.05 -o " + one) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " forces " + in + " --engine tree-cpu --eps 0.05 --decomposition domains -o " +
+                    three,
+                &log) == 0);
+    INFO(log);
+    CHECK_THAT(log, Catch::Contains("tree-cpu on 3 domains") && Catch::Contains("LET walks"));
+    const ParticleSet reference = read_snapshot(exact), a = read_snapshot(one), b = read_snapshot(three);
+    REQUIRE(b.id == reference.id); // every particle's force back in the file's order
+    const auto e1 = percentiles(relative_errors(a.acc, reference.acc), {50, 99});
+    const auto e3 = percentiles(relative_errors(b.acc, reference.acc), {50, 99});
+    // Each domain's tree has cells and groups of its own, so the errors differ a little, both ways.
+    CHECK(e3[0] < 1.1 * e1[0]);
+    CHECK(e3[1] < 1.1 * e1[1]);
+    CHECK(e3[0] > 0.5 * e1[0]);
+    // Direct summation has nothing to decompose; the relative criterion is not distributed yet.
+    CHECK(run(kMpirun + "-np 2 " + exe + " forces " + in + " --engine direct-cpu --decomposition domains -o " + three,
+              &log) != 0);
+    CHECK_THAT(log, Catch::Contains("--decomposition domains: a tree engine"));
+    CHECK(run(kMpirun + "-np 2 " + exe + " forces " + in +
+                  " --engine tree-cpu --mac relative --decomposition domains -o " + three,
+              &log) != 0);
+    CHECK_THAT(log, Catch::Contains("geometric criterion"));
+}
+
+TEST_CASE("grove bench scaling --decomposition domains: phases, LET traffic and errors per rank count",
+          "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    std::string log;
+    REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) +
+                    " bench scaling --engine tree-cpu --decomposition domains --model galaxy -n 6000 --repeat 1 "
+                    "--sample 500",
+                &log) == 0);
+    INFO(log);
+    CHECK_THAT(log, Catch::Contains("strong scaling") && Catch::Contains("| 1 | 6000 | ") &&
+                        Catch::Contains("| 2 | 6000 | ") && Catch::Contains("LET MB sent") &&
+                        Catch::Contains("2 ranks:  halo p50"));
+    REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) +
+                    " bench scaling --engine tree-cpu --decomposition domains --weak -n 3000 --repeat 1 --sample 200",
+                &log) == 0);
+    CHECK_THAT(log, Catch::Contains("weak scaling") && Catch::Contains("| 2 | 6000 | "));
 }
 
 TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi][slow]")

@@ -1,0 +1,221 @@
+// grove bench scaling --decomposition domains, under mpirun -np K: the tree over Morton domains on
+// the first 1, 2, 4, ... K ranks. Each rank makes its own share of the model (own_share), the
+// shares move to their domains, and the
+// domains are cut again twice by the interactions each rank measured, before the timed force
+// computations. Strong scaling: -n particles in all, the same particles for every rank count;
+// weak (--weak): -n per rank. Per rank count:
+// the slowest rank's time and phases, the load imbalance, the LET traffic, and the errors of a
+// sample against the direct sum in double over every rank's particles.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/bench_scaling.hpp"
+#include "cli/bench_step.hpp"
+#include "cli/cli_common.hpp"
+#include "core/force_errors.hpp"
+#include "core/wall_clock.hpp"
+#include "engines/engines.hpp"
+#include "parallel/domain_tree.hpp"
+#include "parallel/domains.hpp"
+
+namespace grove {
+
+namespace {
+
+// This rank's share of a model of `total` particles over the ranks of comm. The model is made in
+// chunks, each its own sample of the model from its own seed, so that it is the same set of
+// particles for every number of ranks (each rank makes a run of the chunks); masses and IDs make
+// the chunks one model.
+ParticleSet own_share(const std::string& model, long long total, const Communicator& comm)
+{
+    const long long chunks = std::max(64, comm.size()), k = comm.size(), r = comm.rank();
+    std::vector<ParticleSet> parts;
+    for (long long j = chunks * r / k; j < chunks * (r + 1) / k; ++j) {
+        const long long begin = total * j / chunks, end = total * (j + 1) / chunks;
+        if (end == begin) continue;
+        ParticleSet p = make_bench_model(model, static_cast<std::size_t>(end - begin), static_cast<std::uint64_t>(1 + j));
+        p.mass *= static_cast<double>(end - begin) / static_cast<double>(total);
+        for (std::size_t i = 0; i < p.size(); ++i) p.id[i] = static_cast<std::uint64_t>(begin) + i + 1;
+        parts.push_back(std::move(p));
+    }
+    while (parts.size() > 1) { // joined pairwise: each particle copied log2(chunks) times, not chunks times
+        std::vector<ParticleSet> joined;
+        for (std::size_t i = 0; i + 1 < parts.size(); i += 2) joined.push_back(concatenate(parts[i], parts[i + 1]));
+        if (parts.size() % 2) joined.push_back(std::move(parts.back()));
+        parts = std::move(joined);
+    }
+    return parts.empty() ? ParticleSet{} : std::move(parts.front());
+}
+
+// The particles moved to the domains cut by `cost` (empty: equal counts).
+void move_to_domains(ParticleSet& p, const std::vector<double>& cost, const Communicator& comm)
+{
+    const MortonDomains domains = MortonDomains::cut(p.pos, cost, comm);
+    p = migrate(p, domains.owners(p.pos), comm);
+}
+
+struct SampleErrors {
+    std::vector<double> all;
+    std::map<int, std::vector<double>> by_type;
+};
+
+// Relative acceleration errors of the particles with IDs stride, 2 stride, ... (`sample` of them)
+// against the direct sum in double: each rank sums its own particles' pull on the sample (the
+// sample appended massless to them), and the parts are added up.
+SampleErrors sample_errors(const ParticleSet& p, const Forces& f, long long total, int sample, EngineConfig config,
+                           const Communicator& comm)
+{
+    const auto s = static_cast<std::size_t>(std::min<long long>(std::max(sample, 1), total));
+    const auto stride = static_cast<std::uint64_t>(total) / s;
+    std::vector<double> pos(3 * s, 0.0), tree(3 * s, 0.0), type(s, 0.0);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        const std::uint64_t id = p.id[i];
+        if (id % stride != 0 || id / stride > s) continue;
+        const std::size_t slot = id / stride - 1;
+        for (int a = 0; a < 3; ++a) {
+            pos[3 * slot + a] = p.pos(a, static_cast<Eigen::Index>(i));
+            tree[3 * slot + a] = f.acc(a, static_cast<Eigen::Index>(i));
+        }
+        type[slot] = p.type[i];
+    }
+    comm.sum(pos.data(), pos.size());
+    comm.sum(tree.data(), tree.size());
+    comm.sum(type.data(), type.size());
+    const auto n = static_cast<Eigen::Index>(p.size()), m = static_cast<Eigen::Index>(s);
+    Eigen::Matrix3Xd q(3, n + m);
+    q.leftCols(n) = p.pos;
+    q.rightCols(m) = Eigen::Map<const Eigen::Matrix3Xd>(pos.data(), 3, m);
+    Eigen::VectorXd mass = Eigen::VectorXd::Zero(n + m);
+    mass.head(n) = p.mass;
+    std::vector<std::int32_t> targets(s);
+    for (std::size_t k = 0; k < s; ++k) targets[k] = static_cast<std::int32_t>(n) + static_cast<std::int32_t>(k);
+    config.engine = engines().gpu_available() ? "direct-gpu" : "direct-cpu";
+    config.precision = "double";
+    Forces exact;
+    make_force_engine(config)->compute_subset(q, mass, targets, exact);
+    comm.sum(exact.acc.data(), 3 * s);
+    const Eigen::Matrix3Xd approx = Eigen::Map<const Eigen::Matrix3Xd>(tree.data(), 3, m);
+    SampleErrors e;
+    e.all = relative_errors(approx, exact.acc);
+    for (std::size_t k = 0; k < s; ++k) e.by_type[static_cast<int>(type[k])].push_back(e.all[k]);
+    return e;
+}
+
+// A phase's seconds in the engine's last computation (0 when it has none by that name).
+double phase_seconds(const PhaseTimes& times, const std::string& name)
+{
+    for (const auto& [phase, seconds] : times)
+        if (phase == name) return seconds;
+    return 0;
+}
+
+} // namespace
+
+int bench_domain_scaling(const BenchConfig& c)
+{
+    const Communicator& world = Communicator::world();
+    if (engines().resolve(c.engine).rfind("tree", 0) != 0)
+        throw std::runtime_error("--decomposition domains: a tree engine (tree, tree-cpu, tree-gpu), not " +
+                                 engines().resolve(c.engine));
+    if (c.n < 64LL * world.size()) throw std::runtime_error("--decomposition domains: -n must be >= 64 per rank");
+    const bool galaxy = c.model == "galaxy";
+    EngineConfig config;
+    config.engine = c.engine;
+    config.theta = c.theta;
+    config.nleaf = c.nleaf;
+    config.ncrit = c.ncrit;
+    config.gravity = {make_bench_model(c.model, 64).units.G, c.eps.value_or(galaxy ? 0.05 : 1.0 / 64)};
+    if (world.size() > 1 && engines().device_count() > 0) config.device = world.local_rank() % engines().device_count();
+    const int repeat = std::max(1, c.repeat);
+    if (world.is_root())
+        std::printf("grove bench scaling: %s, %s scaling, %lld particles %s, engine %s on Morton domains with locally "
+                    "essential trees, theta %g; the slowest rank's median of %d force computations after the "
+                    "domains were cut twice by cost; errors of %d particles against the direct sum\n\n"
+                    "| ranks | N | ms | efficiency | build | LET walks | exchange | evaluate | imbalance | LET MB "
+                    "sent / rank (max) | LET particles received (max) | p50 | p99 |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                    c.model.c_str(), c.weak ? "weak" : "strong", c.n, c.weak ? "per rank" : "in all",
+                    engines().resolve(c.engine).c_str(), c.theta, repeat, c.sample);
+    std::vector<int> counts; // 1, 2, 4, ... and all
+    for (int k = 1; k < world.size(); k *= 2) counts.push_back(k);
+    counts.push_back(world.size());
+    double t1 = 0;
+    std::vector<std::string> component_lines;
+    for (const int k : counts) {
+        const std::unique_ptr<Communicator> sub = world.first(k);
+        const long long total = c.weak ? c.n * k : c.n;
+        // Per rank: wall, build, LET walks, exchange, evaluate, work (all but the exchange), MB sent,
+        // LET particles received; the slowest of each over the ranks, and the mean work.
+        std::vector<double> slowest(8, 0.0);
+        double mean_work = 0;
+        SampleErrors errors;
+        if (sub) {
+            ParticleSet p = own_share(c.model, total, *sub);
+            move_to_domains(p, {}, *sub);
+            auto engine = make_domain_tree_engine(make_force_engine(config), config, *sub);
+            Forces f;
+            engine->compute(p.pos, p.mass, p.type, f);
+            for (int round = 0; round < 2; ++round) { // cut again by what each rank's particles cost
+                move_to_domains(p, std::vector<double>(p.size(), engine->last_interactions_per_particle()), *sub);
+                engine->compute(p.pos, p.mass, p.type, f);
+            }
+            std::vector<double> walls;
+            for (int r = 0; r < repeat; ++r) {
+                sub->barrier();
+                const auto start = WallClock::now();
+                engine->compute(p.pos, p.mass, p.type, f);
+                double wall = seconds_since(start);
+                sub->max(&wall, 1);
+                walls.push_back(wall);
+            }
+            std::sort(walls.begin(), walls.end());
+            const PhaseTimes times = engine->last_phase_times();
+            double build = phase_seconds(times, "build"), walks = phase_seconds(times, "LET walks"),
+                   exchange = phase_seconds(times, "exchange"), append = phase_seconds(times, "append"), evaluate = 0;
+            for (std::size_t i = 4; i < times.size(); ++i) evaluate += times[i].second;
+            const double work = build + walks + append + evaluate;
+            slowest = {walls[walls.size() / 2],
+                       build,
+                       walks,
+                       exchange,
+                       evaluate,
+                       work,
+                       1e-6 * static_cast<double>(engine->last_traffic().bytes_sent),
+                       static_cast<double>(engine->last_traffic().particles_received)};
+            mean_work = work;
+            sub->sum(&mean_work, 1);
+            mean_work /= k;
+            sub->max(slowest.data(), slowest.size());
+            errors = sample_errors(p, f, total, c.sample, config, *sub);
+        }
+        world.barrier();
+        if (!world.is_root()) continue;
+        const double ms = 1e3 * slowest[0];
+        if (k == 1) t1 = ms;
+        const double efficiency = c.weak ? t1 / ms : t1 / ms / k;
+        const auto pct = percentiles(errors.all, {50, 99});
+        std::printf("| %d | %lld | %.1f | %.0f %% | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.0f | %.2e | %.2e |\n", k,
+                    total, ms, 100 * efficiency, 1e3 * slowest[1], 1e3 * slowest[2], 1e3 * slowest[3],
+                    1e3 * slowest[4], slowest[5] / mean_work, slowest[6], slowest[7], pct[0], pct[1]);
+        std::fflush(stdout);
+        std::string line = std::to_string(k) + " ranks:";
+        for (const auto& [type, values] : errors.by_type) {
+            const auto q = percentiles(values, {50, 99});
+            char text[96];
+            std::snprintf(text, sizeof text, "  %s p50 %.2e p99 %.2e", component_name(type), q[0], q[1]);
+            line += text;
+        }
+        component_lines.push_back(line);
+    }
+    if (world.is_root() && galaxy) {
+        std::printf("\nerrors by component (the same sample):\n");
+        for (const std::string& line : component_lines) std::printf("%s\n", line.c_str());
+    }
+    return 0;
+}
+
+} // namespace grove
