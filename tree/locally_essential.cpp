@@ -59,10 +59,27 @@ Group<double> points_box(const Vec4<double>* first, const Vec4<double>* last)
 
 } // namespace
 
-std::vector<Group<double>> domain_boxes(const Octree& tree, int count)
+namespace {
+
+// Skip indices of entries taken in pre-order from a tree: entry k's subtree ends where its source
+// node's does, at the first entry taken from beyond it.
+template <class Entry>
+void set_skips(const Octree& tree, const std::vector<std::int32_t>& source, std::vector<Entry>& entries)
+{
+    for (std::size_t k = 0; k < source.size(); ++k) {
+        const std::int32_t end = tree.next[static_cast<std::size_t>(source[k])];
+        const auto after = std::lower_bound(source.begin() + static_cast<std::ptrdiff_t>(k) + 1, source.end(), end);
+        entries[k].next = static_cast<std::int32_t>(after - source.begin());
+    }
+}
+
+} // namespace
+
+std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
 {
     if (count < 1) throw std::invalid_argument("domain_boxes: count must be >= 1");
-    std::vector<Group<double>> boxes;
+    std::vector<DomainBox> boxes;
+    std::vector<std::int32_t> source;
     const auto n = static_cast<std::int64_t>(tree.particles.size());
     const std::int64_t most = std::max<std::int64_t>(1, n / count);
     for (std::int32_t i = 0; i < tree.num_nodes();) {
@@ -72,35 +89,74 @@ std::vector<Group<double>> domain_boxes(const Octree& tree, int count)
         const auto group = std::upper_bound(tree.groups.begin(), tree.groups.end(), r.begin,
                                             [](std::int32_t b, const Group<double>& g) { return b < g.range.begin; });
         const bool within_group = group != tree.groups.begin() && std::prev(group)->range.end >= r.end;
-        if (r.end - r.begin > most && !tree.is_leaf[k] && !within_group) {
-            ++i; // too many particles: its children instead
-            continue;
+        DomainBox b;
+        b.bounds_particles = !(r.end - r.begin > most && !tree.is_leaf[k] && !within_group);
+        if (r.end > r.begin || !b.bounds_particles) {
+            boxes.push_back(b);
+            source.push_back(i);
         }
-        if (r.end > r.begin)
-            boxes.push_back(grown(points_box(tree.particles.data() + r.begin, tree.particles.data() + r.end)));
-        i = tree.next[k];
+        i = b.bounds_particles ? tree.next[k] : i + 1; // too many particles: its children instead
+    }
+    set_skips(tree, source, boxes);
+    // The cells' boxes from their particles; above them, each box the union of its children's.
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t k = 0; k < boxes.size(); ++k) {
+        const ParticleRange r = tree.range[static_cast<std::size_t>(source[k])];
+        if (boxes[k].bounds_particles)
+            boxes[k].box = grown(points_box(tree.particles.data() + r.begin, tree.particles.data() + r.end));
+    }
+    for (std::size_t k = boxes.size(); k-- > 0;) {
+        if (boxes[k].bounds_particles) continue;
+        std::vector<Group<double>> children;
+        for (auto c = static_cast<std::int32_t>(k) + 1; c < boxes[k].next; c = boxes[static_cast<std::size_t>(c)].next)
+            children.push_back(boxes[static_cast<std::size_t>(c)].box);
+        boxes[k].box = union_box(children.data(), children.data() + children.size());
     }
     return boxes;
 }
 
-LocallyEssentialTree make_let(const Octree& tree, const std::vector<Group<double>>& boxes, double theta)
+bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2)
 {
-    if (!(theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
-    LocallyEssentialTree let;
-    if (boxes.empty()) return let;
-    // A cell far from all boxes is accepted after one test against their union.
-    const Group<double> all = union_box(boxes.data(), boxes.data() + boxes.size());
-    const auto must_open_any = [&](const Vec4<double>& com, double r_open2) {
-        if (!must_open(all, com, r_open2)) return false;
-        for (const Group<double>& box : boxes)
-            if (must_open(box, com, r_open2)) return true;
-        return false;
-    };
-    std::vector<std::int32_t> source; // the tree's index of each LET node
-    const std::int32_t m = tree.num_nodes();
-    for (std::int32_t i = 0; i < m;) {
+    const auto m = static_cast<std::int32_t>(boxes.size());
+    for (std::int32_t t = 0; t < m;) {
+        const DomainBox& b = boxes[static_cast<std::size_t>(t)];
+        if (!must_open(b.box, com, r_open2))
+            t = b.next; // nor any box within it
+        else if (b.bounds_particles)
+            return true;
+        else
+            ++t;
+    }
+    return false;
+}
+
+namespace {
+
+// What a walk of part of the tree took: the source node of each LET node, the nodes, the
+// particles (each node's `first` counting from this piece's first particle).
+struct LetPiece {
+    std::vector<std::int32_t> source;
+    std::vector<LetNode> nodes;
+    std::vector<Vec4<double>> particles;
+};
+
+// Walks the tree's nodes [begin, end) for the boxes. With `tasks`, an opened cell of at most
+// `split` particles is not walked but left as a task (its index in the piece, source -1 - task).
+void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, const std::vector<DomainBox>& boxes,
+                    double theta, LetPiece& piece, std::vector<std::int32_t>* tasks, std::int32_t split)
+{
+    for (std::int32_t i = begin; i < end;) {
         const auto k = static_cast<std::size_t>(i);
-        const bool opened = must_open_any(tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta));
+        const bool opened =
+            must_open_for(boxes, tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta));
+        const ParticleRange r = tree.range[k];
+        if (opened && tasks && !tree.is_leaf[k] && r.end - r.begin <= split) {
+            piece.source.push_back(-1 - static_cast<std::int32_t>(tasks->size()));
+            piece.nodes.emplace_back();
+            tasks->push_back(i);
+            i = tree.next[k];
+            continue;
+        }
         LetNode n;
         n.com_mass = tree.com_mass[k];
         n.quad = tree.quad[k];
@@ -110,23 +166,62 @@ LocallyEssentialTree make_let(const Octree& tree, const std::vector<Group<double
             n.com_offset = tree.com_offset[k];
             n.is_leaf = tree.is_leaf[k];
             if (n.is_leaf) {
-                const ParticleRange r = tree.range[k];
-                n.first = static_cast<std::int32_t>(let.particles.size());
+                n.first = static_cast<std::int32_t>(piece.particles.size());
                 n.count = r.end - r.begin;
-                let.particles.insert(let.particles.end(), tree.particles.begin() + r.begin,
-                                     tree.particles.begin() + r.end);
+                piece.particles.insert(piece.particles.end(), tree.particles.begin() + r.begin,
+                                       tree.particles.begin() + r.end);
             }
         }
-        let.nodes.push_back(n);
-        source.push_back(i);
+        piece.nodes.push_back(n);
+        piece.source.push_back(i);
         i = opened ? i + 1 : tree.next[k];
     }
-    // Node k's subtree ends where the tree's does: at the first LET node taken from beyond it.
-    for (std::size_t k = 0; k < source.size(); ++k) {
-        const std::int32_t end = tree.next[static_cast<std::size_t>(source[k])];
-        const auto after = std::lower_bound(source.begin() + static_cast<std::ptrdiff_t>(k) + 1, source.end(), end);
-        let.nodes[k].next = static_cast<std::int32_t>(after - source.begin());
+}
+
+void append_piece(const LetPiece& piece, LocallyEssentialTree& let, std::vector<std::int32_t>& source)
+{
+    const auto base = static_cast<std::int32_t>(let.particles.size());
+    for (LetNode n : piece.nodes) {
+        n.first += base;
+        let.nodes.push_back(n);
     }
+    source.insert(source.end(), piece.source.begin(), piece.source.end());
+    let.particles.insert(let.particles.end(), piece.particles.begin(), piece.particles.end());
+}
+
+} // namespace
+
+LocallyEssentialTree make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta)
+{
+    if (!(theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
+    LocallyEssentialTree let;
+    if (boxes.empty() || tree.num_nodes() == 0) return let;
+    // The top of the tree walked here, the cells below it that need walking by the threads.
+    LetPiece top;
+    std::vector<std::int32_t> tasks;
+    const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
+    walk_for_boxes(tree, 0, tree.num_nodes(), boxes, theta, top, &tasks, split);
+    std::vector<LetPiece> below(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+        walk_for_boxes(tree, tasks[t], tree.next[static_cast<std::size_t>(tasks[t])], boxes, theta, below[t], nullptr,
+                       0);
+    std::vector<std::int32_t> source;
+    LetPiece one;
+    for (std::size_t k = 0; k < top.nodes.size(); ++k) {
+        const std::int32_t s = top.source[k];
+        if (s < 0) {
+            append_piece(below[static_cast<std::size_t>(-1 - s)], let, source);
+            continue;
+        }
+        one.source.assign(1, s);
+        one.nodes.assign(1, top.nodes[k]);
+        one.particles.assign(top.particles.begin() + top.nodes[k].first,
+                             top.particles.begin() + top.nodes[k].first + top.nodes[k].count);
+        one.nodes[0].first = 0;
+        append_piece(one, let, source);
+    }
+    set_skips(tree, source, let.nodes);
     return let;
 }
 

@@ -1,8 +1,8 @@
 // Locally essential trees (Salmon & Warren 1994; Bonsai's LET): the part of one domain's tree that
-// the groups of another domain need. The receiving domain is described by a few hundred boxes, the
-// bounding boxes of the particles of its tree's top cells (one box for a whole domain would do, but
-// a Morton domain can wrap around its neighbours: the box of "everything but the centre" holds the
-// centre).
+// the groups of another domain need. The receiving domain is described by about a thousand boxes,
+// the bounding boxes of the particles of its tree's top cells, in a tree of their own (one box for
+// a whole domain would do, but a Morton domain can wrap around its neighbours: the box of
+// "everything but the centre" holds the centre).
 // The sending domain walks its own tree once under the same geometric criterion (tree/mac.hpp),
 // opening a cell when any of the boxes would: a cell that every box accepts is accepted by every
 // group (a group's box lies within one of the boxes, so it is at least as far from the cell), and
@@ -44,15 +44,29 @@ struct LocallyEssentialTree {
     std::size_t bytes() const { return nodes.size() * sizeof(LetNode) + particles.size() * sizeof(Vec4<double>); }
 };
 
+// A box of the domain's description: the bounding box of a cell's particles, or (above those
+// cells) the union of its children's boxes, in pre-order with skip indices like the tree's.
+struct DomainBox {
+    Group<double> box;
+    std::int32_t next = 0;             // index after this box's subtree
+    std::int32_t bounds_particles = 0; // 1: a cell's particles' box; 0: its children's union
+};
+
 // The boxes that describe a built tree's domain to the others: the bounding boxes of the particles
-// of its largest cells of at most N / count particles (groups and leaves with more whole), grown on every side by a
-// margin relative to its size so that a terminal cell's centre of mass stays outside every float group box of the
-// receiver (tree/float_tree.hpp pads those by a few float ulps). None for a tree without particles.
-std::vector<Group<double>> domain_boxes(const Octree& tree, int count = 256);
+// of its largest cells of at most N / count particles (groups and leaves with more whole), and
+// the cells above them, each box grown on every side by a margin relative to its size so that a
+// terminal cell's centre of mass stays outside every float group box of the receiver
+// (tree/float_tree.hpp pads those by a few float ulps). None for a tree without particles.
+std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024);
+
+// Whether some particle box of `boxes` comes within the opening radius of a centre of mass: a
+// walk of the boxes that passes over every box far enough away together with those inside it.
+bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2);
 
 // The LET of `tree` for the domain described by `boxes` (domain_boxes) under the geometric
-// criterion at `theta` (> 0). An empty tree, or no boxes, gives an empty LET.
-LocallyEssentialTree make_let(const Octree& tree, const std::vector<Group<double>>& boxes, double theta);
+// criterion at `theta` (> 0), its lower parts walked by OpenMP threads. An empty tree, or no
+// boxes, gives an empty LET.
+LocallyEssentialTree make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta);
 
 // Appends a LET to `forest` (a built tree, possibly with LETs appended already): its nodes after
 // the forest's, its particles after the forest's, with order[] numbering them on from the

@@ -1,7 +1,7 @@
 // grove bench scaling --decomposition domains, under mpirun -np K: the tree over Morton domains on
 // the first 1, 2, 4, ... K ranks. Each rank makes its own share of the model (own_share), the
 // shares move to their domains, and the
-// domains are cut again twice by the interactions each rank measured, before the timed force
+// domains are cut again twice by the time each rank's particles took, before the timed force
 // computations. Strong scaling: -n particles in all, the same particles for every rank count;
 // weak (--weak): -n per rank. Per rank count:
 // the slowest rank's time and phases, the load imbalance, the LET traffic, and the errors of a
@@ -37,7 +37,8 @@ ParticleSet own_share(const std::string& model, long long total, const Communica
     for (long long j = chunks * r / k; j < chunks * (r + 1) / k; ++j) {
         const long long begin = total * j / chunks, end = total * (j + 1) / chunks;
         if (end == begin) continue;
-        ParticleSet p = make_bench_model(model, static_cast<std::size_t>(end - begin), static_cast<std::uint64_t>(1 + j));
+        ParticleSet p =
+            make_bench_model(model, static_cast<std::size_t>(end - begin), static_cast<std::uint64_t>(1 + j));
         p.mass *= static_cast<double>(end - begin) / static_cast<double>(total);
         for (std::size_t i = 0; i < p.size(); ++i) p.id[i] = static_cast<std::uint64_t>(begin) + i + 1;
         parts.push_back(std::move(p));
@@ -132,14 +133,15 @@ int bench_domain_scaling(const BenchConfig& c)
     if (world.size() > 1 && engines().device_count() > 0) config.device = world.local_rank() % engines().device_count();
     const int repeat = std::max(1, c.repeat);
     if (world.is_root())
-        std::printf("grove bench scaling: %s, %s scaling, %lld particles %s, engine %s on Morton domains with locally "
-                    "essential trees, theta %g; the slowest rank's median of %d force computations after the "
-                    "domains were cut twice by cost; errors of %d particles against the direct sum\n\n"
-                    "| ranks | N | ms | efficiency | build | LET walks | exchange | evaluate | imbalance | LET MB "
-                    "sent / rank (max) | LET particles received (max) | p50 | p99 |\n"
-                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-                    c.model.c_str(), c.weak ? "weak" : "strong", c.n, c.weak ? "per rank" : "in all",
-                    engines().resolve(c.engine).c_str(), c.theta, repeat, c.sample);
+        std::printf(
+            "grove bench scaling: %s, %s scaling, %lld particles %s, engine %s on Morton domains with locally "
+            "essential trees, theta %g; the slowest rank's median of %d force computations after the "
+            "domains were cut twice by cost; errors of %d particles against the direct sum\n\n"
+            "| ranks | N | ms | efficiency | build | LET walks | exchange | load + evaluate | imbalance | LET MB "
+            "sent / rank (max) | LET particles received (max) | p50 | p99 |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            c.model.c_str(), c.weak ? "weak" : "strong", c.n, c.weak ? "per rank" : "in all",
+            engines().resolve(c.engine).c_str(), c.theta, repeat, c.sample);
     std::vector<int> counts; // 1, 2, 4, ... and all
     for (int k = 1; k < world.size(); k *= 2) counts.push_back(k);
     counts.push_back(world.size());
@@ -160,7 +162,7 @@ int bench_domain_scaling(const BenchConfig& c)
             Forces f;
             engine->compute(p.pos, p.mass, p.type, f);
             for (int round = 0; round < 2; ++round) { // cut again by what each rank's particles cost
-                move_to_domains(p, std::vector<double>(p.size(), engine->last_interactions_per_particle()), *sub);
+                move_to_domains(p, std::vector<double>(p.size(), engine->last_cost_per_particle()), *sub);
                 engine->compute(p.pos, p.mass, p.type, f);
             }
             std::vector<double> walls;
@@ -176,7 +178,7 @@ int bench_domain_scaling(const BenchConfig& c)
             const PhaseTimes times = engine->last_phase_times();
             double build = phase_seconds(times, "build"), walks = phase_seconds(times, "LET walks"),
                    exchange = phase_seconds(times, "exchange"), append = phase_seconds(times, "append"), evaluate = 0;
-            for (std::size_t i = 4; i < times.size(); ++i) evaluate += times[i].second;
+            for (std::size_t i = 4; i < times.size(); ++i) evaluate += times[i].second; // load and the engine's
             const double work = build + walks + append + evaluate;
             slowest = {walls[walls.size() / 2],
                        build,
@@ -198,8 +200,8 @@ int bench_domain_scaling(const BenchConfig& c)
         if (k == 1) t1 = ms;
         const double efficiency = c.weak ? t1 / ms : t1 / ms / k;
         const auto pct = percentiles(errors.all, {50, 99});
-        std::printf("| %d | %lld | %.1f | %.0f %% | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.0f | %.2e | %.2e |\n", k,
-                    total, ms, 100 * efficiency, 1e3 * slowest[1], 1e3 * slowest[2], 1e3 * slowest[3],
+        std::printf("| %d | %lld | %.1f | %.0f %% | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.0f | %.2e | %.2e |\n",
+                    k, total, ms, 100 * efficiency, 1e3 * slowest[1], 1e3 * slowest[2], 1e3 * slowest[3],
                     1e3 * slowest[4], slowest[5] / mean_work, slowest[6], slowest[7], pct[0], pct[1]);
         std::fflush(stdout);
         std::string line = std::to_string(k) + " ranks:";

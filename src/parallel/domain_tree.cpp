@@ -36,30 +36,33 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
 
     // Every domain's boxes (six values each), then each other domain's LET.
     auto phase = WallClock::now();
-    const std::vector<Group<double>> mine = domain_boxes(forest_);
+    const std::vector<DomainBox> mine = domain_boxes(forest_);
+    constexpr std::size_t kValues = 8; // per box: centre, half widths, skip, bounds_particles
     std::vector<double> flat;
-    for (const Group<double>& b : mine)
+    for (const DomainBox& b : mine)
         flat.insert(flat.end(),
-                    {b.centre.x, b.centre.y, b.centre.z, b.half_extent.x, b.half_extent.y, b.half_extent.z});
+                    {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x, b.box.half_extent.y,
+                     b.box.half_extent.z, static_cast<double>(b.next), static_cast<double>(b.bounds_particles)});
     const double my_count = static_cast<double>(mine.size());
     std::vector<double> counts(ranks);
     comm_.all_gather(&my_count, 1, std::vector<std::size_t>(ranks, 1), counts.data());
     std::vector<std::size_t> sizes(ranks), offset(ranks + 1, 0);
     for (std::size_t r = 0; r < ranks; ++r) {
-        sizes[r] = 6 * static_cast<std::size_t>(counts[r]);
+        sizes[r] = kValues * static_cast<std::size_t>(counts[r]);
         offset[r + 1] = offset[r] + sizes[r];
     }
     std::vector<double> all(offset[ranks]);
     comm_.all_gather(flat.data(), flat.size(), sizes, all.data());
     std::vector<std::vector<char>> send(ranks);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::size_t r = 0; r < ranks; ++r) {
+    for (std::size_t r = 0; r < ranks; ++r) { // each LET walked by all threads (make_let)
         if (r == me || n == 0 || sizes[r] == 0) continue;
-        std::vector<Group<double>> theirs(sizes[r] / 6);
+        std::vector<DomainBox> theirs(sizes[r] / kValues);
         for (std::size_t k = 0; k < theirs.size(); ++k) {
-            const double* b = &all[offset[r] + 6 * k];
-            theirs[k].centre = {b[0], b[1], b[2], 0};
-            theirs[k].half_extent = {b[3], b[4], b[5], 0};
+            const double* b = &all[offset[r] + kValues * k];
+            theirs[k].box.centre = {b[0], b[1], b[2], 0};
+            theirs[k].box.half_extent = {b[3], b[4], b[5], 0};
+            theirs[k].next = static_cast<std::int32_t>(b[6]);
+            theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
         }
         append_bytes(make_let(forest_, theirs, tree_.theta), send[r]);
     }
@@ -89,17 +92,19 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
               {"append", append_seconds}};
     out.acc.resize(3, static_cast<Eigen::Index>(n));
     out.pot.resize(static_cast<Eigen::Index>(n));
-    interactions_per_particle_ = 0;
-    if (n == 0) return;
+    if (n == 0) {
+        cost_per_particle_ = 0;
+        return;
+    }
+    phase = WallClock::now();
     sweep_->load(forest_, TypesRef{});
+    times_.push_back({"load", seconds_since(phase)});
     sweep_->evaluate_loaded(tree_.opening(), forest_forces_);
+    for (const auto& p : engine_->last_phase_times()) times_.push_back(p);
     // The local particles are the forest's first n, numbered by order[] in the caller's order.
     out.acc = forest_forces_.acc.leftCols(static_cast<Eigen::Index>(n));
     out.pot = forest_forces_.pot.head(static_cast<Eigen::Index>(n));
-    const TreeStats s = sweep_->loaded_statistics(); // per particle of the whole forest
-    interactions_per_particle_ = (s.node_interactions_per_particle + s.leaf_interactions_per_particle) *
-                                 static_cast<double>(forest_.particles.size()) / static_cast<double>(n);
-    for (const auto& p : engine_->last_phase_times()) times_.push_back(p);
+    cost_per_particle_ = (seconds_since(start) - exchange_seconds) / static_cast<double>(n);
 }
 
 std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceEngine> engine,

@@ -38,8 +38,9 @@ class DomainTreeEngine final : public ForceEngine {
     // build, LETs (their walks), exchange, append, then the engine's own phases.
     PhaseTimes last_phase_times() const override { return times_; }
     const LetTraffic& last_traffic() const { return traffic_; }
-    // Interactions per particle of this rank's last compute() (local tree and LETs): its cost.
-    double last_interactions_per_particle() const { return interactions_per_particle_; }
+    // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
+    // cost, from which the next domains are cut (parallel/domains.hpp).
+    double last_cost_per_particle() const { return cost_per_particle_; }
 
   private:
     std::unique_ptr<ForceEngine> engine_;
@@ -50,7 +51,7 @@ class DomainTreeEngine final : public ForceEngine {
     Forces forest_forces_;
     PhaseTimes times_;
     LetTraffic traffic_;
-    double interactions_per_particle_ = 0;
+    double cost_per_particle_ = 0;
 };
 
 // The engine for a configuration: a tree engine made by `make` (the registry's factory) with its

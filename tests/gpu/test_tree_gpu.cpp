@@ -22,6 +22,7 @@
 #include "tree/build.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
+#include "tree/locally_essential.hpp"
 #include "tree/tree_cpu.hpp"
 #include "tree/walk.hpp"
 
@@ -213,6 +214,52 @@ TEST_CASE("tree-gpu forces equal the CPU tree engine within float rounding", "[g
     CHECK(qa[1] < 1e-4); // a few float-versus-double opening decisions at the boundary
     CHECK(qp[0] < 2e-6);
     CHECK(qp[1] < 1e-4);
+}
+
+TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended as tree-cpu does", "[gpu][tree][let]")
+{
+    // Three Morton domains of random points; each domain's forest (its tree, then the LETs the
+    // other two send it) evaluated by both engines, and the forests' forces against one tree's.
+    const ParticleSet p = test::random_particles(30000, 5);
+    const TreeParams params{0.6, 64, 64};
+    const GravityParams gravity{1.0, 1e-3};
+    const Octree whole = build_octree(p.pos, p.mass, params.build);
+    std::vector<Octree> trees;
+    std::vector<std::vector<std::int32_t>> index;
+    for (int k = 0; k < 3; ++k) {
+        std::vector<std::int32_t> mine;
+        for (std::size_t s = p.size() * k / 3; s < p.size() * (k + 1) / 3; ++s)
+            mine.push_back(static_cast<std::int32_t>(whole.order[s]));
+        Eigen::VectorXd m(static_cast<Eigen::Index>(mine.size()));
+        for (std::size_t i = 0; i < mine.size(); ++i) m[static_cast<Eigen::Index>(i)] = p.mass[mine[i]];
+        trees.push_back(build_octree(select_columns(p.pos, mine), m, params.build));
+        index.push_back(mine);
+    }
+    Forces one;
+    TreeCpuEngine(params, gravity).compute(p.pos, p.mass, one);
+    TreeCpuEngine cpu_engine(params, gravity);
+    TreeGpuEngine gpu_engine(params, gravity);
+    Forces gpu_all;
+    gpu_all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
+    for (int k = 0; k < 3; ++k) {
+        Octree forest = trees[static_cast<std::size_t>(k)];
+        const std::vector<DomainBox> boxes = domain_boxes(forest);
+        for (int j = 0; j < 3; ++j)
+            if (j != k) append_let(forest, make_let(trees[static_cast<std::size_t>(j)], boxes, params.theta));
+        Forces cpu, gpu;
+        cpu_engine.evaluate(forest, params.opening(), cpu);
+        gpu_engine.load(forest, TypesRef{});
+        gpu_engine.evaluate_loaded(params.opening(), gpu);
+        const auto n = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)].size());
+        const std::vector<double> qa =
+            percentiles(relative_errors(gpu.acc.leftCols(n).eval(), cpu.acc.leftCols(n).eval()), {50, 99.9});
+        INFO("domain " << k << ": acc p50 " << qa[0] << " p99.9 " << qa[1]);
+        CHECK(qa[0] < 2e-6);
+        CHECK(qa[1] < 1e-4);
+        for (Eigen::Index i = 0; i < n; ++i) gpu_all.acc.col(index[static_cast<std::size_t>(k)][i]) = gpu.acc.col(i);
+    }
+    // The domains' forces are the one tree's to the tree's own accuracy.
+    CHECK(percentiles(relative_errors(gpu_all.acc, one.acc), {50})[0] < 1e-4);
 }
 
 TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")

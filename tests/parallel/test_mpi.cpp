@@ -79,8 +79,8 @@ TEST_CASE("mpirun -np 3 grove forces --decomposition domains: the one-process tr
     std::string log;
     REQUIRE(run(exe + " forces " + in + " --engine direct-cpu --eps 0.05 -o " + exact) == 0);
     REQUIRE(run(exe + " forces " + in + " --engine tree-cpu --eps 0.05 -o " + one) == 0);
-    REQUIRE(run(kMpirun + "-np 3 " + exe + " forces " + in + " --engine tree-cpu --eps 0.05 --decomposition domains -o " +
-                    three,
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " forces " + in +
+                    " --engine tree-cpu --eps 0.05 --decomposition domains -o " + three,
                 &log) == 0);
     INFO(log);
     CHECK_THAT(log, Catch::Contains("tree-cpu on 3 domains") && Catch::Contains("LET walks"));
@@ -102,8 +102,7 @@ TEST_CASE("mpirun -np 3 grove forces --decomposition domains: the one-process tr
     CHECK_THAT(log, Catch::Contains("geometric criterion"));
 }
 
-TEST_CASE("grove bench scaling --decomposition domains: phases, LET traffic and errors per rank count",
-          "[mpi][slow]")
+TEST_CASE("grove bench scaling --decomposition domains: phases, LET traffic and errors per rank count", "[mpi][slow]")
 {
     if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
     std::string log;

@@ -48,7 +48,7 @@ Octree forest_of(const Domains& d, int k, double theta, std::size_t* let_bytes =
 {
     const BuildParams build{};
     Octree forest = build_octree(d.pos[static_cast<std::size_t>(k)], d.mass[static_cast<std::size_t>(k)], build);
-    const std::vector<Group<double>> boxes = domain_boxes(forest);
+    const std::vector<DomainBox> boxes = domain_boxes(forest);
     for (std::size_t j = 0; j < d.pos.size(); ++j) {
         if (static_cast<int>(j) == k) continue;
         const Octree other = build_octree(d.pos[j], d.mass[j], build);
