@@ -14,6 +14,10 @@ namespace grove {
 
 namespace {
 
+struct LetHeader {
+    std::uint64_t nodes, particles;
+};
+
 Group<double> union_box(const Group<double>* first, const Group<double>* last)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -178,57 +182,121 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
     }
 }
 
-void append_piece(const LetPiece& piece, LocallyEssentialTree& let, std::vector<std::int32_t>& source)
-{
-    const auto base = static_cast<std::int32_t>(let.particles.size());
-    for (LetNode n : piece.nodes) {
-        n.first += base;
-        let.nodes.push_back(n);
-    }
-    source.insert(source.end(), piece.source.begin(), piece.source.end());
-    let.particles.insert(let.particles.end(), piece.particles.begin(), piece.particles.end());
-}
-
 } // namespace
 
-LocallyEssentialTree make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta)
+void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta, std::vector<char>& out)
 {
     if (!(theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
-    LocallyEssentialTree let;
-    if (boxes.empty() || tree.num_nodes() == 0) return let;
     // The top of the tree walked here, the cells below it that need walking by the threads.
     LetPiece top;
     std::vector<std::int32_t> tasks;
-    const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
-    walk_for_boxes(tree, 0, tree.num_nodes(), boxes, theta, top, &tasks, split);
+    if (!boxes.empty() && tree.num_nodes() > 0) {
+        const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
+        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, theta, top, &tasks, split);
+    }
     std::vector<LetPiece> below(tasks.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::size_t t = 0; t < tasks.size(); ++t)
         walk_for_boxes(tree, tasks[t], tree.next[static_cast<std::size_t>(tasks[t])], boxes, theta, below[t], nullptr,
                        0);
-    std::vector<std::int32_t> source;
-    LetPiece one;
+    // The LET in walk order: the top's nodes one by one, each task's piece in its place; every
+    // piece's nodes and particles then go straight to where they belong in `out`.
+    struct Segment {
+        const LetPiece* piece;
+        std::size_t node, nodes, particle, particles; // in the piece
+        std::size_t node_at = 0, particle_at = 0;     // in the LET
+    };
+    std::vector<Segment> segments;
+    std::size_t num_nodes = 0, num_particles = 0;
     for (std::size_t k = 0; k < top.nodes.size(); ++k) {
         const std::int32_t s = top.source[k];
-        if (s < 0) {
-            append_piece(below[static_cast<std::size_t>(-1 - s)], let, source);
-            continue;
-        }
-        one.source.assign(1, s);
-        one.nodes.assign(1, top.nodes[k]);
-        one.particles.assign(top.particles.begin() + top.nodes[k].first,
-                             top.particles.begin() + top.nodes[k].first + top.nodes[k].count);
-        one.nodes[0].first = 0;
-        append_piece(one, let, source);
+        Segment g = s < 0 ? Segment{&below[static_cast<std::size_t>(-1 - s)], 0,
+                                    below[static_cast<std::size_t>(-1 - s)].nodes.size(), 0,
+                                    below[static_cast<std::size_t>(-1 - s)].particles.size()}
+                          : Segment{&top, k, 1, static_cast<std::size_t>(top.nodes[k].first),
+                                    static_cast<std::size_t>(top.nodes[k].count)};
+        g.node_at = num_nodes;
+        g.particle_at = num_particles;
+        num_nodes += g.nodes;
+        num_particles += g.particles;
+        segments.push_back(g);
     }
-    set_skips(tree, source, let.nodes);
+    const LetHeader h{num_nodes, num_particles};
+    const std::size_t at = out.size();
+    out.resize(at + sizeof h + num_nodes * sizeof(LetNode) + num_particles * sizeof(Vec4<double>));
+    std::memcpy(out.data() + at, &h, sizeof h);
+    char* particles_out = out.data() + at + sizeof h + num_nodes * sizeof(LetNode);
+    std::vector<LetNode> nodes(num_nodes);
+    std::vector<std::int32_t> source(num_nodes);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+        const Segment& g = segments[k];
+        for (std::size_t j = 0; j < g.nodes; ++j) {
+            LetNode n = g.piece->nodes[g.node + j];
+            if (n.count > 0) n.first = static_cast<std::int32_t>(g.particle_at + (n.first - g.particle));
+            nodes[g.node_at + j] = n;
+            source[g.node_at + j] = g.piece->source[g.node + j];
+        }
+        if (g.particles > 0)
+            std::memcpy(particles_out + g.particle_at * sizeof(Vec4<double>), g.piece->particles.data() + g.particle,
+                        g.particles * sizeof(Vec4<double>));
+    }
+    set_skips(tree, source, nodes);
+    std::memcpy(out.data() + at + sizeof h, nodes.data(), num_nodes * sizeof(LetNode));
+}
+
+LetBytes let_bytes(const char* data, std::size_t size)
+{
+    const auto bad = [](const std::string& why) { return std::runtime_error("received LET is malformed: " + why); };
+    LetHeader h{};
+    if (size < sizeof h) throw bad("shorter than its header");
+    std::memcpy(&h, data, sizeof h);
+    constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
+    if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
+    if (size != sizeof h + h.nodes * sizeof(LetNode) + h.particles * sizeof(Vec4<double>))
+        throw bad("its length does not match its counts");
+    const LetBytes let{data, h.nodes, h.particles};
+    const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
+    for (std::int64_t k = 0; k < n; ++k) {
+        const LetNode a = let.node(static_cast<std::size_t>(k));
+        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) throw bad("a skip index out of bounds");
+        if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
+            throw bad("a particle range out of bounds");
+    }
     return let;
 }
 
-void append_let(Octree& forest, const LocallyEssentialTree& let)
+LetNode LetBytes::node(std::size_t k) const
+{
+    LetNode n;
+    std::memcpy(&n, data + sizeof(LetHeader) + k * sizeof(LetNode), sizeof n);
+    return n;
+}
+
+const char* LetBytes::particle_bytes() const
+{
+    return data + sizeof(LetHeader) + nodes * sizeof(LetNode);
+}
+
+void reserve_for_lets(Octree& forest, std::size_t nodes, std::size_t particles)
+{
+    const std::size_t m = forest.next.size() + nodes, n = forest.particles.size() + particles;
+    forest.next.reserve(m);
+    forest.is_leaf.reserve(m);
+    forest.range.reserve(m);
+    forest.com_mass.reserve(m);
+    forest.quad.reserve(m);
+    forest.size.reserve(m);
+    forest.com_offset.reserve(m);
+    forest.cell_centre.reserve(m);
+    forest.particles.reserve(n);
+    forest.order.reserve(n);
+}
+
+void append_let(Octree& forest, const LetBytes& let)
 {
     const std::size_t m0 = forest.next.size(), n0 = forest.particles.size();
-    const std::size_t m = m0 + let.nodes.size(), n = n0 + let.particles.size();
+    const std::size_t m = m0 + let.nodes, n = n0 + let.particles;
     if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) ||
         m > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::runtime_error("append_let: the tree and its LETs exceed 2^31 particles or nodes");
@@ -241,9 +309,10 @@ void append_let(Octree& forest, const LocallyEssentialTree& let)
     forest.com_offset.resize(m);
     forest.cell_centre.resize(m, Vec4<double>{0, 0, 0, 0});
     const auto base_node = static_cast<std::int32_t>(m0), base_particle = static_cast<std::int32_t>(n0);
-    for (std::size_t k = 0; k < let.nodes.size(); ++k) {
-        const LetNode& a = let.nodes[k];
-        const std::size_t i = m0 + k;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(let.nodes); ++k) {
+        const LetNode a = let.node(static_cast<std::size_t>(k));
+        const std::size_t i = m0 + static_cast<std::size_t>(k);
         forest.next[i] = base_node + a.next;
         forest.is_leaf[i] = static_cast<std::uint8_t>(a.is_leaf);
         forest.range[i] = {base_particle + a.first, base_particle + a.first + a.count};
@@ -252,53 +321,11 @@ void append_let(Octree& forest, const LocallyEssentialTree& let)
         forest.size[i] = a.size;
         forest.com_offset[i] = a.com_offset;
     }
-    forest.particles.insert(forest.particles.end(), let.particles.begin(), let.particles.end());
+    forest.particles.resize(n);
+    std::memcpy(static_cast<void*>(forest.particles.data() + n0), let.particle_bytes(),
+                let.particles * sizeof(Vec4<double>));
     forest.order.resize(n);
     for (std::size_t j = n0; j < n; ++j) forest.order[j] = static_cast<std::uint32_t>(j);
-}
-
-namespace {
-struct LetHeader {
-    std::uint64_t nodes, particles;
-};
-} // namespace
-
-void append_bytes(const LocallyEssentialTree& let, std::vector<char>& out)
-{
-    const LetHeader h{let.nodes.size(), let.particles.size()};
-    const std::size_t at = out.size();
-    out.resize(at + sizeof h + let.bytes());
-    char* p = out.data() + at;
-    std::memcpy(p, &h, sizeof h);
-    p += sizeof h;
-    std::memcpy(p, let.nodes.data(), let.nodes.size() * sizeof(LetNode));
-    p += let.nodes.size() * sizeof(LetNode);
-    std::memcpy(p, let.particles.data(), let.particles.size() * sizeof(Vec4<double>));
-}
-
-LocallyEssentialTree let_from_bytes(const char* data, std::size_t size)
-{
-    const auto bad = [](const std::string& why) { return std::runtime_error("received LET is malformed: " + why); };
-    LetHeader h{};
-    if (size < sizeof h) throw bad("shorter than its header");
-    std::memcpy(&h, data, sizeof h);
-    constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
-    if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
-    if (size != sizeof h + h.nodes * sizeof(LetNode) + h.particles * sizeof(Vec4<double>))
-        throw bad("its length does not match its counts");
-    LocallyEssentialTree let;
-    let.nodes.resize(h.nodes);
-    let.particles.resize(h.particles);
-    std::memcpy(let.nodes.data(), data + sizeof h, h.nodes * sizeof(LetNode));
-    std::memcpy(let.particles.data(), data + sizeof h + h.nodes * sizeof(LetNode), h.particles * sizeof(Vec4<double>));
-    const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
-    for (std::int64_t k = 0; k < n; ++k) {
-        const LetNode& a = let.nodes[static_cast<std::size_t>(k)];
-        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) throw bad("a skip index out of bounds");
-        if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
-            throw bad("a particle range out of bounds");
-    }
-    return let;
 }
 
 } // namespace grove

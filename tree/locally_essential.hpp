@@ -37,11 +37,13 @@ struct LetNode {
     std::int32_t first = 0, count = 0; // an opened leaf's particles in the LET's particle array
 };
 
-struct LocallyEssentialTree {
-    std::vector<LetNode> nodes;          // pre-order
-    std::vector<Vec4<double>> particles; // the opened leaves' particles, leaf by leaf
-
-    std::size_t bytes() const { return nodes.size() * sizeof(LetNode) + particles.size() * sizeof(Vec4<double>); }
+// One LET in its wire form (make_let writes it): a count header, the nodes, the particles, read
+// in place. The particles are copied out, never pointed at: the bytes need not be aligned.
+struct LetBytes {
+    const char* data = nullptr;
+    std::size_t nodes = 0, particles = 0;
+    LetNode node(std::size_t k) const;
+    const char* particle_bytes() const;
 };
 
 // A box of the domain's description: the bounding box of a cell's particles, or (above those
@@ -63,20 +65,23 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024);
 // walk of the boxes that passes over every box far enough away together with those inside it.
 bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2);
 
-// The LET of `tree` for the domain described by `boxes` (domain_boxes) under the geometric
-// criterion at `theta` (> 0), its lower parts walked by OpenMP threads. An empty tree, or no
-// boxes, gives an empty LET.
-LocallyEssentialTree make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta);
+// Appends to `out` the LET of `tree` for the domain described by `boxes` (domain_boxes) under
+// the geometric criterion at `theta` (> 0), in its wire form; its lower parts are walked by OpenMP
+// threads and copied into place once. An empty tree, or no boxes, gives an empty LET.
+void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta, std::vector<char>& out);
+
+// A LET's bytes, checked: throws std::runtime_error for a buffer that is not one LET (wrong
+// length, skip indices or particle ranges out of bounds).
+LetBytes let_bytes(const char* data, std::size_t size);
+
+// Room in `forest` for LETs of this many nodes and particles in all, so that appending them one
+// after another moves nothing.
+void reserve_for_lets(Octree& forest, std::size_t nodes, std::size_t particles);
 
 // Appends a LET to `forest` (a built tree, possibly with LETs appended already): its nodes after
 // the forest's, its particles after the forest's, with order[] numbering them on from the
 // forest's particle count (they have no caller index: no group covers them, so the evaluation
 // writes no force for them). The groups stay the forest's own.
-void append_let(Octree& forest, const LocallyEssentialTree& let);
-
-// The wire form: a count header, the nodes, the particles. from_bytes throws std::runtime_error
-// for a buffer that is not one LET (wrong length, skip indices or particle ranges out of bounds).
-void append_bytes(const LocallyEssentialTree& let, std::vector<char>& out);
-LocallyEssentialTree let_from_bytes(const char* data, std::size_t size);
+void append_let(Octree& forest, const LetBytes& let);
 
 } // namespace grove

@@ -113,13 +113,14 @@ void Communicator::max(double* values, std::size_t count) const
 #endif
 }
 
-std::vector<std::vector<char>> Communicator::all_to_all(const std::vector<std::vector<char>>& send) const
+void Communicator::all_to_all(const std::vector<std::vector<char>>& send,
+                              std::vector<std::vector<char>>& received) const
 {
     const auto k = static_cast<std::size_t>(size_);
     if (send.size() != k) throw std::invalid_argument("all_to_all: one buffer per rank");
-    std::vector<std::vector<char>> received(k);
+    received.resize(k);
     received[static_cast<std::size_t>(rank_)] = send[static_cast<std::size_t>(rank_)];
-    if (size_ == 1) return received;
+    if (size_ == 1) return;
 #if defined(GROVE_HAVE_MPI)
     std::vector<std::uint64_t> out_sizes(k), in_sizes(k);
     for (std::size_t r = 0; r < k; ++r) out_sizes[r] = send[r].size();
@@ -146,7 +147,6 @@ std::vector<std::vector<char>> Communicator::all_to_all(const std::vector<std::v
     }
     MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 #endif
-    return received;
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) const

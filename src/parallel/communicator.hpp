@@ -28,9 +28,10 @@ class Communicator {
     // Element-wise smallest and largest over ranks, in place, on all ranks.
     void min(double* values, std::size_t count) const;
     void max(double* values, std::size_t count) const;
-    // Personalised all-to-all: send[r] goes to rank r (send has size() buffers); returns the
-    // buffers the ranks sent this one, by rank. Any sizes: large buffers travel in pieces.
-    std::vector<std::vector<char>> all_to_all(const std::vector<std::vector<char>>& send) const;
+    // Personalised all-to-all: send[r] goes to rank r (send has size() buffers); `received` gets
+    // the buffers the ranks sent this one, by rank (reusing their capacity). Any sizes: large
+    // buffers travel in pieces.
+    void all_to_all(const std::vector<std::vector<char>>& send, std::vector<std::vector<char>>& received) const;
     // `bytes` bytes at `data` copied from rank `root` to every rank.
     void broadcast(void* data, std::size_t bytes, int root) const;
     // Ends every process of the job with exit status `status` (after `message` on stderr), so that

@@ -53,8 +53,9 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
     }
     std::vector<double> all(offset[ranks]);
     comm_.all_gather(flat.data(), flat.size(), sizes, all.data());
-    std::vector<std::vector<char>> send(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) { // each LET walked by all threads (make_let)
+    send_.resize(ranks);
+    for (auto& buffer : send_) buffer.clear(); // kept, with their capacity, for the next call
+    for (std::size_t r = 0; r < ranks; ++r) {  // each LET walked by all threads (make_let)
         if (r == me || n == 0 || sizes[r] == 0) continue;
         std::vector<DomainBox> theirs(sizes[r] / kValues);
         for (std::size_t k = 0; k < theirs.size(); ++k) {
@@ -64,26 +65,31 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
             theirs[k].next = static_cast<std::int32_t>(b[6]);
             theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
         }
-        append_bytes(make_let(forest_, theirs, tree_.theta), send[r]);
+        make_let(forest_, theirs, tree_.theta, send_[r]);
     }
     const double let_seconds = seconds_since(phase);
 
     phase = WallClock::now();
-    const std::vector<std::vector<char>> received = comm_.all_to_all(send);
+    comm_.all_to_all(send_, received_);
     const double exchange_seconds = seconds_since(phase);
 
     phase = WallClock::now();
     traffic_ = {};
+    std::vector<LetBytes> lets;
+    std::size_t let_nodes = 0, let_particles = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
         if (r == me) continue;
-        traffic_.bytes_sent += send[r].size();
-        traffic_.bytes_received += received[r].size();
-        if (received[r].empty()) continue;
-        const LocallyEssentialTree let = let_from_bytes(received[r].data(), received[r].size());
-        traffic_.nodes_received += let.nodes.size();
-        traffic_.particles_received += let.particles.size();
-        append_let(forest_, let);
+        traffic_.bytes_sent += send_[r].size();
+        traffic_.bytes_received += received_[r].size();
+        if (received_[r].empty()) continue;
+        lets.push_back(let_bytes(received_[r].data(), received_[r].size()));
+        let_nodes += lets.back().nodes;
+        let_particles += lets.back().particles;
     }
+    traffic_.nodes_received = let_nodes;
+    traffic_.particles_received = let_particles;
+    reserve_for_lets(forest_, let_nodes, let_particles);
+    for (const LetBytes& let : lets) append_let(forest_, let);
     const double append_seconds = seconds_since(phase);
 
     times_ = {{"build", build_seconds},

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
@@ -47,7 +48,8 @@ class DomainTreeEngine final : public ForceEngine {
     TreeSweep* sweep_;
     TreeParams tree_;
     const Communicator& comm_;
-    Octree forest_; // this rank's tree, the received LETs after it
+    Octree forest_;                                  // this rank's tree, the received LETs after it
+    std::vector<std::vector<char>> send_, received_; // the LETs by rank, kept with their capacity
     Forces forest_forces_;
     PhaseTimes times_;
     LetTraffic traffic_;

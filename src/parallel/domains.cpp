@@ -163,7 +163,8 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
         for (std::size_t e = 0; e < extra; ++e)
             std::memcpy(out.data() + at + sizeof rec + e * sizeof(double), &(*carried[e])[i], sizeof(double));
     }
-    const std::vector<std::vector<char>> received = comm.all_to_all(send);
+    std::vector<std::vector<char>> received;
+    comm.all_to_all(send, received);
     std::size_t m = 0;
     for (const auto& buffer : received) m += buffer.size() / record;
     ParticleSet q;

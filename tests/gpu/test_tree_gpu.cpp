@@ -245,7 +245,11 @@ TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended 
         Octree forest = trees[static_cast<std::size_t>(k)];
         const std::vector<DomainBox> boxes = domain_boxes(forest);
         for (int j = 0; j < 3; ++j)
-            if (j != k) append_let(forest, make_let(trees[static_cast<std::size_t>(j)], boxes, params.theta));
+            if (j != k) {
+                std::vector<char> wire;
+                make_let(trees[static_cast<std::size_t>(j)], boxes, params.theta, wire);
+                append_let(forest, let_bytes(wire.data(), wire.size()));
+            }
         Forces cpu, gpu;
         cpu_engine.evaluate(forest, params.opening(), cpu);
         gpu_engine.load(forest, TypesRef{});

@@ -44,7 +44,7 @@ Domains morton_domains(const ParticleSet& p, int count)
 }
 
 // Domain k's tree with every other domain's LET appended.
-Octree forest_of(const Domains& d, int k, double theta, std::size_t* let_bytes = nullptr)
+Octree forest_of(const Domains& d, int k, double theta)
 {
     const BuildParams build{};
     Octree forest = build_octree(d.pos[static_cast<std::size_t>(k)], d.mass[static_cast<std::size_t>(k)], build);
@@ -53,9 +53,8 @@ Octree forest_of(const Domains& d, int k, double theta, std::size_t* let_bytes =
         if (static_cast<int>(j) == k) continue;
         const Octree other = build_octree(d.pos[j], d.mass[j], build);
         std::vector<char> wire;
-        append_bytes(make_let(other, boxes, theta), wire);
-        if (let_bytes) *let_bytes += wire.size();
-        append_let(forest, let_from_bytes(wire.data(), wire.size()));
+        make_let(other, boxes, theta, wire);
+        append_let(forest, let_bytes(wire.data(), wire.size()));
     }
     return forest;
 }
@@ -155,13 +154,15 @@ TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domai
         const Domains d = morton_domains(p, 2);
         const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
         const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
-        const LocallyEssentialTree let = make_let(a, domain_boxes(b), 0.5);
-        CHECK(let.nodes.size() < static_cast<std::size_t>(a.num_nodes()));
+        std::vector<char> wire;
+        make_let(a, domain_boxes(b), 0.5, wire);
+        const LetBytes let = let_bytes(wire.data(), wire.size());
+        CHECK(let.nodes < static_cast<std::size_t>(a.num_nodes()));
         double mass = 0; // the top-level nodes of a LET hold the domain's mass
-        for (std::size_t k = 0; k < let.nodes.size(); k = static_cast<std::size_t>(let.nodes[k].next))
-            mass += let.nodes[k].com_mass.w;
+        for (std::size_t k = 0; k < let.nodes; k = static_cast<std::size_t>(let.node(k).next))
+            mass += let.node(k).com_mass.w;
         CHECK(mass == Approx(d.mass[0].sum()).epsilon(1e-12));
-        return static_cast<double>(let.particles.size()) / static_cast<double>(a.particles.size());
+        return static_cast<double>(let.particles) / static_cast<double>(a.particles.size());
     };
     const double small = share_sent(20000), large = share_sent(160000);
     CHECK(large < 0.8 * small);
@@ -175,16 +176,16 @@ TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
     const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
     const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
     std::vector<char> wire;
-    append_bytes(make_let(a, domain_boxes(b), 0.5), wire);
-    CHECK_NOTHROW(let_from_bytes(wire.data(), wire.size()));
-    CHECK_THROWS_WITH(let_from_bytes(wire.data(), wire.size() - 1), Catch::Contains("length"));
-    CHECK_THROWS_WITH(let_from_bytes(wire.data(), 8), Catch::Contains("header"));
+    make_let(a, domain_boxes(b), 0.5, wire);
+    CHECK_NOTHROW(let_bytes(wire.data(), wire.size()));
+    CHECK_THROWS_WITH(let_bytes(wire.data(), wire.size() - 1), Catch::Contains("length"));
+    CHECK_THROWS_WITH(let_bytes(wire.data(), 8), Catch::Contains("header"));
     std::vector<char> broken = wire;
     LetNode first;
     std::memcpy(&first, broken.data() + 16, sizeof first);
     first.next = 1 << 30;
     std::memcpy(broken.data() + 16, &first, sizeof first);
-    CHECK_THROWS_WITH(let_from_bytes(broken.data(), broken.size()), Catch::Contains("skip index"));
-    CHECK_THROWS_AS(make_let(a, domain_boxes(b), 0.0), std::invalid_argument);
+    CHECK_THROWS_WITH(let_bytes(broken.data(), broken.size()), Catch::Contains("skip index"));
+    CHECK_THROWS_AS(make_let(a, domain_boxes(b), 0.0, wire), std::invalid_argument);
     CHECK_THROWS_AS(domain_boxes(b, 0), std::invalid_argument);
 }
