@@ -23,29 +23,29 @@ struct BenchConfig {
     std::string timestep = "shared"; // step: shared, or block (each particle by dt / 2^k; dt is then dt_max)
     double eta = 0.025;              // step, block: GADGET's accuracy parameter
     int repeat = 3;
-    std::string models = "uniform,galaxy"; // tree
-    std::string tree_sizes = "20,23";      // tree: log2 N
-    std::string thetas = "0.5,0.75";       // tree
-    double tree_eps = 0;                   // tree
-    int sample = 16384;                    // tree, step: particles compared against direct summation
-    std::string model = "plummer";         // step: plummer | galaxy | uniform
-    long long n = 1 << 20;                 // step
-    double theta = 0.5;                    // step
-    std::string mac = "geometric";         // step: opening criterion (geometric | relative)
-    double alpha = 1e-3;                   // step: the relative criterion's bound
-    std::optional<double> dt;              // step: 1/64, or 2.5e-4 for galaxy (GADGET time units)
-    int steps = 64;                        // step: timed steps (after the warm-up)
-    int warmup = 3;                        // step: steps before the timing starts
-    int rebuild_every = 1;                 // step: full tree builds every K steps, refits between
-    std::string engine = "tree";           // step
-    std::vector<int> gpus;                 // scaling: the GPUs of one process (empty: every visible one)
+    std::string models = "uniform,galaxy";    // tree
+    std::string tree_sizes = "20,23";         // tree: log2 N
+    std::string thetas = "0.5,0.75";          // tree
+    double tree_eps = 0;                      // tree
+    int sample = 16384;                       // tree, step: particles compared against direct summation
+    std::string model = "plummer";            // step: plummer | galaxy | uniform
+    long long n = 1 << 20;                    // step
+    double theta = 0.5;                       // step
+    std::string mac = "geometric";            // step: opening criterion (geometric | relative)
+    double alpha = 1e-3;                      // step: the relative criterion's bound
+    std::optional<double> dt;                 // step: 1/64, or 2.5e-4 for galaxy (GADGET time units)
+    int steps = 64;                           // step: timed steps (after the warm-up)
+    int warmup = 3;                           // step: steps before the timing starts
+    int rebuild_every = 1;                    // step: full tree builds every K steps, refits between
+    std::string engine = "tree";              // step
+    std::vector<int> gpus;                    // scaling: the GPUs of one process (empty: every visible one)
     std::string decomposition = "replicated"; // scaling, tree engines: replicated | domains
     bool weak = false;                        // scaling, domains: -n particles per rank (else in all)
-    bool keep_engine_order = true;         // step: particles in the tree's order between steps
-    bool resident = true;                  // step: whole steps on the GPU (tree-gpu, look-ahead)
-    bool lookahead = true;                 // step: the next tree built while the GPU evaluates
-    std::uint64_t gpu_memory = 0;          // step: --gpu-memory (0: what the device has free)
-    std::uint64_t list_memory = 0;         // step: --list-memory (0: from the memory there is)
+    bool keep_engine_order = true;            // step: particles in the tree's order between steps
+    bool resident = true;                     // step: whole steps on the GPU (tree-gpu, look-ahead)
+    bool lookahead = true;                    // step: the next tree built while the GPU evaluates
+    std::uint64_t gpu_memory = 0;             // step: --gpu-memory (0: what the device has free)
+    std::uint64_t list_memory = 0;            // step: --list-memory (0: from the memory there is)
 };
 
 } // namespace grove
