@@ -9,6 +9,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_simulation.hpp"
+#include "engines/engines.hpp"
 
 namespace grove {
 
@@ -45,6 +46,12 @@ void add_run_options(cxxopts::Options& options)
                                                     cxxopts::value<double>()->default_value("1800"))(
         "checkpoint-steps", "Also checkpoint every K steps or intervals (0: off)",
         cxxopts::value<long long>()->default_value("0"))(
+        "decomposition",
+        "under mpirun, the tree leapfrog: replicated (every rank holds every particle and evaluates a share "
+        "of the groups: bit-identical to one process) or domains (each rank holds one Morton domain, cut anew "
+        "every step, and evaluates it on its tree with the other domains' locally essential trees; the "
+        "files gathered on the first rank)",
+        cxxopts::value<std::string>()->default_value("replicated"))(
         "restart",
         "Continue the run in DIR from its checkpoint (every finished or interrupted run leaves one); may "
         "give a later --t-end to extend it and new --snapshot-every, --log-every, --checkpoint-every, "
@@ -123,6 +130,15 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     c.log_every = r["log-every"].as<int>();
     c.checkpoint_every = r["checkpoint-every"].as<double>();
     c.checkpoint_steps = r["checkpoint-steps"].as<long long>();
+    const std::string decomposition = r["decomposition"].as<std::string>();
+    if (decomposition != "replicated" && decomposition != "domains")
+        throw std::runtime_error("--decomposition takes replicated or domains (got '" + decomposition + "')");
+    c.domains = decomposition == "domains";
+    if (c.domains && (hermite || block))
+        throw std::runtime_error("--decomposition domains: the leapfrog with one shared step (--dt)");
+    if (c.domains && engines().resolve(c.integrator.engine.engine).rfind("tree", 0) != 0)
+        throw std::runtime_error("--decomposition domains: a tree engine (tree, tree-cpu, tree-gpu), not " +
+                                 engines().resolve(c.integrator.engine.engine));
     if (r.count("target")) {
         if (hermite) throw std::runtime_error("--target chooses the opening of a tree leapfrog, not of a Hermite run");
         if (r.count("theta") || r.count("alpha"))

@@ -20,6 +20,8 @@
 #include "parallel/communicator.hpp"
 #include "parallel/distributed_engine.hpp"
 #include "parallel/distributed_hermite.hpp"
+#include "parallel/domain_tree.hpp"
+#include "parallel/domains.hpp"
 
 namespace grove {
 
@@ -85,8 +87,13 @@ class Run {
     // What one interval's end asks for; the process status to return, or -1 to go on.
     int end_of_interval(long long step);
     void progress(long long step, double de) const;
-    void write_checkpoint_now(long long step);
+    // `p`: every particle (gathered under --decomposition domains).
+    void write_checkpoint_now(long long step, const ParticleSet& p);
     void summary() const;
+
+    // Under --decomposition domains, p_ holds this rank's domain only; what the files and the
+    // diagnostics see is gathered on the first rank.
+    ParticleSet everything() const { return config_.domains ? gather_on_root(p_, comm_) : p_; }
 
     const RunConfig& config_;
     std::optional<Checkpoint> restart_;
@@ -127,8 +134,13 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
             std::fflush(stdout);
         }
     }
+    if (config.domains) p_ = own_domain(p_, comm_);
     integrator_ = make_integrator(
-        ic_, engines(), [&](std::unique_ptr<ForceEngine> engine) { return distribute(std::move(engine), comm_); },
+        ic_, engines(),
+        [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {
+            if (config.domains) return make_domain_tree_engine(std::move(engine), ic_.engine, comm_);
+            return distribute(std::move(engine), comm_);
+        },
         [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm_); });
     // The directory is made only now, so that refused settings leave none behind. Under mpirun
     // every rank computes; the first one alone owns the directory and writes.
@@ -176,13 +188,16 @@ void Run::begin()
             std::printf("restarting %s at t = %.10g (step %lld)\n", outputs_->path().c_str(), p_.time, restart_->step);
     } else {
         integrator_->start(p_);
-        e0_ = compute_diagnostics(p_, p_.pot).total;
         outputs_->open_diagnostics(nullptr, header.str());
     }
     outputs_->start_snapshot_writer();
     if (!restart_) {
-        if (outputs_->writer()) outputs_->log(p_, 0, e0_, seconds_since(wall_start_), integrator_->log_counts());
-        outputs_->snapshot(p_);
+        const ParticleSet all = everything();
+        if (outputs_->writer()) {
+            e0_ = compute_diagnostics(all, all.pot).total;
+            outputs_->log(all, 0, e0_, seconds_since(wall_start_), integrator_->log_counts());
+        }
+        outputs_->snapshot(all);
     }
     tty_ = isatty(fileno(stderr));
 }
@@ -220,16 +235,23 @@ int Run::end_of_interval(long long s)
     // Files see the particles in the order they were given (between them the leapfrog keeps them
     // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
     // positions, velocities, masses and potentials, which move together.
-    if (snapshot_due || checkpoint_due) integrator_->restore_order(p_);
+    if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
-    if (log_due) integrator_->synchronize(p_);
+    if (log_due || config_.domains) integrator_->synchronize(p_);
+    if (config_.domains) { // the domains follow the particles, before anything is written
+        follow_domains(p_, comm_);
+        integrator_->resume({}, p_);
+    }
+    const ParticleSet all =
+        config_.domains && (log_due || snapshot_due || checkpoint_due) ? everything() : ParticleSet{};
+    const ParticleSet& written = config_.domains ? all : p_;
     if (log_due && outputs_->writer())
-        progress(s, outputs_->log(p_, s, e0_, seconds_since(wall_start_), integrator_->log_counts()));
+        progress(s, outputs_->log(written, s, e0_, seconds_since(wall_start_), integrator_->log_counts()));
     if (snapshot_due) {
-        outputs_->snapshot(p_);
+        outputs_->snapshot(written);
         next_snapshot_ = plan_.after(p_.time, next_snapshot_);
     }
-    if (checkpoint_due) write_checkpoint_now(s);
+    if (checkpoint_due) write_checkpoint_now(s, written);
     if (!stop_signal || last) return -1;
     if (outputs_->writer()) {
         if (tty_) std::fprintf(stderr, "\n");
@@ -253,11 +275,11 @@ void Run::progress(long long s, double de) const
     std::fflush(stdout);
 }
 
-void Run::write_checkpoint_now(long long step)
+void Run::write_checkpoint_now(long long step, const ParticleSet& p)
 {
     if (!outputs_->writer()) return;
     Checkpoint c;
-    c.particles = p_;
+    c.particles = p;
     c.argv = argv_;
     c.step = step;
     c.next_snapshot = next_snapshot_;

@@ -207,4 +207,75 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
     return q;
 }
 
+ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)
+{
+    const auto m = static_cast<Eigen::Index>(index.size());
+    ParticleSet q;
+    q.time = p.time;
+    q.units = p.units;
+    q.run_parameters = p.run_parameters;
+    q.pos.resize(3, m);
+    q.vel.resize(3, m);
+    q.mass.resize(m);
+    q.id.resize(index.size());
+    q.type.resize(index.size());
+    const bool forces = p.has_forces();
+    if (forces) {
+        q.acc.resize(3, m);
+        q.pot.resize(m);
+    }
+    for (Eigen::Index k = 0; k < m; ++k) {
+        const auto i = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)]);
+        q.pos.col(k) = p.pos.col(i);
+        q.vel.col(k) = p.vel.col(i);
+        q.mass[k] = p.mass[i];
+        q.id[static_cast<std::size_t>(k)] = p.id[static_cast<std::size_t>(i)];
+        q.type[static_cast<std::size_t>(k)] = p.type[static_cast<std::size_t>(i)];
+        if (forces) {
+            q.acc.col(k) = p.acc.col(i);
+            q.pot[k] = p.pot[i];
+        }
+    }
+    return q;
+}
+
+namespace {
+
+// The indices of p's particles that `keep` accepts, in ID order.
+template <class Keep> std::vector<std::size_t> by_id(const ParticleSet& p, Keep&& keep)
+{
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < p.size(); ++i)
+        if (keep(i)) index.push_back(i);
+    std::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
+    return index;
+}
+
+} // namespace
+
+ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
+{
+    const std::size_t n = all.size(), ranks = static_cast<std::size_t>(comm.size()),
+                      me = static_cast<std::size_t>(comm.rank());
+    const std::size_t begin = n * me / ranks, end = n * (me + 1) / ranks;
+    // The cut from each rank's slab (together the whole set), the owners from the whole set.
+    const MortonDomains domains = MortonDomains::cut(
+        all.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)), {}, comm);
+    const std::vector<int> owner = domains.owners(all.pos);
+    return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
+}
+
+void follow_domains(ParticleSet& local, const Communicator& comm)
+{
+    const MortonDomains domains = MortonDomains::cut(local.pos, {}, comm);
+    const ParticleSet moved = migrate(local, domains.owners(local.pos), comm);
+    local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
+}
+
+ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm)
+{
+    const ParticleSet gathered = migrate(local, std::vector<int>(local.size(), 0), comm);
+    return select_particles(gathered, by_id(gathered, [](std::size_t) { return true; }));
+}
+
 } // namespace grove

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/diagnostics.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
@@ -118,6 +119,54 @@ TEST_CASE("grove bench scaling --decomposition domains: phases, LET traffic and 
                     " bench scaling --engine tree-cpu --decomposition domains --weak -n 3000 --repeat 1 --sample 200",
                 &log) == 0);
     CHECK_THAT(log, Catch::Contains("weak scaling") && Catch::Contains("| 2 | 6000 | "));
+}
+
+TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit for bit on as many ranks",
+          "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    namespace fs = std::filesystem;
+    const std::string in = test::scratch_path("mpi_domains_run.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, make_galaxy(4000, 6, GalaxyParams{}));
+    const std::string args = " --engine tree-cpu --eps 0.05 --dt 0.0005 --log-every 4 --snapshot-every 0.001";
+    const std::string one = test::scratch_path("mpi_domains_run_one"), three = test::scratch_path("mpi_domains_run_3"),
+                      half = test::scratch_path("mpi_domains_run_half");
+    for (const auto& dir : {one, three, half}) fs::remove_all(dir);
+    std::string log;
+    REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.008", &log) == 0);
+    REQUIRE(
+        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + three + args + " --t-end 0.008 --decomposition domains",
+            &log) == 0);
+    INFO(log);
+    std::ifstream yml(three + "/run.yml");
+    std::stringstream parameters;
+    parameters << yml.rdbuf();
+    CHECK_THAT(parameters.str(), Catch::Contains("tree-cpu on 3 domains"));
+    const ParticleSet a = read_snapshot(one + "/snapshot_0008.hdf5"), b = read_snapshot(three + "/snapshot_0008.hdf5");
+    REQUIRE(b.id == read_snapshot(in).id); // every particle written once, in the input's (ID) order
+    CHECK(b.time == a.time);
+    // The domains' trees differ from the one tree, by the tree's own error: the orbits agree to it.
+    const Diagnostics da = compute_diagnostics(a, a.pot), db = compute_diagnostics(b, b.pot);
+    CHECK(std::abs(db.total - da.total) < 1e-4 * std::abs(da.total));
+    CHECK(std::abs(db.lagrangian_radii[1] - da.lagrangian_radii[1]) < 1e-4 * da.lagrangian_radii[1]);
+    // Half way, then restarted on 3 ranks: the uninterrupted run's particles, bit for bit.
+    REQUIRE(
+        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + half + args + " --t-end 0.004 --decomposition domains",
+            &log) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + half + " --t-end 0.008", &log) == 0);
+    const ParticleSet c = read_snapshot(half + "/snapshot_0008.hdf5");
+    CHECK(c.time == b.time);
+    CHECK(c.pos == b.pos);
+    CHECK(c.vel == b.vel);
+    // On 2 ranks it goes on from the same file (other domains, so not bit for bit).
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run --restart " + half + " --t-end 0.01", &log) == 0);
+    CHECK(fs::exists(half + "/snapshot_0010.hdf5"));
+    // What the domains cannot run yet is refused before anything is written.
+    CHECK(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + test::scratch_path("mpi_domains_refused") +
+                  " --integrator hermite --engine direct-cpu --t-end 0.01 --decomposition domains",
+              &log) != 0);
+    CHECK_THAT(log, Catch::Contains("--decomposition domains: the leapfrog"));
+    CHECK_FALSE(fs::exists(test::scratch_path("mpi_domains_refused")));
 }
 
 TEST_CASE("under mpirun a failing rank ends the whole job with its error", "[mpi][slow]")
