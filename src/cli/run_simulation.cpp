@@ -238,10 +238,8 @@ int Run::end_of_interval(long long s)
     if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
     if (log_due || config_.domains) integrator_->synchronize(p_);
-    if (config_.domains) { // the domains follow the particles, before anything is written
-        follow_domains(p_, comm_);
-        integrator_->resume({}, p_);
-    }
+    // The domains follow the particles, before anything is written.
+    if (config_.domains && follow_domains(p_, comm_)) integrator_->resume({}, p_);
     const ParticleSet all =
         config_.domains && (log_due || snapshot_due || checkpoint_due) ? everything() : ParticleSet{};
     const ParticleSet& written = config_.domains ? all : p_;

@@ -265,11 +265,62 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
 }
 
-void follow_domains(ParticleSet& local, const Communicator& comm)
+bool follow_domains(ParticleSet& local, const Communicator& comm)
 {
     const MortonDomains domains = MortonDomains::cut(local.pos, {}, comm);
-    const ParticleSet moved = migrate(local, domains.owners(local.pos), comm);
-    local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
+    const std::vector<int> owner = domains.owners(local.pos);
+    std::vector<std::size_t> stay, leave;
+    std::vector<int> destination;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+        if (owner[i] == comm.rank()) {
+            stay.push_back(i);
+        } else {
+            leave.push_back(i);
+            destination.push_back(owner[i]);
+        }
+    }
+    // A step moves few particles across a cut, and often none: only those travel.
+    if (comm.max(leave.empty() ? 0 : 1) == 0) return false;
+    const ParticleSet arrived = migrate(select_particles(local, leave), destination, comm);
+    // The stayers are in ID order already (the set was); the arrivals, sorted, merge in: each
+    // particle copied once.
+    const std::vector<std::size_t> order = by_id(arrived, [](std::size_t) { return true; });
+    ParticleSet merged;
+    merged.time = local.time;
+    merged.units = local.units;
+    merged.run_parameters = local.run_parameters;
+    const auto m = static_cast<Eigen::Index>(stay.size() + order.size());
+    const bool forces = local.has_forces() || arrived.has_forces();
+    merged.pos.resize(3, m);
+    merged.vel.resize(3, m);
+    merged.mass.resize(m);
+    merged.id.resize(static_cast<std::size_t>(m));
+    merged.type.resize(static_cast<std::size_t>(m));
+    if (forces) {
+        merged.acc.resize(3, m);
+        merged.pot.resize(m);
+    }
+    auto take = [&](const ParticleSet& from, std::size_t i, Eigen::Index k) {
+        const auto c = static_cast<Eigen::Index>(i);
+        merged.pos.col(k) = from.pos.col(c);
+        merged.vel.col(k) = from.vel.col(c);
+        merged.mass[k] = from.mass[c];
+        merged.id[static_cast<std::size_t>(k)] = from.id[i];
+        merged.type[static_cast<std::size_t>(k)] = from.type[i];
+        if (forces) {
+            merged.acc.col(k) = from.acc.col(c);
+            merged.pot[k] = from.pot[c];
+        }
+    };
+    std::size_t a = 0, b = 0;
+    for (Eigen::Index k = 0; k < m; ++k) {
+        if (b == order.size() || (a < stay.size() && local.id[stay[a]] < arrived.id[order[b]]))
+            take(local, stay[a++], k);
+        else
+            take(arrived, order[b++], k);
+    }
+    local = std::move(merged);
+    return true;
 }
 
 ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm)

@@ -47,11 +47,13 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
 // This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order.
 ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 
-// The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order:
-// between the steps of a run, so that the domains follow the particles. The same particles on
-// the same number of ranks give the same domains in the same order whichever rank held what, as
-// own_domain does, so that a run restarted from its file continues bit for bit.
-void follow_domains(ParticleSet& local, const Communicator& comm);
+// The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order (as
+// `local` must be on entry): between the steps of a run, so that the domains follow the
+// particles. Only the particles that change rank travel. The same particles on the same number of
+// ranks give the same domains in the same order whichever rank held what, as own_domain does, so
+// that a run restarted from its file continues bit for bit. Returns whether any rank's particles
+// changed (false: every `local` is as it was).
+bool follow_domains(ParticleSet& local, const Communicator& comm);
 
 // Every rank's particles on the first rank, in ID order (an empty set on the others): what a run
 // writes.
