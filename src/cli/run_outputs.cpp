@@ -78,12 +78,20 @@ double RunOutputs::log(const ParticleSet& p, long long step, double e0, double w
 {
     const auto start = WallClock::now();
     const Diagnostics d = compute_diagnostics(p, p.pot);
+    diagnostics_seconds_ += seconds_since(start);
+    return log(d, p.time, step, e0, wall_seconds, counts);
+}
+
+double RunOutputs::log(const Diagnostics& d, double time, long long step, double e0, double wall_seconds,
+                       const std::vector<std::pair<std::string, long long>>& counts)
+{
+    const auto start = WallClock::now();
     const double de = e0 != 0 ? (d.total - e0) / std::abs(e0) : 0;
     if (writer_) {
         char line[512];
         std::snprintf(line, sizeof line,
-                      "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f",
-                      p.time, step, d.kinetic, d.potential, d.total, de, d.virial_ratio, d.momentum[0], d.momentum[1],
+                      "%.10g %lld %.12e %.12e %.12e %.6e %.8f %.6e %.6e %.6e %.6e %.6e %.6e %.6g %.6g %.6g %.3f", time,
+                      step, d.kinetic, d.potential, d.total, de, d.virial_ratio, d.momentum[0], d.momentum[1],
                       d.momentum[2], d.angular_momentum[0], d.angular_momentum[1], d.angular_momentum[2],
                       d.lagrangian_radii[0], d.lagrangian_radii[1], d.lagrangian_radii[2], wall_seconds);
         diagnostics_ << line;

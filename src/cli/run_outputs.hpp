@@ -34,6 +34,9 @@ class RunOutputs {
     // `counts`: the integrator's columns after the standard ones (Integrator::log_counts).
     double log(const ParticleSet& p, long long step, double e0, double wall_seconds,
                const std::vector<std::pair<std::string, long long>>& counts = {});
+    // The same from diagnostics computed elsewhere (over the ranks of a run on domains).
+    double log(const Diagnostics& d, double time, long long step, double e0, double wall_seconds,
+               const std::vector<std::pair<std::string, long long>>& counts = {});
     // From here on snapshots are written in the background, by a thread with a core of its own
     // (every rank leaves the core out, as the writer's does).
     void start_snapshot_writer();

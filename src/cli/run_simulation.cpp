@@ -18,6 +18,7 @@
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/communicator.hpp"
+#include "parallel/distributed_diagnostics.hpp"
 #include "parallel/distributed_engine.hpp"
 #include "parallel/distributed_hermite.hpp"
 #include "parallel/domain_tree.hpp"
@@ -91,9 +92,10 @@ class Run {
     void write_checkpoint_now(long long step, const ParticleSet& p);
     void summary() const;
 
-    // Under --decomposition domains, p_ holds this rank's domain only; what the files and the
-    // diagnostics see is gathered on the first rank.
-    ParticleSet everything() const { return config_.domains ? gather_on_root(p_, comm_) : p_; }
+    // One diagnostics line (every rank takes part: on domains the sums are over the ranks);
+    // returns the total energy. Under --decomposition domains p_ holds this rank's domain only,
+    // and what the files see is gathered on the first rank.
+    double log_line(long long step);
 
     const RunConfig& config_;
     std::optional<Checkpoint> restart_;
@@ -106,7 +108,7 @@ class Run {
     std::unique_ptr<RunOutputs> outputs_;
     WallClock::time_point wall_start_, last_checkpoint_;
     long long first_step_ = 1;
-    double next_snapshot_ = 0, e0_ = 0;
+    double next_snapshot_ = 0, e0_ = 0, last_de_ = 0;
     bool tty_ = false;
 };
 
@@ -192,12 +194,8 @@ void Run::begin()
     }
     outputs_->start_snapshot_writer();
     if (!restart_) {
-        const ParticleSet all = everything();
-        if (outputs_->writer()) {
-            e0_ = compute_diagnostics(all, all.pot).total;
-            outputs_->log(all, 0, e0_, seconds_since(wall_start_), integrator_->log_counts());
-        }
-        outputs_->snapshot(all);
+        e0_ = log_line(0);
+        outputs_->snapshot(config_.domains ? gather_on_root(p_, comm_) : p_);
     }
     tty_ = isatty(fileno(stderr));
 }
@@ -241,10 +239,12 @@ int Run::end_of_interval(long long s)
     // The domains follow the particles, before anything is written.
     if (config_.domains && follow_domains(p_, comm_)) integrator_->resume({}, p_);
     const ParticleSet all =
-        config_.domains && (log_due || snapshot_due || checkpoint_due) ? everything() : ParticleSet{};
+        config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     const ParticleSet& written = config_.domains ? all : p_;
-    if (log_due && outputs_->writer())
-        progress(s, outputs_->log(written, s, e0_, seconds_since(wall_start_), integrator_->log_counts()));
+    if (log_due) {
+        log_line(s);
+        if (outputs_->writer()) progress(s, last_de_);
+    }
     if (snapshot_due) {
         outputs_->snapshot(written);
         next_snapshot_ = plan_.after(p_.time, next_snapshot_);
@@ -258,6 +258,21 @@ int Run::end_of_interval(long long s)
                     stop_signal, p_.time, s, outputs_->path().c_str());
     }
     return 128 + stop_signal;
+}
+
+double Run::log_line(long long step)
+{
+    const auto counts = integrator_->log_counts();
+    if (config_.domains) {
+        const Diagnostics d = compute_diagnostics(p_, p_.pot, comm_);
+        const double e0 = step == 0 ? d.total : e0_;
+        if (outputs_->writer()) last_de_ = outputs_->log(d, p_.time, step, e0, seconds_since(wall_start_), counts);
+        return d.total;
+    }
+    if (!outputs_->writer()) return 0;
+    const double total = step == 0 ? compute_diagnostics(p_, p_.pot).total : e0_;
+    last_de_ = outputs_->log(p_, step, total, seconds_since(wall_start_), counts);
+    return total;
 }
 
 void Run::progress(long long s, double de) const

@@ -1,5 +1,7 @@
 #include "parallel/domains.hpp"
 
+#include <parallel/algorithm>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -140,10 +142,15 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
         if (r < 0 || static_cast<std::size_t>(r) >= ranks) throw std::invalid_argument("migrate: owner out of range");
         ++count[static_cast<std::size_t>(r)];
     }
+    // Each particle's place in its rank's buffer, then the records written side by side.
     std::vector<std::vector<char>> send(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) send[r].reserve(count[r] * record);
+    for (std::size_t r = 0; r < ranks; ++r) send[r].resize(count[r] * record);
+    std::vector<std::size_t> slot(n), next(ranks, 0);
+    for (std::size_t i = 0; i < n; ++i) slot[i] = next[static_cast<std::size_t>(owner[i])]++;
     const bool forces = p.has_forces();
-    for (std::size_t i = 0; i < n; ++i) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t s = 0; s < static_cast<std::int64_t>(n); ++s) {
+        const auto i = static_cast<std::size_t>(s);
         const auto k = static_cast<Eigen::Index>(i);
         Record rec{};
         for (int a = 0; a < 3; ++a) {
@@ -156,12 +163,10 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
         rec.id = p.id[i];
         rec.type = p.type[i];
         rec.has_forces = forces;
-        std::vector<char>& out = send[static_cast<std::size_t>(owner[i])];
-        const std::size_t at = out.size();
-        out.resize(at + record);
-        std::memcpy(out.data() + at, &rec, sizeof rec);
+        char* out = send[static_cast<std::size_t>(owner[i])].data() + slot[i] * record;
+        std::memcpy(out, &rec, sizeof rec);
         for (std::size_t e = 0; e < extra; ++e)
-            std::memcpy(out.data() + at + sizeof rec + e * sizeof(double), &(*carried[e])[i], sizeof(double));
+            std::memcpy(out + sizeof rec + e * sizeof(double), &(*carried[e])[i], sizeof(double));
     }
     std::vector<std::vector<char>> received;
     comm.all_to_all(send, received);
@@ -177,28 +182,34 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
     q.id.resize(m);
     q.type.resize(m);
     std::vector<std::vector<double>> values(extra, std::vector<double>(m));
-    bool any_forces = m > 0;
-    std::size_t j = 0;
+    std::vector<std::size_t> first(received.size() + 1, 0); // each buffer's first record in q
+    for (std::size_t r = 0; r < received.size(); ++r) first[r + 1] = first[r] + received[r].size() / record;
     Eigen::Matrix3Xd acc(3, static_cast<Eigen::Index>(m));
     Eigen::VectorXd pot(static_cast<Eigen::Index>(m));
-    for (const auto& buffer : received)
-        for (std::size_t at = 0; at < buffer.size(); at += record, ++j) {
-            Record rec;
-            std::memcpy(&rec, buffer.data() + at, sizeof rec);
-            const auto k = static_cast<Eigen::Index>(j);
-            for (int a = 0; a < 3; ++a) {
-                q.pos(a, k) = rec.pos[a];
-                q.vel(a, k) = rec.vel[a];
-                acc(a, k) = rec.acc[a];
-            }
-            pot[k] = rec.pot;
-            q.mass[k] = rec.mass;
-            q.id[j] = rec.id;
-            q.type[j] = rec.type;
-            any_forces = any_forces && rec.has_forces;
-            for (std::size_t e = 0; e < extra; ++e)
-                std::memcpy(&values[e][j], buffer.data() + at + sizeof rec + e * sizeof(double), sizeof(double));
+    int without_forces = 0;
+#pragma omp parallel for schedule(static) reduction(+ : without_forces)
+    for (std::int64_t s = 0; s < static_cast<std::int64_t>(m); ++s) {
+        const auto j = static_cast<std::size_t>(s);
+        const std::size_t r =
+            static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), j) - first.begin()) - 1;
+        const char* in = received[r].data() + (j - first[r]) * record;
+        Record rec;
+        std::memcpy(&rec, in, sizeof rec);
+        const auto k = static_cast<Eigen::Index>(j);
+        for (int a = 0; a < 3; ++a) {
+            q.pos(a, k) = rec.pos[a];
+            q.vel(a, k) = rec.vel[a];
+            acc(a, k) = rec.acc[a];
         }
+        pot[k] = rec.pot;
+        q.mass[k] = rec.mass;
+        q.id[j] = rec.id;
+        q.type[j] = rec.type;
+        without_forces += rec.has_forces ? 0 : 1;
+        for (std::size_t e = 0; e < extra; ++e)
+            std::memcpy(&values[e][j], in + sizeof rec + e * sizeof(double), sizeof(double));
+    }
+    const bool any_forces = m > 0 && without_forces == 0;
     if (any_forces) {
         q.acc = std::move(acc);
         q.pot = std::move(pot);
@@ -224,6 +235,7 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
         q.acc.resize(3, m);
         q.pot.resize(m);
     }
+#pragma omp parallel for schedule(static)
     for (Eigen::Index k = 0; k < m; ++k) {
         const auto i = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)]);
         q.pos.col(k) = p.pos.col(i);
@@ -247,7 +259,9 @@ template <class Keep> std::vector<std::size_t> by_id(const ParticleSet& p, Keep&
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < p.size(); ++i)
         if (keep(i)) index.push_back(i);
-    std::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
+    // IDs are unique, so any sort gives the one order; the parallel one, since a run gathers
+    // every particle for each diagnostics line.
+    __gnu_parallel::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
     return index;
 }
 

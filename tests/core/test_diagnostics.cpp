@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/diagnostics.hpp"
+#include "core/galaxy_model.hpp"
+#include "parallel/distributed_diagnostics.hpp"
 #include "tree/direct_cpu.hpp"
 
 using namespace grove;
@@ -39,4 +41,23 @@ TEST_CASE("Lagrangian radii of evenly spaced radii", "[diagnostics]")
     CHECK(r[1] == Approx(50));
     CHECK(r[2] == Approx(90));
     CHECK_THROWS(lagrangian_radii(pos, mass, Eigen::Vector3d::Zero(), {1.5}));
+}
+
+TEST_CASE("the diagnostics over ranks (here one) are one process's, the radii bracketed by histograms", "[diagnostics]")
+{
+    const ParticleSet p = make_galaxy(60000, 4, GalaxyParams{}); // dense centre, far outskirts
+    Eigen::VectorXd pot = Eigen::VectorXd::LinSpaced(static_cast<Eigen::Index>(p.size()), -2.0, -1.0);
+    const std::vector<double> fractions = {0.01, 0.1, 0.5, 0.9, 1.0};
+    const Diagnostics a = compute_diagnostics(p, pot, fractions);
+    const Diagnostics b = compute_diagnostics(p, pot, Communicator::world(), fractions);
+    CHECK(b.total == Approx(a.total).epsilon(1e-13));
+    CHECK(b.virial_ratio == Approx(a.virial_ratio).epsilon(1e-13));
+    CHECK((b.angular_momentum - a.angular_momentum).norm() <= 1e-12 * a.angular_momentum.norm());
+    REQUIRE(b.lagrangian_radii.size() == a.lagrangian_radii.size());
+    for (std::size_t k = 0; k < fractions.size(); ++k) {
+        INFO("fraction " << fractions[k]);
+        // The enclosed mass is summed in another order: the interpolation between the two particles
+        // that bracket the fraction moves by rounding (most at 1, where the sum meets the total).
+        CHECK(b.lagrangian_radii[k] == Approx(a.lagrangian_radii[k]).epsilon(1e-9));
+    }
 }

@@ -147,6 +147,16 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     CHECK(b.time == a.time);
     // The domains' trees differ from the one tree, by the tree's own error: the orbits agree to it.
     const Diagnostics da = compute_diagnostics(a, a.pot), db = compute_diagnostics(b, b.pot);
+    // The diagnostics line of that step, summed over the ranks, is the gathered file's.
+    std::ifstream lines(three + "/diagnostics.txt");
+    std::string line, last;
+    while (std::getline(lines, line)) last = line;
+    std::istringstream columns(last);
+    std::vector<double> v;
+    for (double x; columns >> x;) v.push_back(x);
+    REQUIRE(v.size() >= 16);
+    CHECK(v[4] == Approx(db.total).epsilon(1e-11));
+    CHECK(v[14] == Approx(db.lagrangian_radii[1]).epsilon(1e-5)); // printed to 6 digits
     CHECK(std::abs(db.total - da.total) < 1e-4 * std::abs(da.total));
     CHECK(std::abs(db.lagrangian_radii[1] - da.lagrangian_radii[1]) < 1e-4 * da.lagrangian_radii[1]);
     // Half way, then restarted on 3 ranks: the uninterrupted run's particles, bit for bit.
