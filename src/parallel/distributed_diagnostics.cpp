@@ -1,7 +1,10 @@
 #include "parallel/distributed_diagnostics.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -28,13 +31,26 @@ double distributed_radius(const std::vector<double>& r, const Eigen::VectorXd& m
     for (int round = 0; round < 8 && count > kFew && hi > lo; ++round) {
         const double width = (hi - lo) / kBins;
         auto bin_of = [&](double ri) { return std::clamp(static_cast<int>((ri - lo) / width), 0, kBins - 1); };
-        std::vector<double> mass(2 * kBins, 0.0); // mass, then counts
-        for (std::size_t i = 0; i < n; ++i)
-            if (inside[i]) {
+        // Mass, then counts, per bin: each thread its part of the particles (a static split), the
+        // parts added in thread order, so that the same run writes the same line.
+        const int threads = omp_get_max_threads();
+        std::vector<std::vector<double>> part(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+        {
+            std::vector<double>& mine = part[static_cast<std::size_t>(omp_get_thread_num())];
+            mine.assign(2 * kBins, 0.0);
+#pragma omp for schedule(static)
+            for (std::int64_t s = 0; s < static_cast<std::int64_t>(n); ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                if (!inside[i]) continue;
                 const int b = bin_of(r[i]);
-                mass[static_cast<std::size_t>(b)] += m[static_cast<Eigen::Index>(i)];
-                mass[static_cast<std::size_t>(kBins + b)] += 1;
+                mine[static_cast<std::size_t>(b)] += m[static_cast<Eigen::Index>(i)];
+                mine[static_cast<std::size_t>(kBins + b)] += 1;
             }
+        }
+        std::vector<double> mass(2 * kBins, 0.0);
+        for (const auto& p : part)
+            for (std::size_t k = 0; k < p.size(); ++k) mass[k] += p[k];
         comm.sum(mass.data(), mass.size());
         int chosen = 0;
         while (chosen + 1 < kBins && below + mass[static_cast<std::size_t>(chosen)] < target)

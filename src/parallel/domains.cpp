@@ -33,11 +33,21 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
     while (width > 1 && cuts > 0) {
         const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
         std::vector<double> histogram(cuts * bins, 0.0);
-        // Several cuts may share an interval; each key counts once for each of them.
-        for (std::size_t i = 0; i < keys.size(); ++i)
-            for (std::size_t c = 0; c < cuts; ++c)
-                if (keys[i] >= lo[c] && keys[i] - lo[c] < width)
-                    histogram[c * bins + std::min(bins - 1, (keys[i] - lo[c]) / bin_width)] += cost[i];
+        // Several cuts may share an interval; each key counts once for each of them. Each thread
+        // its own histogram, added up after (a run's costs are ones: the sums are exact in any order).
+#pragma omp parallel
+        {
+            std::vector<double> mine(cuts * bins, 0.0);
+#pragma omp for schedule(static) nowait
+            for (std::int64_t s = 0; s < static_cast<std::int64_t>(keys.size()); ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                for (std::size_t c = 0; c < cuts; ++c)
+                    if (keys[i] >= lo[c] && keys[i] - lo[c] < width)
+                        mine[c * bins + std::min(bins - 1, (keys[i] - lo[c]) / bin_width)] += cost[i];
+            }
+#pragma omp critical
+            for (std::size_t k = 0; k < mine.size(); ++k) histogram[k] += mine[k];
+        }
         comm.sum(histogram.data(), histogram.size());
         for (std::size_t c = 0; c < cuts; ++c) {
             std::uint64_t b = 0;
@@ -53,8 +63,9 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
     first.back() = kKeyEnd;
     for (std::size_t c = 0; c < cuts; ++c) {
         double at_key = 0;
-        for (std::size_t i = 0; i < keys.size(); ++i)
-            if (keys[i] == lo[c]) at_key += cost[i];
+#pragma omp parallel for schedule(static) reduction(+ : at_key)
+        for (std::int64_t i = 0; i < static_cast<std::int64_t>(keys.size()); ++i)
+            if (keys[static_cast<std::size_t>(i)] == lo[c]) at_key += cost[static_cast<std::size_t>(i)];
         comm.sum(&at_key, 1);
         const bool after = below[c] + at_key - target[c] < target[c] - below[c];
         first[c + 1] = std::max(first[c], lo[c] + (after ? 1 : 0));
@@ -70,23 +81,28 @@ MortonDomains MortonDomains::cut(PositionsRef pos, const std::vector<double>& co
     if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
     for (const double c : cost)
         if (!(c >= 0) || !std::isfinite(c)) throw std::invalid_argument("domains: costs must be finite and >= 0");
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (std::size_t i = 0; i < n; ++i)
-        for (int a = 0; a < 3; ++a) {
-            mn[a] = std::min(mn[a], pos(a, static_cast<Eigen::Index>(i)));
-            mx[a] = std::max(mx[a], pos(a, static_cast<Eigen::Index>(i)));
-        }
+    double x0 = INFINITY, y0 = INFINITY, z0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, z1 = -INFINITY;
+#pragma omp parallel for schedule(static) reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
+    for (Eigen::Index i = 0; i < pos.cols(); ++i) {
+        x0 = std::min(x0, pos(0, i)), x1 = std::max(x1, pos(0, i));
+        y0 = std::min(y0, pos(1, i)), y1 = std::max(y1, pos(1, i));
+        z0 = std::min(z0, pos(2, i)), z1 = std::max(z1, pos(2, i));
+    }
+    double mn[3] = {x0, y0, z0}, mx[3] = {x1, y1, z1};
     comm.min(mn, 3);
     comm.max(mx, 3);
     MortonDomains d;
     if (!(mn[0] <= mx[0])) mn[0] = mn[1] = mn[2] = mx[0] = mx[1] = mx[2] = 0; // no particles anywhere
     std::memcpy(d.lo_, mn, sizeof mn);
     d.scale_ = static_cast<double>(kMortonAxisCells) / key_cube_side(mn, mx);
-    std::vector<std::uint64_t> keys(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto c = pos.col(static_cast<Eigen::Index>(i));
-        keys[i] = d.key(c[0], c[1], c[2]);
+    if (comm.size() == 1) { // one domain: everything, no keys needed
+        d.first_key_ = {0, kKeyEnd};
+        return d;
     }
+    std::vector<std::uint64_t> keys(n);
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index i = 0; i < pos.cols(); ++i)
+        keys[static_cast<std::size_t>(i)] = d.key(pos(0, i), pos(1, i), pos(2, i));
     // Equal counts where no cost is given, and where all costs are zero.
     std::vector<double> weight = cost.empty() ? std::vector<double>(n, 1.0) : cost;
     double total = 0;
@@ -111,7 +127,8 @@ int MortonDomains::owner(std::uint64_t key) const
 
 std::vector<int> MortonDomains::owners(PositionsRef pos) const
 {
-    std::vector<int> out(static_cast<std::size_t>(pos.cols()));
+    std::vector<int> out(static_cast<std::size_t>(pos.cols()), 0);
+    if (ranks() == 1) return out;
 #pragma omp parallel for schedule(static)
     for (Eigen::Index i = 0; i < pos.cols(); ++i)
         out[static_cast<std::size_t>(i)] = owner(key(pos(0, i), pos(1, i), pos(2, i)));
