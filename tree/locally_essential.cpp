@@ -278,19 +278,32 @@ const char* LetBytes::particle_bytes() const
     return data + sizeof(LetHeader) + nodes * sizeof(LetNode);
 }
 
+namespace {
+
+// Every node and particle array of the tree (tree/tree_arrays.hpp: not the groups, which stay the
+// tree's own, nor the arrays set per criterion) and the cell centres, reserved or resized to m
+// nodes and n particles.
+template <bool kReserve> void size_forest(Octree& forest, std::size_t m, std::size_t n)
+{
+    for_each_array(forest, [&](auto& array, const TreeArrayInfo& info) {
+        if (info.per_theta || info.extent == Extent::groups) return;
+        const std::size_t count = info.extent == Extent::nodes ? m : n;
+        if constexpr (kReserve)
+            array.reserve(count);
+        else
+            array.resize(count);
+    });
+    if constexpr (kReserve)
+        forest.cell_centre.reserve(m);
+    else
+        forest.cell_centre.resize(m, Vec4<double>{0, 0, 0, 0});
+}
+
+} // namespace
+
 void reserve_for_lets(Octree& forest, std::size_t nodes, std::size_t particles)
 {
-    const std::size_t m = forest.next.size() + nodes, n = forest.particles.size() + particles;
-    forest.next.reserve(m);
-    forest.is_leaf.reserve(m);
-    forest.range.reserve(m);
-    forest.com_mass.reserve(m);
-    forest.quad.reserve(m);
-    forest.size.reserve(m);
-    forest.com_offset.reserve(m);
-    forest.cell_centre.reserve(m);
-    forest.particles.reserve(n);
-    forest.order.reserve(n);
+    size_forest<true>(forest, forest.next.size() + nodes, forest.particles.size() + particles);
 }
 
 void append_let(Octree& forest, const LetBytes& let)
@@ -300,14 +313,7 @@ void append_let(Octree& forest, const LetBytes& let)
     if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) ||
         m > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::runtime_error("append_let: the tree and its LETs exceed 2^31 particles or nodes");
-    forest.next.resize(m);
-    forest.is_leaf.resize(m);
-    forest.range.resize(m);
-    forest.com_mass.resize(m);
-    forest.quad.resize(m);
-    forest.size.resize(m);
-    forest.com_offset.resize(m);
-    forest.cell_centre.resize(m, Vec4<double>{0, 0, 0, 0});
+    size_forest<false>(forest, m, n);
     const auto base_node = static_cast<std::int32_t>(m0), base_particle = static_cast<std::int32_t>(n0);
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(let.nodes); ++k) {
@@ -321,10 +327,8 @@ void append_let(Octree& forest, const LetBytes& let)
         forest.size[i] = a.size;
         forest.com_offset[i] = a.com_offset;
     }
-    forest.particles.resize(n);
     std::memcpy(static_cast<void*>(forest.particles.data() + n0), let.particle_bytes(),
                 let.particles * sizeof(Vec4<double>));
-    forest.order.resize(n);
     for (std::size_t j = n0; j < n; ++j) forest.order[j] = static_cast<std::uint32_t>(j);
 }
 

@@ -54,19 +54,23 @@ std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::V
     std::vector<double> radii;
     for (double f : fractions) {
         if (!(f > 0 && f <= 1)) throw std::invalid_argument("Lagrangian fraction must lie in (0, 1]");
-        const double target = f * total;
-        double enclosed = 0, r = 0, previous_r = 0, previous_enclosed = 0;
-        for (const auto& [ri, mi] : radius_mass) {
-            previous_r = r;
-            previous_enclosed = enclosed;
-            r = ri;
-            enclosed += mi;
-            if (enclosed >= target) break;
-        }
-        const double span = enclosed - previous_enclosed;
-        radii.push_back(span > 0 ? previous_r + (r - previous_r) * (target - previous_enclosed) / span : r);
+        radii.push_back(radius_enclosing(radius_mass, f * total));
     }
     return radii;
+}
+
+double radius_enclosing(const std::vector<std::pair<double, double>>& sorted, double target, double enclosed, double r)
+{
+    double previous_r = r, previous_enclosed = enclosed;
+    for (const auto& [ri, mi] : sorted) {
+        previous_r = r;
+        previous_enclosed = enclosed;
+        r = ri;
+        enclosed += mi;
+        if (enclosed >= target) break;
+    }
+    const double span = enclosed - previous_enclosed;
+    return span > 0 ? previous_r + (r - previous_r) * (target - previous_enclosed) / span : r;
 }
 
 } // namespace grove

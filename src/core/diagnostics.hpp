@@ -2,6 +2,7 @@
 // mass and Lagrangian radii. Potentials come from a force engine (G included, per unit mass).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -32,5 +33,11 @@ Diagnostics compute_diagnostics(const ParticleSet& particles, const Eigen::Vecto
 std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::VectorXd& mass,
                                      const Eigen::Vector3d& centre, const std::vector<double>& fractions,
                                      const std::vector<std::size_t>& selection = {});
+
+// The radius at which the enclosed mass reaches `target`, walking (radius, mass) pairs sorted by
+// radius from `enclosed` mass at radius `r` (what lies inside the first pair: none at the
+// centre), interpolated between the two pairs that bracket it.
+double radius_enclosing(const std::vector<std::pair<double, double>>& sorted, double target, double enclosed = 0,
+                        double r = 0);
 
 } // namespace grove

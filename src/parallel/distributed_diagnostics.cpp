@@ -83,16 +83,7 @@ double distributed_radius(const std::vector<double>& r, const Eigen::VectorXd& m
     std::vector<std::pair<double, double>> bracket(all / 2);
     for (std::size_t k = 0; k < bracket.size(); ++k) bracket[k] = {flat[2 * k], flat[2 * k + 1]};
     std::sort(bracket.begin(), bracket.end());
-    double enclosed = below, radius = below_r, previous_r = below_r, previous_enclosed = below;
-    for (const auto& [ri, mi] : bracket) {
-        previous_r = radius;
-        previous_enclosed = enclosed;
-        radius = ri;
-        enclosed += mi;
-        if (enclosed >= target) break;
-    }
-    const double span = enclosed - previous_enclosed;
-    return span > 0 ? previous_r + (radius - previous_r) * (target - previous_enclosed) / span : radius;
+    return radius_enclosing(bracket, target, below, below_r);
 }
 
 } // namespace
