@@ -78,6 +78,16 @@ IntegratorConfig integrator_config(const RunConfig& config, const ParticleSet& p
 }
 
 // One run: its plan, its integrator, its outputs, and the loop over its intervals.
+// The particles a new run starts from: on domains without --target (which samples the whole
+// set) each rank's part of the file, else all of them.
+ParticleSet initial_particles(const RunConfig& config, const Communicator& comm)
+{
+    if (!config.domains || config.target) return read_snapshot(config.input, config.input_units);
+    const std::uint64_t n = snapshot_particle_count(config.input);
+    const auto k = static_cast<std::uint64_t>(comm.size()), r = static_cast<std::uint64_t>(comm.rank());
+    return read_snapshot_part(config.input, n * r / k, n * (r + 1) / k, config.input_units);
+}
+
 class Run {
   public:
     Run(const RunConfig& config, std::optional<Checkpoint> restart);
@@ -114,7 +124,7 @@ class Run {
 
 Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     : config_(config), restart_(std::move(restart)),
-      p_(restart_ ? std::move(restart_->particles) : read_snapshot(config.input, config.input_units)),
+      p_(restart_ ? std::move(restart_->particles) : initial_particles(config, Communicator::world())),
       plan_(RunPlan::make(config, start_time(config, p_, restart_))), ic_(integrator_config(config, p_)),
       comm_(Communicator::world()), argv_(config.argv)
 {
@@ -136,7 +146,12 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
             std::fflush(stdout);
         }
     }
-    if (config.domains) p_ = own_domain(p_, comm_);
+    // On domains: a restart's and a --target's set is whole on every rank; otherwise each rank read
+    // its part of the file.
+    if (config.domains && (restart_ || config.target))
+        p_ = own_domain(p_, comm_);
+    else if (config.domains)
+        move_to_domains(p_, comm_);
     integrator_ = make_integrator(
         ic_, engines(),
         [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {

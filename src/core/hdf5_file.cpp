@@ -68,7 +68,10 @@ template <class T> std::vector<T> read_attribute_numeric(hid_t object, const std
     return values;
 }
 
-template <class T> std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type)
+// The rows [first, first + rows) of a dataset (every row where rows is npos), all columns.
+template <class T>
+std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type, std::size_t first = 0,
+                                    std::size_t rows = static_cast<std::size_t>(-1))
 {
     Handle set(checked(H5Dopen2(parent, name.c_str(), H5P_DEFAULT),
                        "dataset " + name + " is missing in " + object_name(parent)),
@@ -77,11 +80,28 @@ template <class T> std::vector<T> read_dataset_numeric(hid_t parent, const std::
     if (H5Tget_class(type.id()) != H5T_INTEGER && H5Tget_class(type.id()) != H5T_FLOAT)
         throw Error("dataset " + object_name(set.id()) + " is not numeric");
     Handle space(H5Dget_space(set.id()), H5Sclose);
-    const hssize_t count = H5Sget_simple_extent_npoints(space.id());
-    std::vector<T> values(static_cast<std::size_t>(count < 0 ? 0 : count));
-    if (!values.empty())
-        checked(H5Dread(set.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
-                "cannot read dataset " + object_name(set.id()), 0);
+    if (rows == static_cast<std::size_t>(-1)) {
+        const hssize_t count = H5Sget_simple_extent_npoints(space.id());
+        std::vector<T> values(static_cast<std::size_t>(count < 0 ? 0 : count));
+        if (!values.empty())
+            checked(H5Dread(set.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+                    "cannot read dataset " + object_name(set.id()), 0);
+        return values;
+    }
+    const int rank = H5Sget_simple_extent_ndims(space.id());
+    hsize_t dims[2] = {0, 1};
+    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.id(), dims, nullptr) < 0 || first + rows > dims[0])
+        throw Error("rows " + std::to_string(first) + ".." + std::to_string(first + rows) + " lie outside dataset " +
+                    object_name(set.id()));
+    const hsize_t columns = rank == 2 ? dims[1] : 1;
+    std::vector<T> values(rows * columns);
+    if (values.empty()) return values;
+    const hsize_t start[2] = {first, 0}, count[2] = {rows, columns};
+    checked(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+            "cannot select rows of dataset " + object_name(set.id()), 0);
+    Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
+    checked(H5Dread(set.id(), mem_type, memory.id(), space.id(), H5P_DEFAULT, values.data()),
+            "cannot read dataset " + object_name(set.id()), 0);
     return values;
 }
 
@@ -304,6 +324,16 @@ std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name)
 std::vector<std::uint64_t> read_dataset_u64(hid_t parent, const std::string& name)
 {
     return read_dataset_numeric<std::uint64_t>(parent, name, H5T_NATIVE_UINT64);
+}
+
+std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name, std::size_t first, std::size_t rows)
+{
+    return read_dataset_numeric<double>(parent, name, H5T_NATIVE_DOUBLE, first, rows);
+}
+
+std::vector<std::uint64_t> read_dataset_u64(hid_t parent, const std::string& name, std::size_t first, std::size_t rows)
+{
+    return read_dataset_numeric<std::uint64_t>(parent, name, H5T_NATIVE_UINT64, first, rows);
 }
 
 } // namespace grove::h5

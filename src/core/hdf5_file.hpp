@@ -74,5 +74,8 @@ std::vector<hsize_t> dataset_shape(hid_t parent, const std::string& name);
 // Reads converting from whatever numeric type is stored (float, int32, ...).
 std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name);
 std::vector<std::uint64_t> read_dataset_u64(hid_t parent, const std::string& name);
+// The same for rows [first, first + rows) alone (a hyperslab), every column.
+std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name, std::size_t first, std::size_t rows);
+std::vector<std::uint64_t> read_dataset_u64(hid_t parent, const std::string& name, std::size_t first, std::size_t rows);
 
 } // namespace grove::h5

@@ -58,6 +58,27 @@ void ParticleSet::validate(const std::string& what) const
     if (dup != sorted.end()) throw std::runtime_error(what + ": duplicate particle ID " + std::to_string(*dup));
 }
 
+ParticleSet particle_range(const ParticleSet& p, std::size_t begin, std::size_t end)
+{
+    end = std::min(end, p.size());
+    begin = std::min(begin, end);
+    const auto b = static_cast<Eigen::Index>(begin), n = static_cast<Eigen::Index>(end - begin);
+    ParticleSet part;
+    part.pos = p.pos.middleCols(b, n);
+    part.vel = p.vel.middleCols(b, n);
+    part.mass = p.mass.segment(b, n);
+    part.id.assign(p.id.begin() + b, p.id.begin() + b + n);
+    part.type.assign(p.type.begin() + b, p.type.begin() + b + n);
+    if (p.has_forces()) {
+        part.acc = p.acc.middleCols(b, n);
+        part.pot = p.pot.segment(b, n);
+    }
+    part.time = p.time;
+    part.units = p.units;
+    part.run_parameters = p.run_parameters;
+    return part;
+}
+
 ParticleSet concatenate(const ParticleSet& a, const ParticleSet& b)
 {
     ParticleSet out;

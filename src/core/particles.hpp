@@ -54,6 +54,9 @@ struct ParticleSet {
     void validate(const std::string& what) const;
 };
 
+// Particles [begin, end) of p (end past the last is the last), with their forces where p has them.
+ParticleSet particle_range(const ParticleSet& p, std::size_t begin, std::size_t end);
+
 // Concatenation, keeping each input's order (used to assemble multi-component models). Forces
 // are kept when both inputs have them; time, units and parameters come from `a`.
 ParticleSet concatenate(const ParticleSet& a, const ParticleSet& b);

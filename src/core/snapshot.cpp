@@ -211,7 +211,8 @@ Units read_units(hid_t file, const std::map<std::string, std::string>& params)
 // Reads the particles of one /PartTypeN group, checking every dataset's shape.
 // `ids_missing` is set when the group has no ParticleIDs (they are optional in GADGET files).
 ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
-                           const std::vector<std::uint64_t>& header_counts, bool& ids_missing)
+                           const std::vector<std::uint64_t>& header_counts, bool& ids_missing, std::size_t first = 0,
+                           std::size_t rows = static_cast<std::size_t>(-1))
 {
     auto group = h5::open_group(file, part_type_group(type));
     const std::string where = "/" + part_type_group(type);
@@ -224,8 +225,16 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
         throw std::runtime_error(where + "/Coordinates has " + std::to_string(n) +
                                  " rows but Header/NumPart_ThisFile says " + std::to_string(header_counts[type]));
 
+    // Rows [first, first + rows) of the group alone where asked (a rank's part of the file).
+    const bool whole = rows == static_cast<std::size_t>(-1);
+    if (whole) rows = n;
+    if (first + rows > n) throw std::logic_error("read_particles: rows outside the group");
+    const auto read_doubles = [&](const char* name) {
+        return whole ? h5::read_dataset_doubles(group.id(), name)
+                     : h5::read_dataset_doubles(group.id(), name, first, rows);
+    };
     ParticleSet part;
-    part.resize(n, static_cast<Component>(type));
+    part.resize(rows, static_cast<Component>(type));
     if (n == 0) return part; // an empty group (other codes write them) has nothing to check
     bool has_forces = true;
     for (const auto& field : kFields) {
@@ -255,16 +264,17 @@ ParticleSet read_particles(hid_t file, int type, double mass_table_entry,
                                      (field.components == 3 ? ", 3)" : ")"));
         }
         if (field.integer_ids) {
-            part.id = h5::read_dataset_u64(group.id(), field.name);
+            part.id = whole ? h5::read_dataset_u64(group.id(), field.name)
+                            : h5::read_dataset_u64(group.id(), field.name, first, rows);
             continue;
         }
         if (!field.required) { // optional force fields: allocate before filling
             if (field.components == 3)
-                part.acc.resize(3, static_cast<Eigen::Index>(n));
+                part.acc.resize(3, static_cast<Eigen::Index>(rows));
             else
-                part.pot.resize(static_cast<Eigen::Index>(n));
+                part.pot.resize(static_cast<Eigen::Index>(rows));
         }
-        const auto values = h5::read_dataset_doubles(group.id(), field.name);
+        const auto values = read_doubles(field.name);
         std::copy(values.begin(), values.end(), field.column(part));
     }
     if (!has_forces) {
@@ -358,7 +368,9 @@ int files_per_snapshot(hid_t file)
     return static_cast<int>(h5::read_attribute_u64(header.id(), "NumFilesPerSnapshot").at(0));
 }
 
-ParticleSet read_one_file(const std::string& path);
+// The particles [begin, end) of one file in file order (all of them by default).
+ParticleSet read_one_file(const std::string& path, std::uint64_t begin = 0,
+                          std::uint64_t end = std::numeric_limits<std::uint64_t>::max());
 
 } // namespace
 
@@ -377,6 +389,21 @@ std::uint64_t hdf5_particle_count(const std::string& path)
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
+}
+
+ParticleSet read_hdf5_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end)
+{
+    if (begin > end) throw std::invalid_argument("read_hdf5_snapshot_part: begin after end");
+    int files = 1;
+    try {
+        auto file = h5::open_file_read(path);
+        files = files_per_snapshot(file.id());
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+    if (files <= 1) return read_one_file(path, begin, end);
+    // Split over files: read whole, then cut (the files' own counts would say which to open).
+    return particle_range(read_hdf5_snapshot(path), begin, end);
 }
 
 ParticleSet read_hdf5_snapshot(const std::string& path)
@@ -403,15 +430,17 @@ ParticleSet read_hdf5_snapshot(const std::string& path)
 
 namespace {
 
-ParticleSet read_one_file(const std::string& path)
+ParticleSet read_one_file(const std::string& path, std::uint64_t begin, std::uint64_t end)
 {
     ParticleSet out;
     try {
         auto file = h5::open_file_read(path);
         // Planned from the header's counts, or the datasets' lengths without one, before any read.
         const std::uint64_t total = particle_count(file.id());
-        check_memory_plan(Workload::read, static_cast<std::size_t>(total),
-                          "reading " + std::to_string(total) + " particles");
+        end = std::min(end, total);
+        begin = std::min(begin, end);
+        check_memory_plan(Workload::read, static_cast<std::size_t>(end - begin),
+                          "reading " + std::to_string(end - begin) + " particles");
         std::vector<std::uint64_t> header_counts;
         std::vector<double> mass_table(kNumParticleTypes, 0.0);
         if (h5::has_link(file.id(), "Header")) {
@@ -434,9 +463,27 @@ ParticleSet read_one_file(const std::string& path)
         out.units = read_units(file.id(), out.run_parameters);
 
         bool any_group = false, ids_missing = false;
+        const bool whole = begin == 0 && end == total;
+        std::uint64_t offset = 0; // the particles of the groups before this one
         for (int t = 0; t < kNumParticleTypes; ++t) {
             if (!h5::has_link(file.id(), part_type_group(t))) continue;
-            ParticleSet part = read_particles(file.id(), t, mass_table[t], header_counts, ids_missing);
+            std::size_t first = 0, rows = static_cast<std::size_t>(-1); // the group's part of [begin, end)
+            if (!whole) {
+                auto group = h5::open_group(file.id(), part_type_group(t));
+                const auto shape = h5::has_link(group.id(), "Coordinates")
+                                       ? h5::dataset_shape(group.id(), "Coordinates")
+                                       : std::vector<hsize_t>{};
+                const std::uint64_t n = shape.empty() ? 0 : shape[0];
+                const std::uint64_t lo = std::clamp(begin, offset, offset + n),
+                                    hi = std::clamp(end, offset, offset + n);
+                first = static_cast<std::size_t>(lo - offset);
+                rows = static_cast<std::size_t>(hi - lo);
+                offset += n;
+                // None of it in the part: passed over (an empty part would drop the others' forces in
+                // concatenate); a group without Coordinates goes on to be refused.
+                if (rows == 0 && !shape.empty()) continue;
+            }
+            ParticleSet part = read_particles(file.id(), t, mass_table[t], header_counts, ids_missing, first, rows);
             out = any_group ? concatenate(out, part) : [&] {
                 part.time = out.time;
                 part.units = out.units;
@@ -445,13 +492,14 @@ ParticleSet read_one_file(const std::string& path)
             }();
             any_group = true;
         }
+        if (!any_group && !whole) return out; // a part past the particles: none
         if (!any_group) throw std::runtime_error("no particle groups (PartType0..PartType5)");
         if (ids_missing) {
-            for (std::size_t i = 0; i < out.size(); ++i) out.id[i] = i + 1;
+            for (std::size_t i = 0; i < out.size(); ++i) out.id[i] = begin + i + 1;
             std::fprintf(stderr, "grove: %s has no ParticleIDs; its particles are numbered 1..%zu in file order\n",
                          path.c_str(), out.size());
         }
-        out.validate("particle data");
+        if (whole || out.size() > 0) out.validate("particle data"); // a rank's part may hold none
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }

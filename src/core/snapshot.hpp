@@ -8,6 +8,7 @@
 // Writes go to a temporary name in the same directory and are renamed when complete.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/particles.hpp"
@@ -24,6 +25,12 @@ void write_snapshot(const std::string& path, const ParticleSet& particles);
 // throws std::runtime_error naming the file and the problem. Other formats: snapshot_formats.hpp,
 // whose read_snapshot takes any of them.
 ParticleSet read_hdf5_snapshot(const std::string& path);
+
+// The particles [begin, end) of an HDF5 snapshot in file order (its PartType groups one after
+// another; end past the last is the last), read alone through hyperslabs: each rank of a run on
+// domains reads its share. A snapshot split over files is read whole and cut. Validated as
+// read_hdf5_snapshot validates (IDs unique within the part).
+ParticleSet read_hdf5_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end);
 
 // The number of particles an HDF5 snapshot holds, without reading them: its header's counts (of
 // all its files), or where it has none the lengths of its Coordinates. Throws std::runtime_error

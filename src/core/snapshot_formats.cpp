@@ -95,6 +95,15 @@ ParticleSet read_snapshot(const std::string& path, const std::optional<Units>& u
     throw std::logic_error("read_snapshot: unknown format");
 }
 
+ParticleSet read_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end,
+                               const std::optional<Units>& units)
+{
+    if (snapshot_format(path) != SnapshotFormat::hdf5) return particle_range(read_snapshot(path, units), begin, end);
+    ParticleSet p = read_hdf5_snapshot_part(path, begin, end);
+    if (units) p.units = *units;
+    return p;
+}
+
 std::uint64_t snapshot_particle_count(const std::string& path)
 {
     switch (snapshot_format(path)) {

@@ -33,6 +33,11 @@ std::optional<SnapshotFormat> snapshot_format_of_name(const std::string& path);
 // binary); an HDF5 file's own units are kept unless `units` is given.
 ParticleSet read_snapshot(const std::string& path, const std::optional<Units>& units = std::nullopt);
 
+// Particles [begin, end) of a file in its order: an HDF5 snapshot reads them alone
+// (read_hdf5_snapshot_part), the other formats read whole and cut.
+ParticleSet read_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end,
+                               const std::optional<Units>& units = std::nullopt);
+
 // The number of particles a file holds, from its header, without reading them.
 std::uint64_t snapshot_particle_count(const std::string& path);
 

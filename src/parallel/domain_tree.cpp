@@ -124,13 +124,7 @@ void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& 
     const std::size_t n = p.size(), ranks = static_cast<std::size_t>(comm.size()),
                       me = static_cast<std::size_t>(comm.rank());
     const std::size_t begin = n * me / ranks, end = n * (me + 1) / ranks;
-    ParticleSet slab;
-    slab.pos = p.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin));
-    slab.vel.setZero(3, static_cast<Eigen::Index>(end - begin));
-    slab.mass = p.mass.segment(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin));
-    slab.id.assign(p.id.begin() + static_cast<std::ptrdiff_t>(begin), p.id.begin() + static_cast<std::ptrdiff_t>(end));
-    slab.type.assign(p.type.begin() + static_cast<std::ptrdiff_t>(begin),
-                     p.type.begin() + static_cast<std::ptrdiff_t>(end));
+    const ParticleSet slab = particle_range(p, begin, end);
     std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
     for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
     const MortonDomains domains = MortonDomains::cut(slab.pos, {}, comm);

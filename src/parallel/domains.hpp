@@ -47,6 +47,10 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
 // This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order.
 ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 
+// The same from any split of the set over the ranks (each rank's part of a file): every rank
+// ends with what own_domain would give it.
+void move_to_domains(ParticleSet& local, const Communicator& comm);
+
 // The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order (as
 // `local` must be on entry): between the steps of a run, so that the domains follow the
 // particles. Only the particles that change rank travel. The same particles on the same number of

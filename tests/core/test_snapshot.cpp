@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/checkpoint.hpp"
+#include "core/galaxy_model.hpp"
 #include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
 #include "core/memory_check.hpp"
@@ -416,4 +417,35 @@ TEST_CASE("memory plans: counts without a header or past 2^64, and a cgroup's ro
     std::ofstream(root / "memory" / "batch" / "memory.usage_in_bytes") << "100000000\n";
     CHECK(cgroup_room_bytes("12:cpu,cpuacct:/x\n4:memory:/batch\n", root.string()) == 200000000);
     CHECK(cgroup_room_bytes("0::/\n", root.string()) == 0); // no limit at the root: unknown
+}
+
+TEST_CASE("a snapshot read in parts, across its type groups, is the whole file", "[snapshot]")
+{
+    const std::string path = test::scratch_path("parts.hdf5");
+    ParticleSet p = make_galaxy(5000, 3, GalaxyParams{}); // halo, disk and bulge: three groups
+    p.acc = Eigen::Matrix3Xd::Random(3, static_cast<Eigen::Index>(p.size()));
+    p.pot = Eigen::VectorXd::Random(static_cast<Eigen::Index>(p.size()));
+    write_snapshot(path, p);
+    const ParticleSet whole = read_snapshot(path);
+    for (const std::size_t parts : {1, 3, 7}) {
+        INFO(parts << " parts");
+        ParticleSet joined;
+        for (std::size_t k = 0; k < parts; ++k) {
+            const ParticleSet part = read_snapshot_part(path, whole.size() * k / parts, whole.size() * (k + 1) / parts);
+            CHECK(part.time == whole.time);
+            CHECK(part.units.G == whole.units.G);
+            joined = k == 0 ? part : concatenate(joined, part);
+        }
+        CHECK(joined.id == whole.id);
+        CHECK(joined.type == whole.type);
+        CHECK(joined.pos == whole.pos);
+        CHECK(joined.vel == whole.vel);
+        CHECK(joined.mass == whole.mass);
+        CHECK(joined.acc == whole.acc);
+        CHECK(joined.pot == whole.pot);
+    }
+    // Past the end: what there is; an empty part is no error.
+    CHECK(read_snapshot_part(path, whole.size() - 10, whole.size() + 100).size() == 10);
+    CHECK(read_snapshot_part(path, whole.size() + 1, whole.size() + 5).size() == 0);
+    CHECK_THROWS_AS(read_hdf5_snapshot_part(path, 20, 10), std::invalid_argument);
 }
