@@ -13,8 +13,8 @@
 // nodes, so trees laid one after another form a forest that the unchanged walk and evaluation
 // traverse as one: the local groups walk their own tree, then each LET. A terminal cell keeps
 // its centre of mass and quadrupole but its size is set to 0, so that no group can open it (its
-// opening radius is then 0, and its centre of mass lies outside the domain's box, grown by a
-// margin that outweighs float rounding); opened cells keep their size, so each group still
+// opening radius is then 0, and its centre of mass lies outside all the domain's boxes, grown by
+// a margin that outweighs float rounding); opened cells keep their size, so each group still
 // decides for itself whether it accepts them.
 #pragma once
 

@@ -96,7 +96,7 @@ Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& pot
                                     " entries for " + std::to_string(p.size()) + " particles");
     Diagnostics d;
     const Eigen::Vector3d weighted = p.pos * p.mass;
-    double sums[15] = {p.mass.sum(), 0.5 * (p.vel.colwise().squaredNorm().transpose().array() * p.mass.array()).sum(),
+    double sums[12] = {p.mass.sum(), 0.5 * (p.vel.colwise().squaredNorm().transpose().array() * p.mass.array()).sum(),
                        0.5 * p.mass.dot(potential)};
     const Eigen::Vector3d momentum = p.vel * p.mass;
     Eigen::Vector3d angular = Eigen::Vector3d::Zero();
