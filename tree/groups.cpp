@@ -6,9 +6,7 @@
 
 namespace grove {
 
-namespace {
-
-Group<double> make_group(const Octree& tree, ParticleRange range)
+Group<double> particles_box(const Octree& tree, ParticleRange range)
 {
     double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
                     std::numeric_limits<double>::max()};
@@ -35,15 +33,13 @@ Group<double> make_group(const Octree& tree, ParticleRange range)
     return group;
 }
 
-} // namespace
-
 void refit_group_boxes(Octree& tree)
 {
     const auto num_groups = static_cast<std::int64_t>(tree.groups.size());
 #pragma omp parallel for schedule(static) if (num_groups > 256)
     for (std::int64_t g = 0; g < num_groups; ++g) {
         Group<double>& group = tree.groups[static_cast<std::size_t>(g)];
-        group = make_group(tree, group.range);
+        group = particles_box(tree, group.range);
     }
 }
 

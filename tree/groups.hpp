@@ -10,4 +10,8 @@ namespace grove {
 // after the build and again whenever the particles have moved (a refit).
 void refit_group_boxes(Octree& tree);
 
+// The bounding box of the tree's particles in `range`, padded by a few ulps of the coordinates
+// (a group's box; also a domain's boxes, tree/locally_essential.hpp). Its range is `range`.
+Group<double> particles_box(const Octree& tree, ParticleRange range);
+
 } // namespace grove

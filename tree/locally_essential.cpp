@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tree/groups.hpp"
 #include "tree/mac.hpp"
 
 namespace grove {
@@ -45,20 +46,6 @@ Group<double> grown(const Group<double>& box)
     Group<double> g = box;
     g.half_extent = {h.x + margin, h.y + margin, h.z + margin, 0};
     return g;
-}
-
-Group<double> points_box(const Vec4<double>* first, const Vec4<double>* last)
-{
-    double lo[3] = {first->x, first->y, first->z}, hi[3] = {lo[0], lo[1], lo[2]};
-    for (const Vec4<double>* p = first; p != last; ++p) {
-        lo[0] = std::min(lo[0], p->x), hi[0] = std::max(hi[0], p->x);
-        lo[1] = std::min(lo[1], p->y), hi[1] = std::max(hi[1], p->y);
-        lo[2] = std::min(lo[2], p->z), hi[2] = std::max(hi[2], p->z);
-    }
-    Group<double> box{};
-    box.centre = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2]), 0};
-    box.half_extent = {0.5 * (hi[0] - lo[0]), 0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]), 0};
-    return box;
 }
 
 } // namespace
@@ -106,8 +93,7 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::size_t k = 0; k < boxes.size(); ++k) {
         const ParticleRange r = tree.range[static_cast<std::size_t>(source[k])];
-        if (boxes[k].bounds_particles)
-            boxes[k].box = grown(points_box(tree.particles.data() + r.begin, tree.particles.data() + r.end));
+        if (boxes[k].bounds_particles) boxes[k].box = grown(particles_box(tree, r));
     }
     for (std::size_t k = boxes.size(); k-- > 0;) {
         if (boxes[k].bounds_particles) continue;
@@ -119,6 +105,10 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
     return boxes;
 }
 
+namespace {
+
+// Whether some particle box of `boxes` comes within the opening radius of a centre of mass: a
+// walk of the boxes that passes over every box far enough away together with those inside it.
 bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2)
 {
     const auto m = static_cast<std::int32_t>(boxes.size());
@@ -133,8 +123,6 @@ bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com,
     }
     return false;
 }
-
-namespace {
 
 // What a walk of part of the tree took: the source node of each LET node, the nodes, the
 // particles (each node's `first` counting from this piece's first particle).

@@ -61,10 +61,6 @@ struct DomainBox {
 // (tree/float_tree.hpp pads those by a few float ulps). None for a tree without particles.
 std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024);
 
-// Whether some particle box of `boxes` comes within the opening radius of a centre of mass: a
-// walk of the boxes that passes over every box far enough away together with those inside it.
-bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2);
-
 // Appends to `out` the LET of `tree` for the domain described by `boxes` (domain_boxes) under
 // the geometric criterion at `theta` (> 0), in its wire form; its lower parts are walked by OpenMP
 // threads and copied into place once. An empty tree, or no boxes, gives an empty LET.

@@ -52,13 +52,6 @@ ParticleSet own_share(const std::string& model, long long total, const Communica
     return parts.empty() ? ParticleSet{} : std::move(parts.front());
 }
 
-// The particles moved to the domains cut by `cost` (empty: equal counts).
-void move_to_domains(ParticleSet& p, const std::vector<double>& cost, const Communicator& comm)
-{
-    const MortonDomains domains = MortonDomains::cut(p.pos, cost, comm);
-    p = migrate(p, domains.owners(p.pos), comm);
-}
-
 struct SampleErrors {
     std::vector<double> all;
     std::map<int, std::vector<double>> by_type;
@@ -157,12 +150,12 @@ int bench_domain_scaling(const BenchConfig& c)
         SampleErrors errors;
         if (sub) {
             ParticleSet p = own_share(c.model, total, *sub);
-            move_to_domains(p, {}, *sub);
+            move_to_domains(p, *sub);
             auto engine = make_domain_tree_engine(make_force_engine(config), config, *sub);
             Forces f;
             engine->compute(p.pos, p.mass, p.type, f);
             for (int round = 0; round < 2; ++round) { // cut again by what each rank's particles cost
-                move_to_domains(p, std::vector<double>(p.size(), engine->last_cost_per_particle()), *sub);
+                move_to_domains(p, *sub, std::vector<double>(p.size(), engine->last_cost_per_particle()));
                 engine->compute(p.pos, p.mass, p.type, f);
             }
             std::vector<double> walls;

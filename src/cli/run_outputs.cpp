@@ -73,19 +73,11 @@ void RunOutputs::open_diagnostics(const Checkpoint* restart, const std::string& 
     if (!diagnostics_) throw std::runtime_error("cannot write " + path.string());
 }
 
-double RunOutputs::log(const ParticleSet& p, long long step, double e0, double wall_seconds,
-                       const std::vector<std::pair<std::string, long long>>& counts)
+double RunOutputs::log(const Diagnostics& d, double compute_seconds, double time, long long step, double e0,
+                       double wall_seconds, const std::vector<std::pair<std::string, long long>>& counts)
 {
     const auto start = WallClock::now();
-    const Diagnostics d = compute_diagnostics(p, p.pot);
-    diagnostics_seconds_ += seconds_since(start);
-    return log(d, p.time, step, e0, wall_seconds, counts);
-}
-
-double RunOutputs::log(const Diagnostics& d, double time, long long step, double e0, double wall_seconds,
-                       const std::vector<std::pair<std::string, long long>>& counts)
-{
-    const auto start = WallClock::now();
+    diagnostics_seconds_ += compute_seconds;
     const double de = e0 != 0 ? (d.total - e0) / std::abs(e0) : 0;
     if (writer_) {
         char line[512];

@@ -30,13 +30,11 @@ class RunOutputs {
     // the header lines (each ending in a newline), also on a restart that finds it missing or
     // shorter than the checkpoint recorded.
     void open_diagnostics(const Checkpoint* restart, const std::string& header);
-    // One diagnostics line; returns the relative energy error against e0.
-    // `counts`: the integrator's columns after the standard ones (Integrator::log_counts).
-    double log(const ParticleSet& p, long long step, double e0, double wall_seconds,
-               const std::vector<std::pair<std::string, long long>>& counts = {});
-    // The same from diagnostics computed elsewhere (over the ranks of a run on domains).
-    double log(const Diagnostics& d, double time, long long step, double e0, double wall_seconds,
-               const std::vector<std::pair<std::string, long long>>& counts = {});
+    // One diagnostics line from `d` (which took compute_seconds to compute: the timing summary
+    // counts it); returns the relative energy error against e0. `counts`: the integrator's columns
+    // after the standard ones (Integrator::log_counts).
+    double log(const Diagnostics& d, double compute_seconds, double time, long long step, double e0,
+               double wall_seconds, const std::vector<std::pair<std::string, long long>>& counts = {});
     // From here on snapshots are written in the background, by a thread with a core of its own
     // (every rank leaves the core out, as the writer's does).
     void start_snapshot_writer();

@@ -277,17 +277,15 @@ int Run::end_of_interval(long long s)
 
 double Run::log_line(long long step)
 {
-    const auto counts = integrator_->log_counts();
-    if (config_.domains) {
-        const Diagnostics d = compute_diagnostics(p_, p_.pot, comm_);
-        const double e0 = step == 0 ? d.total : e0_;
-        if (outputs_->writer()) last_de_ = outputs_->log(d, p_.time, step, e0, seconds_since(wall_start_), counts);
-        return d.total;
-    }
-    if (!outputs_->writer()) return 0;
-    const double total = step == 0 ? compute_diagnostics(p_, p_.pot).total : e0_;
-    last_de_ = outputs_->log(p_, step, total, seconds_since(wall_start_), counts);
-    return total;
+    // One process, or the ranks of the replicated mode: the first rank alone (all hold the same).
+    if (!config_.domains && !outputs_->writer()) return 0;
+    const auto start = WallClock::now();
+    const Diagnostics d = config_.domains ? compute_diagnostics(p_, p_.pot, comm_) : compute_diagnostics(p_, p_.pot);
+    const double computed = seconds_since(start);
+    if (outputs_->writer())
+        last_de_ = outputs_->log(d, computed, p_.time, step, step == 0 ? d.total : e0_, seconds_since(wall_start_),
+                                 integrator_->log_counts());
+    return d.total;
 }
 
 void Run::progress(long long s, double de) const

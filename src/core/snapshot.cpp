@@ -391,30 +391,32 @@ std::uint64_t hdf5_particle_count(const std::string& path)
     }
 }
 
-ParticleSet read_hdf5_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end)
+namespace {
+
+// How many files the snapshot at `path` is split over (1: not split).
+int snapshot_files(const std::string& path)
 {
-    if (begin > end) throw std::invalid_argument("read_hdf5_snapshot_part: begin after end");
-    int files = 1;
     try {
         auto file = h5::open_file_read(path);
-        files = files_per_snapshot(file.id());
+        return files_per_snapshot(file.id());
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
-    if (files <= 1) return read_one_file(path, begin, end);
+}
+
+} // namespace
+
+ParticleSet read_hdf5_snapshot_part(const std::string& path, std::uint64_t begin, std::uint64_t end)
+{
+    if (begin > end) throw std::invalid_argument("read_hdf5_snapshot_part: begin after end");
+    if (snapshot_files(path) <= 1) return read_one_file(path, begin, end);
     // Split over files: read whole, then cut (the files' own counts would say which to open).
     return particle_range(read_hdf5_snapshot(path), begin, end);
 }
 
 ParticleSet read_hdf5_snapshot(const std::string& path)
 {
-    int files = 1;
-    try {
-        auto file = h5::open_file_read(path);
-        files = files_per_snapshot(file.id());
-    } catch (const std::exception& e) {
-        throw std::runtime_error(path + ": " + e.what());
-    }
+    const int files = snapshot_files(path);
     if (files <= 1) return read_one_file(path);
     std::vector<std::string> parts;
     try {

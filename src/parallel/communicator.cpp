@@ -77,6 +77,20 @@ void Communicator::all_gather(const double* mine, std::size_t count, const std::
 #endif
 }
 
+std::vector<double> Communicator::all_gather(const std::vector<double>& mine, std::vector<std::size_t>& counts) const
+{
+    const auto ranks = static_cast<std::size_t>(size_);
+    const double my_count = static_cast<double>(mine.size()); // exact below 2^53
+    std::vector<double> each(ranks);
+    all_gather(&my_count, 1, std::vector<std::size_t>(ranks, 1), each.data());
+    counts.resize(ranks);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < ranks; ++r) total += counts[r] = static_cast<std::size_t>(each[r]);
+    std::vector<double> out(total);
+    all_gather(mine.data(), mine.size(), counts, out.data());
+    return out;
+}
+
 int Communicator::max(int value) const
 {
     if (size_ == 1) return value;

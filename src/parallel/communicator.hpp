@@ -21,6 +21,9 @@ class Communicator {
     int local_rank() const { return local_rank_; }
     // Every rank's `counts[r]` values gathered in rank order into `out` on all ranks.
     void all_gather(const double* mine, std::size_t count, const std::vector<std::size_t>& counts, double* out) const;
+    // The same where no rank knows the others' counts: every rank's values, of any number, in
+    // rank order; `counts` gets how many came from each rank.
+    std::vector<double> all_gather(const std::vector<double>& mine, std::vector<std::size_t>& counts) const;
     // The largest of every rank's value, on all ranks.
     int max(int value) const;
     // Element-wise sum over ranks, in place, on all ranks.

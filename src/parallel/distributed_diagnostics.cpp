@@ -71,16 +71,9 @@ double distributed_radius(const std::vector<double>& r, const Eigen::VectorXd& m
     std::vector<double> mine;
     for (std::size_t i = 0; i < n; ++i)
         if (inside[i]) mine.insert(mine.end(), {r[i], m[static_cast<Eigen::Index>(i)]});
-    const auto ranks = static_cast<std::size_t>(comm.size());
-    std::vector<double> sizes(ranks);
-    const double my_size = static_cast<double>(mine.size());
-    comm.all_gather(&my_size, 1, std::vector<std::size_t>(ranks, 1), sizes.data());
-    std::vector<std::size_t> counts(ranks);
-    std::size_t all = 0;
-    for (std::size_t k = 0; k < ranks; ++k) all += counts[k] = static_cast<std::size_t>(sizes[k]);
-    std::vector<double> flat(all);
-    comm.all_gather(mine.data(), mine.size(), counts, flat.data());
-    std::vector<std::pair<double, double>> bracket(all / 2);
+    std::vector<std::size_t> counts;
+    const std::vector<double> flat = comm.all_gather(mine, counts);
+    std::vector<std::pair<double, double>> bracket(flat.size() / 2);
     for (std::size_t k = 0; k < bracket.size(); ++k) bracket[k] = {flat[2 * k], flat[2 * k + 1]};
     std::sort(bracket.begin(), bracket.end());
     return radius_enclosing(bracket, target, below, below_r);

@@ -34,25 +34,18 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
     const auto n = static_cast<std::size_t>(pos.cols());
     const auto ranks = static_cast<std::size_t>(comm_.size()), me = static_cast<std::size_t>(comm_.rank());
 
-    // Every domain's boxes (six values each), then each other domain's LET.
+    // Every domain's boxes, then each other domain's LET.
     auto phase = WallClock::now();
-    const std::vector<DomainBox> mine = domain_boxes(forest_);
     constexpr std::size_t kValues = 8; // per box: centre, half widths, skip, bounds_particles
     std::vector<double> flat;
-    for (const DomainBox& b : mine)
+    for (const DomainBox& b : domain_boxes(forest_))
         flat.insert(flat.end(),
                     {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x, b.box.half_extent.y,
                      b.box.half_extent.z, static_cast<double>(b.next), static_cast<double>(b.bounds_particles)});
-    const double my_count = static_cast<double>(mine.size());
-    std::vector<double> counts(ranks);
-    comm_.all_gather(&my_count, 1, std::vector<std::size_t>(ranks, 1), counts.data());
-    std::vector<std::size_t> sizes(ranks), offset(ranks + 1, 0);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        sizes[r] = kValues * static_cast<std::size_t>(counts[r]);
-        offset[r + 1] = offset[r] + sizes[r];
-    }
-    std::vector<double> all(offset[ranks]);
-    comm_.all_gather(flat.data(), flat.size(), sizes, all.data());
+    std::vector<std::size_t> sizes;
+    const std::vector<double> all = comm_.all_gather(flat, sizes);
+    std::vector<std::size_t> offset(ranks + 1, 0);
+    for (std::size_t r = 0; r < ranks; ++r) offset[r + 1] = offset[r] + sizes[r];
     send_.resize(ranks);
     for (auto& buffer : send_) buffer.clear(); // kept, with their capacity, for the next call
     for (std::size_t r = 0; r < ranks; ++r) {  // each LET walked by all threads (make_let)

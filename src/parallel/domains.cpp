@@ -296,9 +296,9 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
 }
 
-void move_to_domains(ParticleSet& local, const Communicator& comm)
+void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost)
 {
-    const MortonDomains domains = MortonDomains::cut(local.pos, {}, comm);
+    const MortonDomains domains = MortonDomains::cut(local.pos, cost, comm);
     const ParticleSet moved = migrate(local, domains.owners(local.pos), comm);
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }

@@ -48,8 +48,9 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
 ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 
 // The same from any split of the set over the ranks (each rank's part of a file): every rank
-// ends with what own_domain would give it.
-void move_to_domains(ParticleSet& local, const Communicator& comm);
+// ends with what own_domain would give it. With `cost` (one value per particle), the domains are
+// cut to equal cost instead (MortonDomains::cut).
+void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
 // The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order (as
 // `local` must be on entry): between the steps of a run, so that the domains follow the

@@ -436,13 +436,7 @@ TEST_CASE("a snapshot read in parts, across its type groups, is the whole file",
             CHECK(part.units.G == whole.units.G);
             joined = k == 0 ? part : concatenate(joined, part);
         }
-        CHECK(joined.id == whole.id);
-        CHECK(joined.type == whole.type);
-        CHECK(joined.pos == whole.pos);
-        CHECK(joined.vel == whole.vel);
-        CHECK(joined.mass == whole.mass);
-        CHECK(joined.acc == whole.acc);
-        CHECK(joined.pot == whole.pot);
+        test::check_same_columns(joined, whole);
     }
     // Past the end: what there is; an empty part is no error.
     CHECK(read_snapshot_part(path, whole.size() - 10, whole.size() + 100).size() == 10);
