@@ -169,10 +169,12 @@ int bench_domain_scaling(const BenchConfig& c)
             }
             std::sort(walls.begin(), walls.end());
             const PhaseTimes times = engine->last_phase_times();
-            double build = phase_seconds(times, "build"), walks = phase_seconds(times, "LET walks"),
-                   exchange = phase_seconds(times, "exchange"), append = phase_seconds(times, "append"), evaluate = 0;
-            for (std::size_t i = 4; i < times.size(); ++i) evaluate += times[i].second; // load and the engine's
-            const double work = build + walks + append + evaluate;
+            const double build = phase_seconds(times, "build"), walks = phase_seconds(times, "LET walks"),
+                         exchange = phase_seconds(times, "exchange"), append = phase_seconds(times, "append");
+            double all_phases = 0;
+            for (const auto& phase : times) all_phases += phase.second;
+            const double evaluate = all_phases - build - walks - exchange - append; // load and the engine's
+            const double work = all_phases - exchange;
             slowest = {walls[walls.size() / 2],
                        build,
                        walks,

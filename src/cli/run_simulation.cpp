@@ -77,7 +77,6 @@ IntegratorConfig integrator_config(const RunConfig& config, const ParticleSet& p
     return ic;
 }
 
-// One run: its plan, its integrator, its outputs, and the loop over its intervals.
 // The particles a new run starts from: on domains without --target (which samples the whole
 // set) each rank's part of the file, else all of them.
 ParticleSet initial_particles(const RunConfig& config, const Communicator& comm)
@@ -88,6 +87,7 @@ ParticleSet initial_particles(const RunConfig& config, const Communicator& comm)
     return read_snapshot_part(config.input, n * r / k, n * (r + 1) / k, config.input_units);
 }
 
+// One run: its plan, its integrator, its outputs, and the loop over its intervals.
 class Run {
   public:
     Run(const RunConfig& config, std::optional<Checkpoint> restart);
@@ -248,6 +248,8 @@ int Run::end_of_interval(long long s)
     // Files see the particles in the order they were given (between them the leapfrog keeps them
     // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
     // positions, velocities, masses and potentials, which move together.
+    // On domains every step: the particles are moved between ranks below, in the caller's (ID) order
+    // and from the host.
     if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
     if (log_due || config_.domains) integrator_->synchronize(p_);

@@ -28,8 +28,7 @@ DomainTreeEngine::DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const Tr
 void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Forces& out)
 {
     const auto start = WallClock::now();
-    BuildTimes build;
-    build_octree_into(forest_, pos, mass, tree_.build, &build);
+    build_octree_into(forest_, pos, mass, tree_.build);
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());
     const auto ranks = static_cast<std::size_t>(comm_.size()), me = static_cast<std::size_t>(comm_.rank());
@@ -38,10 +37,11 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
     auto phase = WallClock::now();
     constexpr std::size_t kValues = 8; // per box: centre, half widths, skip, bounds_particles
     std::vector<double> flat;
-    for (const DomainBox& b : domain_boxes(forest_))
-        flat.insert(flat.end(),
-                    {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x, b.box.half_extent.y,
-                     b.box.half_extent.z, static_cast<double>(b.next), static_cast<double>(b.bounds_particles)});
+    if (ranks > 1) // one domain has no one to describe itself to
+        for (const DomainBox& b : domain_boxes(forest_))
+            flat.insert(flat.end(),
+                        {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x, b.box.half_extent.y,
+                         b.box.half_extent.z, static_cast<double>(b.next), static_cast<double>(b.bounds_particles)});
     std::vector<std::size_t> sizes;
     const std::vector<double> all = comm_.all_gather(flat, sizes);
     std::vector<std::size_t> offset(ranks + 1, 0);

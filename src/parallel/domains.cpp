@@ -235,36 +235,51 @@ ParticleSet migrate(const ParticleSet& p, const std::vector<int>& owner, const C
     return q;
 }
 
-ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)
+namespace {
+
+// A set of m particles with p's time, units and parameters, and room for forces where asked.
+ParticleSet sized_like(const ParticleSet& p, std::size_t m, bool forces)
 {
-    const auto m = static_cast<Eigen::Index>(index.size());
     ParticleSet q;
     q.time = p.time;
     q.units = p.units;
     q.run_parameters = p.run_parameters;
-    q.pos.resize(3, m);
-    q.vel.resize(3, m);
-    q.mass.resize(m);
-    q.id.resize(index.size());
-    q.type.resize(index.size());
-    const bool forces = p.has_forces();
+    const auto n = static_cast<Eigen::Index>(m);
+    q.pos.resize(3, n);
+    q.vel.resize(3, n);
+    q.mass.resize(n);
+    q.id.resize(m);
+    q.type.resize(m);
     if (forces) {
-        q.acc.resize(3, m);
-        q.pot.resize(m);
+        q.acc.resize(3, n);
+        q.pot.resize(n);
     }
+    return q;
+}
+
+// Particle i of `from` into slot k of `to` (its forces too where `to` has room for them).
+void copy_particle(const ParticleSet& from, std::size_t i, ParticleSet& to, std::size_t k)
+{
+    const auto c = static_cast<Eigen::Index>(i), d = static_cast<Eigen::Index>(k);
+    to.pos.col(d) = from.pos.col(c);
+    to.vel.col(d) = from.vel.col(c);
+    to.mass[d] = from.mass[c];
+    to.id[k] = from.id[i];
+    to.type[k] = from.type[i];
+    if (to.acc.cols() > 0) {
+        to.acc.col(d) = from.acc.col(c);
+        to.pot[d] = from.pot[c];
+    }
+}
+
+} // namespace
+
+ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)
+{
+    ParticleSet q = sized_like(p, index.size(), p.has_forces());
 #pragma omp parallel for schedule(static)
-    for (Eigen::Index k = 0; k < m; ++k) {
-        const auto i = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)]);
-        q.pos.col(k) = p.pos.col(i);
-        q.vel.col(k) = p.vel.col(i);
-        q.mass[k] = p.mass[i];
-        q.id[static_cast<std::size_t>(k)] = p.id[static_cast<std::size_t>(i)];
-        q.type[static_cast<std::size_t>(k)] = p.type[static_cast<std::size_t>(i)];
-        if (forces) {
-            q.acc.col(k) = p.acc.col(i);
-            q.pot[k] = p.pot[i];
-        }
-    }
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(index.size()); ++k)
+        copy_particle(p, index[static_cast<std::size_t>(k)], q, static_cast<std::size_t>(k));
     return q;
 }
 
@@ -323,39 +338,13 @@ bool follow_domains(ParticleSet& local, const Communicator& comm)
     // The stayers are in ID order already (the set was); the arrivals, sorted, merge in: each
     // particle copied once.
     const std::vector<std::size_t> order = by_id(arrived, [](std::size_t) { return true; });
-    ParticleSet merged;
-    merged.time = local.time;
-    merged.units = local.units;
-    merged.run_parameters = local.run_parameters;
-    const auto m = static_cast<Eigen::Index>(stay.size() + order.size());
-    const bool forces = local.has_forces() || arrived.has_forces();
-    merged.pos.resize(3, m);
-    merged.vel.resize(3, m);
-    merged.mass.resize(m);
-    merged.id.resize(static_cast<std::size_t>(m));
-    merged.type.resize(static_cast<std::size_t>(m));
-    if (forces) {
-        merged.acc.resize(3, m);
-        merged.pot.resize(m);
-    }
-    auto take = [&](const ParticleSet& from, std::size_t i, Eigen::Index k) {
-        const auto c = static_cast<Eigen::Index>(i);
-        merged.pos.col(k) = from.pos.col(c);
-        merged.vel.col(k) = from.vel.col(c);
-        merged.mass[k] = from.mass[c];
-        merged.id[static_cast<std::size_t>(k)] = from.id[i];
-        merged.type[static_cast<std::size_t>(k)] = from.type[i];
-        if (forces) {
-            merged.acc.col(k) = from.acc.col(c);
-            merged.pot[k] = from.pot[c];
-        }
-    };
+    ParticleSet merged = sized_like(local, stay.size() + order.size(), local.has_forces() || arrived.has_forces());
     std::size_t a = 0, b = 0;
-    for (Eigen::Index k = 0; k < m; ++k) {
+    for (std::size_t k = 0; k < merged.size(); ++k) {
         if (b == order.size() || (a < stay.size() && local.id[stay[a]] < arrived.id[order[b]]))
-            take(local, stay[a++], k);
+            copy_particle(local, stay[a++], merged, k);
         else
-            take(arrived, order[b++], k);
+            copy_particle(arrived, order[b++], merged, k);
     }
     local = std::move(merged);
     return true;
