@@ -143,10 +143,12 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
     }
     if (wanted * kEntry > static_cast<long long>(held)) {
         // Room to grow into: what is free besides what the lists hold, less a reserve for what a
-        // step allocates after its lists (a grown tree, the group order's keys).
+        // step allocates after its lists (a grown tree, the group order's keys) and for an output's
+        // potentials, made on the lists while they are held (a float4 a particle).
         std::size_t free_bytes = 0, total_bytes = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const std::size_t reserve = std::max<std::size_t>(total_bytes / 16, std::size_t{512} << 20);
+        const std::size_t reserve = std::max<std::size_t>(total_bytes / 16, std::size_t{512} << 20) +
+                                    static_cast<std::size_t>(num_particles) * sizeof(float4);
         const std::size_t room = free_bytes + held > reserve ? free_bytes + held - reserve : 0;
         budget = std::min(budget, static_cast<long long>(room / kEntry));
     }
@@ -422,13 +424,18 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         }
     }
     const int buffers = count > 1 ? 2 : 1;
-    const auto wanted = static_cast<long long>(buffers * (node_room + leaf_room));
-    const auto held = static_cast<long long>(list_bytes_held() / sizeof(std::int32_t));
-    // Buffers sized for other batches give their memory back first when all of them would not fit.
-    if (held + wanted > e.budget)
+    // What the buffers would hold with each keeping its memory where that is enough. Buffers sized
+    // for other batches (smaller, or larger than these need) give their memory back first where
+    // that would not fit: the budget counts what the lists hold as room for these.
+    std::size_t after = 0;
+    for (int b = 0; b < 2; ++b)
+        after += b < buffers
+                     ? std::max(d_node_list[b].capacity(), node_room) + std::max(d_leaf_list[b].capacity(), leaf_room)
+                     : d_node_list[b].capacity() + d_leaf_list[b].capacity();
+    if (static_cast<long long>(after) > e.budget)
         for (int b = 0; b < 2; ++b) {
-            if (d_node_list[b].capacity() < node_room || b >= buffers) d_node_list[b].release();
-            if (d_leaf_list[b].capacity() < leaf_room || b >= buffers) d_leaf_list[b].release();
+            if (d_node_list[b].capacity() != node_room || b >= buffers) d_node_list[b].release();
+            if (d_leaf_list[b].capacity() != leaf_room || b >= buffers) d_leaf_list[b].release();
         }
     for (int b = 0; b < buffers; ++b) {
         d_node_list[b].reserve(std::max<std::size_t>(node_room, 1), "node lists");
