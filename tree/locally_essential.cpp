@@ -66,8 +66,10 @@ void set_skips(const Octree& tree, const std::vector<std::int32_t>& source, std:
 
 } // namespace
 
-std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
+std::vector<DomainBox> domain_boxes(const Octree& tree, int count, const std::vector<double>* group_scales)
 {
+    if (group_scales && group_scales->size() != tree.groups.size())
+        throw std::invalid_argument("domain_boxes: one scale per group");
     if (count < 1) throw std::invalid_argument("domain_boxes: count must be >= 1");
     std::vector<DomainBox> boxes;
     std::vector<std::int32_t> source;
@@ -93,13 +95,25 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::size_t k = 0; k < boxes.size(); ++k) {
         const ParticleRange r = tree.range[static_cast<std::size_t>(source[k])];
-        if (boxes[k].bounds_particles) boxes[k].box = grown(particles_box(tree, r));
+        if (!boxes[k].bounds_particles) continue;
+        boxes[k].box = grown(particles_box(tree, r));
+        if (!group_scales) continue;
+        // The groups tile the particles in order: from the one holding the cell's first particle on.
+        auto g = std::upper_bound(tree.groups.begin(), tree.groups.end(), r.begin,
+                                  [](std::int32_t b, const Group<double>& x) { return b < x.range.begin; });
+        if (g != tree.groups.begin()) --g;
+        for (; g != tree.groups.end() && g->range.begin < r.end; ++g)
+            boxes[k].mac_scale =
+                std::max(boxes[k].mac_scale, (*group_scales)[static_cast<std::size_t>(g - tree.groups.begin())]);
     }
     for (std::size_t k = boxes.size(); k-- > 0;) {
         if (boxes[k].bounds_particles) continue;
         std::vector<Group<double>> children;
-        for (auto c = static_cast<std::int32_t>(k) + 1; c < boxes[k].next; c = boxes[static_cast<std::size_t>(c)].next)
+        for (auto c = static_cast<std::int32_t>(k) + 1; c < boxes[k].next;
+             c = boxes[static_cast<std::size_t>(c)].next) {
             children.push_back(boxes[static_cast<std::size_t>(c)].box);
+            boxes[k].mac_scale = std::max(boxes[k].mac_scale, boxes[static_cast<std::size_t>(c)].mac_scale);
+        }
         boxes[k].box = union_box(children.data(), children.data() + children.size());
     }
     return boxes;
@@ -107,14 +121,15 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count)
 
 namespace {
 
-// Whether some particle box of `boxes` comes within the opening radius of a centre of mass: a
-// walk of the boxes that passes over every box far enough away together with those inside it.
-bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2)
+// Whether some particle box of `boxes` would open a node (its centre of mass, opening radius and,
+// for the relative criterion, r_rel2; 0 for the geometric one): a walk of the boxes that passes
+// over every box far enough away together with those inside it (whose scales are at most its).
+bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2, double r_rel2)
 {
     const auto m = static_cast<std::int32_t>(boxes.size());
     for (std::int32_t t = 0; t < m;) {
         const DomainBox& b = boxes[static_cast<std::size_t>(t)];
-        if (!must_open(b.box, com, r_open2))
+        if (!must_open_relative(b.box, com, r_open2, r_rel2, b.mac_scale))
             t = b.next; // nor any box within it
         else if (b.bounds_particles)
             return true;
@@ -135,12 +150,16 @@ struct LetPiece {
 // Walks the tree's nodes [begin, end) for the boxes. With `tasks`, an opened cell of at most
 // `split` particles is not walked but left as a task (its index in the piece, source -1 - task).
 void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, const std::vector<DomainBox>& boxes,
-                    double theta, LetPiece& piece, std::vector<std::int32_t>* tasks, std::int32_t split)
+                    const OpeningCriterion& criterion, LetPiece& piece, std::vector<std::int32_t>* tasks,
+                    std::int32_t split)
 {
+    const bool relative = criterion.kind == MacKind::relative;
+    const double theta = relative ? kMaxTheta : criterion.theta; // the relative criterion's floor
     for (std::int32_t i = begin; i < end;) {
         const auto k = static_cast<std::size_t>(i);
+        const double r_rel2 = relative ? relative_radius2(tree.size[k], tree.com_mass[k].w, criterion.alpha) : 0.0;
         const bool opened =
-            must_open_for(boxes, tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta));
+            must_open_for(boxes, tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta), r_rel2);
         const ParticleRange r = tree.range[k];
         if (opened && tasks && !tree.is_leaf[k] && r.end - r.begin <= split) {
             piece.source.push_back(-1 - static_cast<std::int32_t>(tasks->size()));
@@ -172,21 +191,25 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
 
 } // namespace
 
-void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta, std::vector<char>& out)
+void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
+              std::vector<char>& out)
 {
-    if (!(theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
+    if (criterion.kind == MacKind::geometric && !(criterion.theta > 0))
+        throw std::invalid_argument("make_let: theta must be > 0");
+    if (criterion.kind == MacKind::relative && !(criterion.alpha > 0))
+        throw std::invalid_argument("make_let: alpha must be > 0");
     // The top of the tree walked here, the cells below it that need walking by the threads.
     LetPiece top;
     std::vector<std::int32_t> tasks;
     if (!boxes.empty() && tree.num_nodes() > 0) {
         const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
-        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, theta, top, &tasks, split);
+        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, criterion, top, &tasks, split);
     }
     std::vector<LetPiece> below(tasks.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::size_t t = 0; t < tasks.size(); ++t)
-        walk_for_boxes(tree, tasks[t], tree.next[static_cast<std::size_t>(tasks[t])], boxes, theta, below[t], nullptr,
-                       0);
+        walk_for_boxes(tree, tasks[t], tree.next[static_cast<std::size_t>(tasks[t])], boxes, criterion, below[t],
+                       nullptr, 0);
     // The LET in walk order: the top's nodes one by one, each task's piece in its place; every
     // piece's nodes and particles then go straight to where they belong in `out`.
     struct Segment {

@@ -3,10 +3,12 @@
 // the bounding boxes of the particles of its tree's top cells, in a tree of their own (one box for
 // a whole domain would do, but a Morton domain can wrap around its neighbours: the box of
 // "everything but the centre" holds the centre).
-// The sending domain walks its own tree once under the same geometric criterion (tree/mac.hpp),
-// opening a cell when any of the boxes would: a cell that every box accepts is accepted by every
-// group (a group's box lies within one of the boxes, so it is at least as far from the cell), and
-// goes as a terminal cell; a cell opened goes with its children; an opened leaf with its particles.
+// The sending domain walks its own tree once under the same criterion (tree/mac.hpp), opening a
+// cell when any of the boxes would: a cell that every box accepts is accepted by every group (a
+// group's box lies within one of the boxes, so it is at least as far from the cell), and goes as
+// a terminal cell; a cell opened goes with its children; an opened leaf with its particles. Under
+// the relative criterion each box carries the largest scale (the smallest |a|) of its groups, so
+// that what it accepts every one of them accepts too.
 //
 // The receiver appends each LET to its own tree (append_let). The tree's nodes are in pre-order
 // with next[] skip indices, and the walk (tree/walk.hpp) is one index moving forward over all
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/opening_criterion.hpp"
 #include "tree/octree.hpp"
 
 namespace grove {
@@ -52,6 +55,7 @@ struct DomainBox {
     Group<double> box;
     std::int32_t next = 0;             // index after this box's subtree
     std::int32_t bounds_particles = 0; // 1: a cell's particles' box; 0: its children's union
+    double mac_scale = 0;              // the relative criterion's largest group scale within it
 };
 
 // The boxes that describe a built tree's domain to the others: the bounding boxes of the particles
@@ -59,12 +63,17 @@ struct DomainBox {
 // the cells above them, each box grown on every side by a margin relative to its size so that a
 // terminal cell's centre of mass stays outside every float group box of the receiver
 // (tree/float_tree.hpp pads those by a few float ulps). None for a tree without particles.
-std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024);
+// `group_scales` (the relative criterion's, one per group of the tree: fill_group_mac_scales),
+// where given, sets each box's mac_scale to the largest of its groups'.
+std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024,
+                                    const std::vector<double>* group_scales = nullptr);
 
 // Appends to `out` the LET of `tree` for the domain described by `boxes` (domain_boxes) under
-// the geometric criterion at `theta` (> 0), in its wire form; its lower parts are walked by OpenMP
-// threads and copied into place once. An empty tree, or no boxes, gives an empty LET.
-void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, double theta, std::vector<char>& out);
+// `criterion` (theta > 0; alpha > 0 with boxes that carry their scales), in its wire form; its
+// lower parts are walked by OpenMP threads and copied into place once. An empty tree, or no
+// boxes, gives an empty LET.
+void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
+              std::vector<char>& out);
 
 // A LET's bytes, checked: throws std::runtime_error for a buffer that is not one LET (wrong
 // length, skip indices or particle ranges out of bounds).

@@ -58,7 +58,7 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
             theirs[k].next = static_cast<std::int32_t>(b[6]);
             theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
         }
-        make_let(forest_, theirs, tree_.theta, send_[r]);
+        make_let(forest_, theirs, tree_.opening(), send_[r]);
     }
     const double let_seconds = seconds_since(phase);
 

@@ -249,7 +249,7 @@ TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended 
         for (int j = 0; j < 3; ++j)
             if (j != k) {
                 std::vector<char> wire;
-                make_let(trees[static_cast<std::size_t>(j)], boxes, params.theta, wire);
+                make_let(trees[static_cast<std::size_t>(j)], boxes, params.opening(), wire);
                 append_let(forest, let_bytes(wire.data(), wire.size()));
             }
         Forces cpu, gpu;

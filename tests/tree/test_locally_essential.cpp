@@ -10,6 +10,7 @@
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/locally_essential.hpp"
+#include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
 #include "tree/walk.hpp"
 
@@ -53,9 +54,35 @@ Octree forest_of(const Domains& d, int k, double theta)
         if (static_cast<int>(j) == k) continue;
         const Octree other = build_octree(d.pos[j], d.mass[j], build);
         std::vector<char> wire;
-        make_let(other, boxes, theta, wire);
+        make_let(other, boxes, OpeningCriterion::geometric(theta), wire);
         append_let(forest, let_bytes(wire.data(), wire.size()));
     }
+    return forest;
+}
+
+// Domain k's tree with every other domain's LET cut under `cut` for its groups' scales, from the
+// |a| / G of the whole set (abs_acc, in its order); forest_abs gets the forest's |a| / G, the
+// LETs' particles, which no group holds, at 0.
+Octree scaled_forest_of(const Domains& d, int k, const OpeningCriterion& cut, const std::vector<double>& abs_acc,
+                        std::vector<double>& forest_abs)
+{
+    const BuildParams build{};
+    const auto me = static_cast<std::size_t>(k);
+    Octree forest = build_octree(d.pos[me], d.mass[me], build);
+    forest_abs.resize(d.index[me].size());
+    for (std::size_t i = 0; i < forest_abs.size(); ++i)
+        forest_abs[i] = abs_acc[static_cast<std::size_t>(d.index[me][i])];
+    std::vector<double> scales(forest.groups.size());
+    fill_group_mac_scales(forest.groups, forest.order.data(), forest_abs, scales.data());
+    const std::vector<DomainBox> boxes = domain_boxes(forest, 1024, &scales);
+    for (std::size_t j = 0; j < d.pos.size(); ++j) {
+        if (j == me) continue;
+        const Octree other = build_octree(d.pos[j], d.mass[j], build);
+        std::vector<char> wire;
+        make_let(other, boxes, cut, wire);
+        append_let(forest, let_bytes(wire.data(), wire.size()));
+    }
+    forest_abs.resize(forest.particles.size(), 0.0);
     return forest;
 }
 
@@ -146,6 +173,68 @@ TEST_CASE("forces over LETs: the direct sum where every cell opens, the one tree
     }
 }
 
+TEST_CASE("LETs under the relative criterion: the forces of the other domains' whole trees, bit for bit", "[tree][let]")
+{
+    // A LET holds what every group of the receiving domain needs: a group walking it takes the
+    // same cells, in the same order, as walking the sender's whole tree (a LET whose every cell is
+    // opened), so its forces are the same to the last bit.
+    const ParticleSet p = make_galaxy(5000, 7, GalaxyParams{});
+    const GravityParams gravity{1.0, 0.05};
+    Forces exact;
+    DirectCpuEngine(gravity).compute(p.pos, p.mass, exact);
+    std::vector<double> abs_acc(p.size());
+    for (Eigen::Index i = 0; i < exact.acc.cols(); ++i) abs_acc[static_cast<std::size_t>(i)] = exact.acc.col(i).norm();
+    const double total = p.mass.sum();
+    const Domains d = morton_domains(p, 4);
+    for (const double alpha : {1e-4, 3e-3}) {
+        const OpeningCriterion criterion = OpeningCriterion::relative(alpha);
+        TreeParams params;
+        params.mac = MacKind::relative;
+        params.alpha = alpha;
+        std::size_t terminal = 0, cells = 0;
+        for (int k = 0; k < 4; ++k) {
+            INFO("alpha " << alpha << ", domain " << k);
+            Forces f[2];
+            for (int whole = 0; whole < 2; ++whole) {
+                std::vector<double> forest_abs;
+                Octree forest =
+                    scaled_forest_of(d, k, whole ? OpeningCriterion::geometric(1e-9) : criterion, abs_acc, forest_abs);
+                if (!whole) {
+                    cells += forest.next.size();
+                    for (std::size_t i = 0; i < forest.next.size(); ++i)
+                        terminal += forest.is_leaf[i] && forest.range[i].end == forest.range[i].begin;
+                    const OctreeView<double> view =
+                        set_opening_criterion(forest, forest.view(), criterion, forest.groups, forest_abs);
+                    for (std::int32_t g = 0; g < view.num_groups; ++g) {
+                        MassSink sink{forest};
+                        walk_group_into(view, g, sink);
+                        REQUIRE(sink.mass == Approx(total).epsilon(1e-12));
+                    }
+                }
+                Eigen::Matrix3Xd estimate =
+                    Eigen::Matrix3Xd::Zero(3, static_cast<Eigen::Index>(forest.particles.size()));
+                const auto& index = d.index[static_cast<std::size_t>(k)];
+                for (std::size_t i = 0; i < index.size(); ++i)
+                    estimate.col(static_cast<Eigen::Index>(i)) = exact.acc.col(index[i]);
+                TreeCpuEngine engine(params, gravity);
+                engine.set_acceleration_estimate(estimate);
+                engine.evaluate(forest, criterion, f[whole]);
+            }
+            const auto n = static_cast<Eigen::Index>(d.index[static_cast<std::size_t>(k)].size());
+            CHECK(f[0].acc.leftCols(n) == f[1].acc.leftCols(n));
+            CHECK(f[0].pot.head(n) == f[1].pot.head(n));
+        }
+        CHECK(terminal > cells / 20); // the LETs were cut, not sent whole
+    }
+    // The relative criterion needs alpha > 0, and the boxes one scale per group.
+    const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
+    const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
+    std::vector<char> wire;
+    CHECK_THROWS_AS(make_let(a, domain_boxes(b), OpeningCriterion::relative(0.0), wire), std::invalid_argument);
+    const std::vector<double> too_few(b.groups.size() - 1, 1.0);
+    CHECK_THROWS_AS(domain_boxes(b, 1024, &too_few), std::invalid_argument);
+}
+
 TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domains grow", "[tree][let]")
 {
     // The particles sent go as the domain's surface, n^(2/3): a falling share of n.
@@ -155,7 +244,7 @@ TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domai
         const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
         const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
         std::vector<char> wire;
-        make_let(a, domain_boxes(b), 0.5, wire);
+        make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), wire);
         const LetBytes let = let_bytes(wire.data(), wire.size());
         CHECK(let.nodes < static_cast<std::size_t>(a.num_nodes()));
         double mass = 0; // the top-level nodes of a LET hold the domain's mass
@@ -176,7 +265,7 @@ TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
     const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
     const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
     std::vector<char> wire;
-    make_let(a, domain_boxes(b), 0.5, wire);
+    make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), wire);
     CHECK_NOTHROW(let_bytes(wire.data(), wire.size()));
     CHECK_THROWS_WITH(let_bytes(wire.data(), wire.size() - 1), Catch::Contains("length"));
     CHECK_THROWS_WITH(let_bytes(wire.data(), 8), Catch::Contains("header"));
@@ -186,6 +275,6 @@ TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
     first.next = 1 << 30;
     std::memcpy(broken.data() + 16, &first, sizeof first);
     CHECK_THROWS_WITH(let_bytes(broken.data(), broken.size()), Catch::Contains("skip index"));
-    CHECK_THROWS_AS(make_let(a, domain_boxes(b), 0.0, wire), std::invalid_argument);
+    CHECK_THROWS_AS(make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.0), wire), std::invalid_argument);
     CHECK_THROWS_AS(domain_boxes(b, 0), std::invalid_argument);
 }
