@@ -3,45 +3,78 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
 #include "tree/cpu_engines.hpp"
 #include "tree/locally_essential.hpp"
+#include "tree/mac.hpp"
+#include "tree/tree_cpu.hpp"
 
 namespace grove {
 
 DomainTreeEngine::DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree,
                                    const GravityParams& gravity, const Communicator& comm)
     : ForceEngine(engine->name() + " on " + std::to_string(comm.size()) + " domains"), engine_(std::move(engine)),
-      sweep_(dynamic_cast<TreeSweep*>(engine_.get())), tree_(tree), comm_(comm)
+      sweep_(dynamic_cast<TreeSweep*>(engine_.get())), tree_(tree), gravity_(gravity), comm_(comm)
 {
     if (!sweep_) throw std::invalid_argument("domains: " + engine_->name() + " is not a tree engine");
-    if (tree.mac != MacKind::geometric)
-        throw std::invalid_argument("domains: the LETs are cut with the geometric criterion (--mac geometric, "
-                                    "--theta); the relative one is not distributed yet");
+    if (tree.mac == MacKind::relative && !dynamic_cast<TreeCpuEngine*>(engine_.get()))
+        throw std::invalid_argument("domains: the relative criterion runs on tree-cpu (--engine tree-cpu); on " +
+                                    engine_->name() + " use the geometric one (--mac geometric, --theta)");
     if (gravity.per_type())
         throw std::invalid_argument("domains: one softening length for all particles (--eps); softening by type "
                                     "(--eps-type) is not distributed yet");
     if (!(tree.theta > 0)) throw std::invalid_argument("domains: theta must be > 0");
 }
 
+void DomainTreeEngine::compute(ParticleStore& store)
+{
+    ParticleSet& p = store.host();
+    if (tree_.mac == MacKind::relative && p.has_forces()) estimate_.set(p.acc, gravity_.G);
+    compute(p.pos, p.mass, store.types(), store_forces_);
+    store.take_forces(store_forces_);
+}
+
 void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Forces& out)
+{
+    const OpeningCriterion criterion = tree_.opening();
+    if (criterion.kind == MacKind::relative) {
+        // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
+        double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
+        comm_.max(&lacking, 1);
+        if (lacking > 0) {
+            compute_under(OpeningCriterion::geometric(kFirstPassTheta), pos, mass, out);
+            estimate_.set(out.acc, gravity_.G);
+        }
+    }
+    compute_under(criterion, pos, mass, out);
+}
+
+void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
 {
     const auto start = WallClock::now();
     build_octree_into(forest_, pos, mass, tree_.build);
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());
     const auto ranks = static_cast<std::size_t>(comm_.size()), me = static_cast<std::size_t>(comm_.rank());
+    const bool relative = criterion.kind == MacKind::relative;
 
-    // Every domain's boxes, then each other domain's LET.
+    // Every domain's boxes (with its groups' scales under the relative criterion), then each other
+    // domain's LET.
     auto phase = WallClock::now();
-    constexpr std::size_t kValues = 8; // per box: centre, half widths, skip, bounds_particles
+    constexpr std::size_t kValues = 9; // per box: centre, half widths, skip, bounds_particles, scale
     std::vector<double> flat;
+    std::vector<double> scales;
+    if (relative && n > 0) {
+        scales.resize(forest_.groups.size());
+        fill_group_mac_scales(forest_.groups, forest_.order.data(), estimate_.magnitudes(), scales.data());
+    }
     if (ranks > 1) // one domain has no one to describe itself to
-        for (const DomainBox& b : domain_boxes(forest_))
-            flat.insert(flat.end(),
-                        {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x, b.box.half_extent.y,
-                         b.box.half_extent.z, static_cast<double>(b.next), static_cast<double>(b.bounds_particles)});
+        for (const DomainBox& b : domain_boxes(forest_, 1024, relative ? &scales : nullptr))
+            flat.insert(flat.end(), {b.box.centre.x, b.box.centre.y, b.box.centre.z, b.box.half_extent.x,
+                                     b.box.half_extent.y, b.box.half_extent.z, static_cast<double>(b.next),
+                                     static_cast<double>(b.bounds_particles), b.mac_scale});
     std::vector<std::size_t> sizes;
     const std::vector<double> all = comm_.all_gather(flat, sizes);
     std::vector<std::size_t> offset(ranks + 1, 0);
@@ -57,8 +90,9 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
             theirs[k].box.half_extent = {b[3], b[4], b[5], 0};
             theirs[k].next = static_cast<std::int32_t>(b[6]);
             theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
+            theirs[k].mac_scale = b[8];
         }
-        make_let(forest_, theirs, tree_.opening(), send_[r]);
+        make_let(forest_, theirs, criterion, send_[r]);
     }
     const double let_seconds = seconds_since(phase);
 
@@ -97,8 +131,14 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
     }
     phase = WallClock::now();
     sweep_->load(forest_, TypesRef{});
+    if (relative) { // the estimate of the forest's own particles; the LETs' belong to no group
+        Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, static_cast<Eigen::Index>(forest_.particles.size()));
+        const std::vector<double>& a = estimate_.magnitudes();
+        for (std::size_t i = 0; i < n; ++i) acc(0, static_cast<Eigen::Index>(i)) = a[i] * gravity_.G;
+        as_tree_engine(*engine_)->set_acceleration_estimate(acc);
+    }
     times_.push_back({"load", seconds_since(phase)});
-    sweep_->evaluate_loaded(tree_.opening(), forest_forces_);
+    sweep_->evaluate_loaded(criterion, forest_forces_);
     for (const auto& p : engine_->last_phase_times()) times_.push_back(p);
     // The local particles are the forest's first n, numbered by order[] in the caller's order.
     out.acc = forest_forces_.acc.leftCols(static_cast<Eigen::Index>(n));

@@ -15,6 +15,7 @@
 #include "core/force_engine.hpp"
 #include "core/particles.hpp"
 #include "parallel/communicator.hpp"
+#include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
 #include "tree/octree.hpp"
 #include "tree/tree_sweep.hpp"
@@ -29,13 +30,19 @@ struct LetTraffic {
 
 class DomainTreeEngine final : public ForceEngine {
   public:
-    // `engine`: a tree engine made with `tree` and `gravity` (one softening, the geometric
-    // criterion; throws std::invalid_argument otherwise, and for an engine that is not one).
+    // `engine`: a tree engine made with `tree` and `gravity` (one softening; the relative criterion
+    // on tree-cpu only; throws std::invalid_argument otherwise, and for an engine that is not one).
     DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree, const GravityParams& gravity,
                      const Communicator& comm);
     using ForceEngine::compute;
-    // Every rank calls it with its own particles; `type` is not read (one softening).
+    // Every rank calls it with its own particles; `type` is not read (one softening). Under the
+    // relative criterion the |a| of these particles come from set_acceleration_estimate or, where
+    // none covers them, from a geometric evaluation over the domains at kFirstPassTheta first.
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
+    // The store's accelerations (the last step's, moved with the particles between domains) are
+    // the relative criterion's estimate.
+    void compute(ParticleStore& store) override;
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) { estimate_.set(acc, gravity_.G); }
     // build, LETs (their walks), exchange, append, then the engine's own phases.
     PhaseTimes last_phase_times() const override { return times_; }
     const LetTraffic& last_traffic() const { return traffic_; }
@@ -44,9 +51,16 @@ class DomainTreeEngine final : public ForceEngine {
     double last_cost_per_particle() const { return cost_per_particle_; }
 
   private:
+    // One evaluation under `criterion`: build, boxes (with their groups' scales under the
+    // relative criterion), LETs, exchange, the forest's evaluation.
+    void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);
+
     std::unique_ptr<ForceEngine> engine_;
     TreeSweep* sweep_;
     TreeParams tree_;
+    GravityParams gravity_;
+    AccelerationEstimate estimate_; // |a| / G of this rank's particles, in their order
+    Forces store_forces_;
     const Communicator& comm_;
     Octree forest_;                                  // this rank's tree, the received LETs after it
     std::vector<std::vector<char>> send_, received_; // the LETs by rank, kept with their capacity
