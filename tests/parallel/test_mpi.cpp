@@ -180,6 +180,20 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     // On 2 ranks it goes on from the same file (other domains, so not bit for bit).
     REQUIRE(run(kMpirun + "-np 2 " + exe + " run --restart " + half + " --t-end 0.01", &log) == 0);
     CHECK(fs::exists(half + "/snapshot_0010.hdf5"));
+    // Under the relative criterion too: its |a| travel with the particles and the checkpoint.
+    const std::string rel = test::scratch_path("mpi_domains_run_rel"),
+                      rel_half = test::scratch_path("mpi_domains_rel_half");
+    for (const auto& dir : {rel, rel_half}) fs::remove_all(dir);
+    const std::string relative = args + " --mac relative --alpha 1e-3 --decomposition domains";
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + rel + relative + " --t-end 0.008", &log) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + rel_half + relative + " --t-end 0.004", &log) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + rel_half + " --t-end 0.008", &log) == 0);
+    const ParticleSet r = read_snapshot(rel + "/snapshot_0008.hdf5"),
+                      rh = read_snapshot(rel_half + "/snapshot_0008.hdf5");
+    CHECK(rh.pos == r.pos);
+    CHECK(rh.vel == r.vel);
+    CHECK(r.pos != b.pos); // another criterion, other orbits
+    CHECK(std::abs(compute_diagnostics(r, r.pot).total - da.total) < 1e-4 * std::abs(da.total));
     // What the domains cannot run yet is refused before anything is written.
     CHECK(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + test::scratch_path("mpi_domains_refused") +
                   " --integrator hermite --engine direct-cpu --t-end 0.01 --decomposition domains",
