@@ -38,7 +38,13 @@ void DomainTreeEngine::compute(ParticleStore& store)
 
 void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Forces& out)
 {
-    const OpeningCriterion criterion = tree_.opening();
+    compute_with(tree_.opening(), pos, mass, out);
+}
+
+void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
+{
+    if (criterion.kind == MacKind::relative && !dynamic_cast<TreeCpuEngine*>(engine_.get()))
+        throw std::invalid_argument("domains: the relative criterion runs on tree-cpu (--engine tree-cpu)");
     if (criterion.kind == MacKind::relative) {
         // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
         double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
@@ -57,6 +63,7 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     build_octree_into(forest_, pos, mass, tree_.build);
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());
+    last_n_ = n;
     const auto ranks = static_cast<std::size_t>(comm_.size()), me = static_cast<std::size_t>(comm_.rank());
     const bool relative = criterion.kind == MacKind::relative;
 
@@ -146,6 +153,18 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     cost_per_particle_ = (seconds_since(start) - exchange_seconds) / static_cast<double>(n);
 }
 
+TreeStats DomainTreeEngine::last_statistics() const
+{
+    if (last_n_ == 0) return {};               // nothing loaded: no groups, no particles
+    TreeStats s = sweep_->loaded_statistics(); // per particle of the forest, the LETs' included
+    {
+        const double forest_per_own = static_cast<double>(forest_.particles.size()) / static_cast<double>(last_n_);
+        s.node_interactions_per_particle *= forest_per_own;
+        s.leaf_interactions_per_particle *= forest_per_own;
+    }
+    return s;
+}
+
 std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceEngine> engine,
                                                           const EngineConfig& config, const Communicator& comm)
 {
@@ -153,6 +172,12 @@ std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceE
 }
 
 void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm)
+{
+    compute_on_domains(engine, engine.criterion(), p, out, comm);
+}
+
+void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criterion, const ParticleSet& p, Forces& out,
+                        const Communicator& comm)
 {
     const std::size_t n = p.size(), ranks = static_cast<std::size_t>(comm.size()),
                       me = static_cast<std::size_t>(comm.rank());
@@ -163,7 +188,7 @@ void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& 
     const MortonDomains domains = MortonDomains::cut(slab.pos, {}, comm);
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
-    engine.compute(mine.pos, mine.mass, mine.type, local);
+    engine.compute_with(criterion, mine.pos, mine.mass, local);
     out.acc.setZero(3, static_cast<Eigen::Index>(n));
     out.pot.setZero(static_cast<Eigen::Index>(n));
     for (std::size_t j = 0; j < mine.size(); ++j) {

@@ -39,6 +39,9 @@ class DomainTreeEngine final : public ForceEngine {
     // relative criterion the |a| of these particles come from set_acceleration_estimate or, where
     // none covers them, from a geometric evaluation over the domains at kFirstPassTheta first.
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
+    // The same under another criterion of the same kind's family (a sweep of theta or alpha values;
+    // the relative one on tree-cpu only, as for the engine's own).
+    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);
     // The store's accelerations (the last step's, moved with the particles between domains) are
     // the relative criterion's estimate.
     void compute(ParticleStore& store) override;
@@ -46,6 +49,11 @@ class DomainTreeEngine final : public ForceEngine {
     // build, LETs (their walks), exchange, append, then the engine's own phases.
     PhaseTimes last_phase_times() const override { return times_; }
     const LetTraffic& last_traffic() const { return traffic_; }
+    // Interaction counts of this rank's groups in the last compute(): means over its groups and
+    // over its own particles (the LETs' particles feel nothing).
+    TreeStats last_statistics() const;
+    std::size_t last_particle_count() const { return last_n_; } // this rank's, in the last compute()
+    OpeningCriterion criterion() const { return tree_.opening(); }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }
@@ -68,6 +76,7 @@ class DomainTreeEngine final : public ForceEngine {
     PhaseTimes times_;
     LetTraffic traffic_;
     double cost_per_particle_ = 0;
+    std::size_t last_n_ = 0;
 };
 
 // The engine for a configuration: a tree engine made by `make` (the registry's factory) with its
@@ -79,5 +88,8 @@ std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceE
 // slab, the slabs move to their Morton domains, the engine computes, and every rank gets every
 // force back in the set's order.
 void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm);
+// The same under `criterion` (DomainTreeEngine::compute_with).
+void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criterion, const ParticleSet& p, Forces& out,
+                        const Communicator& comm);
 
 } // namespace grove

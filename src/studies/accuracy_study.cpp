@@ -19,6 +19,7 @@
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_engine.hpp"
+#include "parallel/domain_tree.hpp"
 #include "tree/build.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_sweep.hpp"
@@ -222,6 +223,91 @@ Forces direct_reference(const ParticleSet& p, EngineConfig config, const std::st
 
 } // namespace
 
+namespace {
+
+// The median of `repeat` (at least one) runs of `once`, which returns its seconds.
+template <class Once> double median_seconds(int repeat, Once&& once)
+{
+    std::vector<double> times;
+    for (int k = 0; k < std::max(1, repeat); ++k) times.push_back(once());
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+// A row's errors against the reference, and a line of progress.
+SweepResult with_errors(SweepResult r, const ParticleSet& p, const std::vector<std::int32_t>& targets, const Forces& f,
+                        const Forces& ref, const AccuracyOptions& o)
+{
+    r.errors = summarize_errors(p, targets, f.acc, f.pot, ref.acc, ref.pot);
+    if (Communicator::world().is_root())
+        std::fprintf(stderr, "  %s %.4g done\n", OpeningCriterion{o.mac}.parameter_name(), r.value);
+    return r;
+}
+
+// The rows of every value (evaluate: value -> row), the target's search, and the power-law fit of
+// the median error.
+template <class Evaluate> void sweep_rows(AccuracyStudy& study, const AccuracyOptions& o, Evaluate&& evaluate)
+{
+    for (double value : o.values) study.results.push_back(evaluate(value));
+    if (o.target) study.search = search_parameter(o.mac, *o.target, evaluate);
+    std::vector<double> x, y;
+    for (const auto& r : study.results) {
+        x.push_back(r.value);
+        y.push_back(r.errors.front().acc_percentiles.front());
+    }
+    std::tie(study.fit_amplitude, study.fit_exponent) = fit_power_law(x, y);
+}
+
+// The sweep over Morton domains: each row one computation over the domains (the build, the LETs
+// and their exchange included), every rank with all forces after it; the counts are the means of
+// each rank's own groups and particles, weighted by them.
+AccuracyStudy domains_study(const ParticleSet& p, const AccuracyOptions& o, EngineConfig config, const Forces& ref,
+                            AccuracyStudy study)
+{
+    const Communicator& comm = Communicator::world();
+    config.mac = o.mac == MacKind::relative ? "relative" : "geometric"; // each row passes its own value
+    if (o.mac == MacKind::relative) config.alpha = o.values.empty() ? 1e-3 : o.values.front();
+    auto engine = make_domain_tree_engine(engines().make_force(config), config, comm);
+    if (o.mac == MacKind::relative) { // the |a| of a geometric pass over the domains, kept for every row
+        const auto t0 = WallClock::now();
+        Forces first;
+        compute_on_domains(*engine, o.criterion(o.values.empty() ? config.alpha : o.values.front()), p, first, comm);
+        study.first_pass_seconds = seconds_since(t0);
+    }
+    auto evaluate = [&](double value) {
+        SweepResult r;
+        r.value = value;
+        Forces f;
+        r.evaluate_seconds = median_seconds(o.repeat, [&] {
+            comm.barrier();
+            const auto t0 = WallClock::now();
+            compute_on_domains(*engine, o.criterion(value), p, f, comm);
+            double wall = seconds_since(t0);
+            comm.max(&wall, 1);
+            return wall;
+        });
+        const TreeStats mine = engine->last_statistics();
+        const auto n = static_cast<double>(engine->last_particle_count()), g = static_cast<double>(mine.num_groups);
+        double sums[6] = {mine.nodes_per_group * g,
+                          mine.leaves_per_group * g,
+                          mine.node_interactions_per_particle * n,
+                          mine.leaf_interactions_per_particle * n,
+                          g,
+                          n};
+        comm.sum(sums, 6);
+        r.stats.nodes_per_group = sums[4] > 0 ? sums[0] / sums[4] : 0;
+        r.stats.leaves_per_group = sums[4] > 0 ? sums[1] / sums[4] : 0;
+        r.stats.node_interactions_per_particle = sums[5] > 0 ? sums[2] / sums[5] : 0;
+        r.stats.leaf_interactions_per_particle = sums[5] > 0 ? sums[3] / sums[5] : 0;
+        r.stats.num_groups = static_cast<std::int64_t>(sums[4]);
+        return with_errors(std::move(r), p, study.targets, f, ref, o);
+    };
+    sweep_rows(study, o, evaluate);
+    return study;
+}
+
+} // namespace
+
 AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
 {
     if (o.values.empty() && !o.target) throw std::runtime_error("accuracy: no theta or alpha given");
@@ -237,6 +323,10 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     config.nleaf = o.nleaf;
     config.ncrit = o.ncrit;
     const Forces ref = direct_reference(p, config, o.direct_engine, study.targets, study.direct_seconds);
+    config.engine = o.tree_engine;
+    config.gpu_memory = o.gpu_memory;
+    config.list_memory = o.list_memory;
+    if (o.domains) return domains_study(p, o, config, ref, std::move(study));
 
     const BuildParams params{o.nleaf, o.ncrit};
     // Built twice and the second timed: the first pays one-time page faults, as a run's first
@@ -247,9 +337,6 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     build_octree_into(tree, p.pos, p.mass, params);
     study.build_seconds = seconds_since(t0);
 
-    config.engine = o.tree_engine;
-    config.gpu_memory = o.gpu_memory;
-    config.list_memory = o.list_memory;
     const auto engine = engines().make_force(config);
     auto* sweep = dynamic_cast<TreeSweep*>(engine.get());
     TreeEngine* tree_engine = as_tree_engine(*engine);
@@ -280,15 +367,12 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         SweepResult r;
         r.value = value;
         Forces f;
-        std::vector<double> times;
-        for (int k = 0; k < std::max(1, o.repeat); ++k) {
+        r.evaluate_seconds = median_seconds(o.repeat, [&] {
             t0 = WallClock::now();
             sweep->evaluate_loaded(o.criterion(value), f);
             combine(f);
-            times.push_back(seconds_since(t0));
-        }
-        std::sort(times.begin(), times.end());
-        r.evaluate_seconds = times[times.size() / 2];
+            return seconds_since(t0);
+        });
         r.stats = sweep->loaded_statistics();
         // Each rank counted its share of the lists; the counts are over all particles, so they add.
         double counts[4] = {r.stats.nodes_per_group, r.stats.leaves_per_group, r.stats.node_interactions_per_particle,
@@ -298,18 +382,9 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         r.stats.leaves_per_group = counts[1];
         r.stats.node_interactions_per_particle = counts[2];
         r.stats.leaf_interactions_per_particle = counts[3];
-        r.errors = summarize_errors(p, study.targets, f.acc, f.pot, ref.acc, ref.pot);
-        if (comm.is_root()) std::fprintf(stderr, "  %s %.4g done\n", OpeningCriterion{o.mac}.parameter_name(), value);
-        return r;
+        return with_errors(std::move(r), p, study.targets, f, ref, o);
     };
-    for (double value : o.values) study.results.push_back(evaluate(value));
-    if (o.target) study.search = search_parameter(o.mac, *o.target, evaluate);
-    std::vector<double> x, y;
-    for (const auto& r : study.results) {
-        x.push_back(r.value);
-        y.push_back(r.errors.front().acc_percentiles.front());
-    }
-    std::tie(study.fit_amplitude, study.fit_exponent) = fit_power_law(x, y);
+    sweep_rows(study, o, evaluate);
     return study;
 }
 

@@ -41,6 +41,10 @@ struct AccuracyOptions {
     std::uint64_t seed = 1;
     std::optional<ErrorTarget> target;             // also search theta (or alpha) for this
     std::uint64_t gpu_memory = 0, list_memory = 0; // the tree engine's limits (EngineConfig's)
+    // Under mpirun: the tree over Morton domains with locally essential trees
+    // (parallel/domain_tree.hpp), each row one force computation over the domains, build included;
+    // otherwise every rank evaluates a share of the groups of one replicated tree.
+    bool domains = false;
 
     OpeningCriterion criterion(double value) const
     {
@@ -80,7 +84,8 @@ struct AccuracyStudy {
     std::vector<std::int32_t> targets; // the particles compared (all when no sample)
     double build_seconds = 0;          // host tree build, once
     double direct_seconds = 0;         // the reference, scaled to all N when sampled
-    double first_pass_seconds = 0;     // relative criterion: the geometric pass that estimates |a|
+    double first_pass_seconds = 0;     // relative criterion: the geometric pass that estimates |a| (on
+                                       // domains, with the first row's evaluation)
     std::vector<SweepResult> results;
     double fit_amplitude = 0, fit_exponent = 0; // median error ~ A theta^alpha (all particles)
     std::optional<TargetSearch> search;

@@ -249,6 +249,48 @@ TEST_CASE("grove accuracy on 2 ranks writes the one-process table", "[mpi][slow]
     CHECK(rows(one) == rows(two));
 }
 
+TEST_CASE("grove accuracy --decomposition domains on 3 ranks: the one process's errors, both criteria", "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string in = test::scratch_path("mpi_acc_domains.hdf5"), exe = GROVE_EXE;
+    write_snapshot(in, make_galaxy(6000, 3, GalaxyParams{}));
+    // The "all" row of each value: its p50 and its interactions per particle.
+    auto rows = [](const std::string& text) {
+        std::vector<std::pair<double, double>> out;
+        std::stringstream ss(text);
+        for (std::string line; std::getline(ss, line);) {
+            if (line.rfind("| 0", 0) != 0 || line.find("| all |") == std::string::npos) continue;
+            std::vector<std::string> cells;
+            std::stringstream cs(line);
+            for (std::string cell; std::getline(cs, cell, '|');) cells.push_back(cell);
+            out.emplace_back(std::stod(cells[3]), std::stod(cells[11])); // p50, interactions/particle
+        }
+        return out;
+    };
+    for (const std::string criterion : {" --theta 0.4,0.7", " --mac relative --alpha 1e-3,3e-3"}) {
+        const std::string args = " --engine tree-cpu --eps 0.05 --sample 1000" + criterion;
+        std::string one, three;
+        REQUIRE(run(exe + " accuracy " + in + args + " -o " + test::scratch_path("mpi_accd_one.hdf5"), &one) == 0);
+        REQUIRE(run(kMpirun + "-np 3 " + exe + " accuracy " + in + args + " --decomposition domains -o " +
+                        test::scratch_path("mpi_accd_three.hdf5"),
+                    &three) == 0);
+        INFO(one << three);
+        CHECK_THAT(three, Catch::Contains("on 3 Morton domains"));
+        const auto a = rows(one), b = rows(three);
+        REQUIRE(a.size() == 2);
+        REQUIRE(b.size() == 2);
+        for (std::size_t k = 0; k < 2; ++k) {
+            // Each domain's tree has cells and groups of its own: at 2000 particles a domain the
+            // errors move by up to a quarter either way, and the cells the domains split cost some
+            // more interactions.
+            CHECK(b[k].first < 1.3 * a[k].first);
+            CHECK(b[k].first > 0.6 * a[k].first);
+            CHECK(b[k].second > 0.9 * a[k].second);
+            CHECK(b[k].second < 1.5 * a[k].second);
+        }
+    }
+}
+
 TEST_CASE("grove bench scaling prints time, speed-up and efficiency per rank count", "[mpi][slow]")
 {
     if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
