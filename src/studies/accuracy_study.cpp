@@ -322,6 +322,8 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
     config.precision = "double";
     config.nleaf = o.nleaf;
     config.ncrit = o.ncrit;
+    // Under mpirun each rank on the GPU of its local rank.
+    if (comm.size() > 1 && engines().device_count() > 0) config.device = comm.local_rank() % engines().device_count();
     const Forces ref = direct_reference(p, config, o.direct_engine, study.targets, study.direct_seconds);
     config.engine = o.tree_engine;
     config.gpu_memory = o.gpu_memory;
