@@ -19,13 +19,18 @@ DomainTreeEngine::DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const Tr
       sweep_(dynamic_cast<TreeSweep*>(engine_.get())), tree_(tree), gravity_(gravity), comm_(comm)
 {
     if (!sweep_) throw std::invalid_argument("domains: " + engine_->name() + " is not a tree engine");
-    if (tree.mac == MacKind::relative && !dynamic_cast<TreeCpuEngine*>(engine_.get()))
-        throw std::invalid_argument("domains: the relative criterion runs on tree-cpu (--engine tree-cpu); on " +
-                                    engine_->name() + " use the geometric one (--mac geometric, --theta)");
+    check_criterion(tree.opening());
     if (gravity.per_type())
         throw std::invalid_argument("domains: one softening length for all particles (--eps); softening by type "
                                     "(--eps-type) is not distributed yet");
     if (!(tree.theta > 0)) throw std::invalid_argument("domains: theta must be > 0");
+}
+
+void DomainTreeEngine::check_criterion(const OpeningCriterion& criterion) const
+{
+    if (criterion.kind == MacKind::relative && !dynamic_cast<TreeCpuEngine*>(engine_.get()))
+        throw std::invalid_argument("domains: the relative criterion runs on tree-cpu (--engine tree-cpu); on " +
+                                    engine_->name() + " use the geometric one (--mac geometric, --theta)");
 }
 
 void DomainTreeEngine::compute(ParticleStore& store)
@@ -43,8 +48,7 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
 
 void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
 {
-    if (criterion.kind == MacKind::relative && !dynamic_cast<TreeCpuEngine*>(engine_.get()))
-        throw std::invalid_argument("domains: the relative criterion runs on tree-cpu (--engine tree-cpu)");
+    check_criterion(criterion);
     if (criterion.kind == MacKind::relative) {
         // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
         double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
@@ -157,11 +161,9 @@ TreeStats DomainTreeEngine::last_statistics() const
 {
     if (last_n_ == 0) return {};               // nothing loaded: no groups, no particles
     TreeStats s = sweep_->loaded_statistics(); // per particle of the forest, the LETs' included
-    {
-        const double forest_per_own = static_cast<double>(forest_.particles.size()) / static_cast<double>(last_n_);
-        s.node_interactions_per_particle *= forest_per_own;
-        s.leaf_interactions_per_particle *= forest_per_own;
-    }
+    const double forest_per_own = static_cast<double>(forest_.particles.size()) / static_cast<double>(last_n_);
+    s.node_interactions_per_particle *= forest_per_own;
+    s.leaf_interactions_per_particle *= forest_per_own;
     return s;
 }
 

@@ -59,6 +59,8 @@ class DomainTreeEngine final : public ForceEngine {
     double last_cost_per_particle() const { return cost_per_particle_; }
 
   private:
+    // Throws std::invalid_argument for a criterion this engine's tree engine cannot distribute.
+    void check_criterion(const OpeningCriterion& criterion) const;
     // One evaluation under `criterion`: build, boxes (with their groups' scales under the
     // relative criterion), LETs, exchange, the forest's evaluation.
     void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);

@@ -268,10 +268,10 @@ AccuracyStudy domains_study(const ParticleSet& p, const AccuracyOptions& o, Engi
     config.mac = o.mac == MacKind::relative ? "relative" : "geometric"; // each row passes its own value
     if (o.mac == MacKind::relative) config.alpha = o.values.empty() ? 1e-3 : o.values.front();
     auto engine = make_domain_tree_engine(engines().make_force(config), config, comm);
-    if (o.mac == MacKind::relative) { // the |a| of a geometric pass over the domains, kept for every row
+    if (o.mac == MacKind::relative) { // the first value, after the geometric pass whose |a| every row keeps
         const auto t0 = WallClock::now();
         Forces first;
-        compute_on_domains(*engine, o.criterion(o.values.empty() ? config.alpha : o.values.front()), p, first, comm);
+        compute_on_domains(*engine, o.criterion(config.alpha), p, first, comm);
         study.first_pass_seconds = seconds_since(t0);
     }
     auto evaluate = [&](double value) {
