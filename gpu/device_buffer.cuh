@@ -69,6 +69,12 @@ template <class T> class DeviceBuffer {
         std::swap(data_, grown.data_);
         std::swap(capacity_, grown.capacity_);
     }
+    // Exchanges the memory of two buffers (a double buffer's halves).
+    void swap(DeviceBuffer& other) noexcept
+    {
+        std::swap(data_, other.data_);
+        std::swap(capacity_, other.capacity_);
+    }
     // Gives the memory back (a buffer too large for what follows).
     void release()
     {

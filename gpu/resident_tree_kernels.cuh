@@ -7,6 +7,9 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include "core/step_update.hpp"
+#include "gpu/cuda_check.cuh"
+
 #include "gpu/tree_resident.cuh"
 #include "tree/float_tree.hpp"
 #include "tree/mac.hpp"
@@ -17,6 +20,34 @@
 namespace grove {
 
 namespace {
+
+constexpr int kBlock = 256;
+
+unsigned blocks_for(std::size_t n)
+{
+    return static_cast<unsigned>(gpu::ceil_div(std::max<std::size_t>(n, 1), kBlock));
+}
+
+// Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
+enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree, kKickStart, kKickEnd };
+
+__device__ inline bool finite3(double x, double y, double z)
+{
+    return isfinite(x) && isfinite(y) && isfinite(z);
+}
+
+// The last evaluation's sums as the accelerations they stand for (G included), as store_forces
+// converts them.
+__device__ Vec4<double> acceleration_of(const float4& s, double G)
+{
+    return {G * s.x, G * s.y, G * s.z, G * s.w};
+}
+
+// A copy on a stream; nothing for an empty range.
+template <class T> void copy_async(T* to, const T* from, std::size_t count, cudaMemcpyKind kind, cudaStream_t s)
+{
+    if (count > 0) CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, s));
+}
 
 // The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
 // 1 if every prediction is finite. CUB reduces the points' boxes (min and max are exact in any
@@ -111,11 +142,14 @@ __global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupo
                     out.size[i], out.com_offset[i]);
 }
 
+// Group k of the walk is group select[k] of the tree (all of them, in order, where select is null).
 __global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec4<double>* com,
-                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out)
+                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out,
+                                   const int* select = nullptr)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
+    if (k < g)
+        out.groups[k] = float_group(ranges[select ? select[k] : k], out.particles, root_origin(com, cell, size).pad);
 }
 
 // The relative criterion's group scales (tree/mac.hpp) from the last step's sums (|a| / G), which

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,13 +74,17 @@ struct TreeGpuEngine::Impl {
     struct Evaluation {
         OpeningCriterion criterion;
         ForcesTo to = ForcesTo::caller_order;
-        std::pair<int, double> key; // the criterion's entry in list_room
-        ListRoom room;              // the room of a one-pass walk
+        // The criterion's entry in list_room, with the walk's class (list_class).
+        std::tuple<int, double, int> key;
+        ListRoom room; // the room of a one-pass walk
         bool one_pass = false;
         bool potentials = true; // the list kernels make potentials (not for a kick's forces)
         GroupScales scales = GroupScales::from_estimate;
         float4* out = nullptr; // where the list kernels sum (null: d_sorted)
         GroupRange share;
+        // Walks past the budget are cut into parts (tree_walk.cuh): the relative criterion's
+        // uneven walks, and a resident block tick's few groups (split_few_walks).
+        bool split_walks = false;
         // The groups walked and evaluated together, their lists in one of two buffers (the next
         // batch walks into the other while this one is evaluated); one batch when the lists of
         // the whole share fit the budget. Known at enqueue for one pass, after the count for two.
@@ -105,8 +110,12 @@ struct TreeGpuEngine::Impl {
     bool handed_over = false;    // the last evaluation's forces are in the tree's order
     bool order_uploaded = false; // the device holds the particle order (permutation kernel)
     long long total_nodes = 0, total_leaves = 0;
-    AccelerationEstimate estimate;             // the relative criterion's |a| (tree/acceleration_estimate.hpp)
-    int share_index = 0, share_count = 1;      // set_share
+    AccelerationEstimate estimate;        // the relative criterion's |a| (tree/acceleration_estimate.hpp)
+    int share_index = 0, share_count = 1; // set_share
+    // Set by a store on the device for a tick of block steps that walks few groups: one thread per
+    // group would leave the GPU idle, so walks past kFewGroupsWalkBudget nodes are cut into parts.
+    bool split_few_walks = false;
+    static constexpr std::int32_t kFewGroupsWalkBudget = 512;
     std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()
     Forces forces;                             // compute(store)'s, before the store takes them
     Forces first_pass_forces;                  // the relative criterion's first pass
@@ -132,7 +141,10 @@ struct TreeGpuEngine::Impl {
     gpu::DeviceBuffer<unsigned long long> d_pool_cursor, d_walk_totals;
     gpu::PinnedBuffer<unsigned long long> h_walk_totals;
     long long pool_nodes_held = 0, pool_leaves_held = 0; // the last one-pass walk's pool, after its rooms
-    std::map<std::pair<int, double>, ListRoom> list_room;
+    std::map<std::tuple<int, double, int>, ListRoom> list_room;
+    // Which walks' lists are alike: 0 for whole evaluations; a store on the device in block steps
+    // gives each kind of tick (the longest due bin) a class of its own.
+    int list_class = 0;
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
     int batches = 0;                      // batches of the last evaluation
     int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
@@ -223,7 +235,7 @@ struct TreeGpuEngine::Impl {
     // The table of the long walks' parts, made by launch_radii for the relative criterion.
     const std::int32_t* part_starts_of(const Evaluation& e) const
     {
-        return e.criterion.kind == MacKind::relative ? d_part_starts.data() : nullptr;
+        return e.split_walks ? d_part_starts.data() : nullptr;
     }
     // What the evaluation just finished says of the next one's lists.
     ListRoom next_room(const Evaluation& e) const;

@@ -119,11 +119,16 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     e.potentials = to != ForcesTo::device;
     // This share's groups (set_share), of equal cost by the last evaluation's list lengths or of
     // equal particle counts (tree/group_shares.hpp); the walk and the evaluation see only them.
-    e.share = share_of_groups(*loaded, share_costs, share_index, share_count);
+    // (A store on the device in block steps walks a selection of the tree's groups: all of num_groups.)
+    e.share =
+        share_count == 1 ? GroupRange{0, num_groups} : share_of_groups(*loaded, share_costs, share_index, share_count);
     const auto g = static_cast<long long>(e.share.last - e.share.first);
-    e.key = std::make_pair(static_cast<int>(criterion.kind), criterion.parameter());
+    e.key = std::make_tuple(static_cast<int>(criterion.kind), criterion.parameter(), list_class);
     const auto found = list_room.find(e.key);
     e.room = found != list_room.end() ? found->second : ListRoom{};
+    e.split_walks = criterion.kind == MacKind::relative || split_few_walks;
+    if (split_few_walks) e.room.walk_budget = std::min(e.room.walk_budget, kFewGroupsWalkBudget);
+    if (!e.split_walks) e.room.walk_budget = INT32_MAX;
     const long long room_entries = g * (e.room.nodes + e.room.leaves) + e.room.node_pool + e.room.leaf_pool;
     e.one_pass = may_walk_once && share_count == 1 && e.room.nodes > 0 && e.room.leaves > 0 &&
                  room_entries <= 4 * e.room.total + (1LL << 20);
@@ -271,7 +276,7 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     d_walk_nodes.reserve(static_cast<std::size_t>(num_nodes), "walk nodes");
     gpu::launch_pack_walk_nodes(view, d_walk_nodes.data(), stream);
     view.walk_nodes = d_walk_nodes.data();
-    if (relative) {
+    if (e.split_walks) {
         d_part_starts.reserve(static_cast<std::size_t>(gpu::kLongWalkParts) * gpu::kPartStartInts, "walk parts");
         gpu::launch_part_starts(view, d_part_starts.data(), stream);
     }

@@ -24,28 +24,6 @@ namespace grove {
 
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned blocks_for(std::size_t n)
-{
-    return static_cast<unsigned>(gpu::ceil_div(std::max<std::size_t>(n, 1), kBlock));
-}
-
-// Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
-enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree, kKickStart, kKickEnd };
-
-__device__ inline bool finite3(double x, double y, double z)
-{
-    return isfinite(x) && isfinite(y) && isfinite(z);
-}
-
-// The last evaluation's sums as the accelerations they stand for (G included), as store_forces
-// converts them.
-__device__ Vec4<double> acceleration_of(const float4& s, double G)
-{
-    return {G * s.x, G * s.y, G * s.z, G * s.w};
-}
-
 // The opening kick and the drift, with everything gathered into the new tree's order (particle
 // order[k] of the old order becomes particle k), and the positions one step further predicted
 // with the old acceleration (the last evaluation's sums, in the old order).
@@ -91,11 +69,6 @@ __global__ void potential_kernel(int n, const float4* with_potentials, float4* s
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) sums[k].w = with_potentials[k].w;
-}
-
-template <class T> void copy_async(T* to, const T* from, std::size_t count, cudaMemcpyKind kind, cudaStream_t s)
-{
-    if (count > 0) CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, s));
 }
 
 } // namespace
@@ -174,6 +147,9 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
         CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // half_f goes out of scope
     }
     by_type_ = !half.empty();
+    loaded_types_.resize(types.size());
+    for (std::size_t k = 0; k < types.size(); ++k) loaded_types_[k] = types[k];
+    types_uploaded_ = false;
     copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     copy_async(e_.d_sorted.data(), h_sums_.data(), n, cudaMemcpyHostToDevice, e_.stream);
@@ -190,7 +166,7 @@ void TreeGpuResident::unload()
         CUDA_CHECK(cudaStreamSynchronize(copy_));
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     }
-    loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = false;
+    loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = bins_active_ = false;
     evaluation_.reset();
 }
 
@@ -252,8 +228,13 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
         if (!t.is_leaf[k]) deepest = std::max(deepest, level);
     }
     const auto groups = static_cast<std::int64_t>(g);
-#pragma omp parallel for schedule(static) if (groups > 16384)
-    for (std::int64_t k = 0; k < groups; ++k) h_group_range_[k] = t.groups[static_cast<std::size_t>(k)].range;
+    int widest = 1;
+#pragma omp parallel for schedule(static) reduction(max : widest) if (groups > 16384)
+    for (std::int64_t k = 0; k < groups; ++k) {
+        const ParticleRange r = t.groups[static_cast<std::size_t>(k)].range;
+        h_group_range_[k] = r;
+        widest = std::max(widest, r.end - r.begin);
+    }
     s_next_.reserve(m, "tree next indices");
     s_leaf_.reserve(m, "tree leaf flags");
     s_range_.reserve(m, "tree node ranges");
@@ -272,7 +253,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
     build_times_.emplace_back("look-ahead: staging", seconds_since(start));
-    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, t.box_side};
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, widest, t.box_side};
     staged_ = true;
 }
 
@@ -312,21 +293,6 @@ void TreeGpuResident::apply_staged()
     e_.loaded = &trees_[live_];
     e_.uploaded = true;
     e_.evaluated = false;
-}
-
-template <class Op> void TreeGpuResident::guarded(Op&& op)
-{
-    if (!loaded_) throw std::logic_error("tree-gpu: a step on a device store before load");
-    try {
-        op();
-    } catch (...) {
-        // The waits ignore errors, which the exception already reports.
-        cudaStreamSynchronize(copy_);
-        cudaStreamSynchronize(e_.stream);
-        loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = false;
-        evaluation_.reset();
-        throw;
-    }
 }
 
 void TreeGpuResident::kick_drift(double h, double dt)
@@ -381,69 +347,17 @@ void TreeGpuResident::kick_drift(double h, double dt)
 
 void TreeGpuResident::compute()
 {
+    if (bins_active_) {
+        compute_due_groups();
+        return;
+    }
     guarded([&] {
         if (failed_) return;
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
-        const auto n = static_cast<std::size_t>(n_);
-        // The predictions' keys, sorted with their index (the order of the next step's gather, left in
-        // its staging buffer: this step's gather has read the last one), on the second stream, beside
-        // the refit and the walk, which do not need them.
-        CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
-        const auto points =
-            thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred_.data()});
-        const PointBounds empty{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 1};
-        std::size_t reduce_bytes = 0;
-        CUDA_CHECK(
-            cub::DeviceReduce::Reduce(nullptr, reduce_bytes, points, bounds_.data(), n_, MergeBounds{}, empty, copy_));
-        reduce_temp_.reserve(reduce_bytes, "key box workspace");
-        CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), reduce_bytes, points, bounds_.data(), n_,
-                                             MergeBounds{}, empty, copy_));
-        key_box_kernel<<<1, 1, 0, copy_>>>(bounds_.data(), box_.data());
-        gpu::check_launch("key_box_kernel", copy_);
-        keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
-        gpu::check_launch("keys_kernel", copy_);
-        std::size_t sort_bytes = 0;
-        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(),
-                                                   index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis,
-                                                   copy_));
-        sort_temp_.reserve(sort_bytes, "key sort workspace");
-        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
-                                                   index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis,
-                                                   copy_));
-        CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
-        copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
-        copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
-        CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
-
-        // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
-        // then the float tree the walk reads.
-        MomentArrays t;
-        t.particles = body_[cur_].data();
-        t.next = e_.dev.next.data();
-        t.is_leaf = e_.dev.is_leaf.data();
-        t.range = e_.dev.range.data();
-        t.cell_centre = cell_.data();
-        t.size = moments_.size.data();
-        t.com_mass = moments_.com_mass.data();
-        t.quad = moments_.quad.data();
-        t.com_offset = moments_.com_offset.data();
-        t.boxes = boxes_.data();
-        const auto m = static_cast<std::size_t>(e_.num_nodes), g = static_cast<std::size_t>(e_.num_groups);
-        cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
-                                                                         live_info_.root_side);
-        gpu::check_launch("cells_and_leaves_kernel", e_.stream);
-        for (int level = live_info_.deepest; level >= 0; --level) {
-            internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
-            gpu::check_launch("internal_level_kernel", e_.stream);
-        }
+        launch_key_sort();
+        launch_refit();
+        const auto g = static_cast<std::size_t>(e_.num_groups);
         const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
-        pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-            n_, body_[cur_].data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out.particles);
-        gpu::check_launch("pack_particles_kernel", e_.stream);
-        pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(
-            e_.num_nodes, moments_.com_mass.data(), moments_.quad.data(), cell_.data(), moments_.size.data(),
-            moments_.com_offset.data(), out);
-        gpu::check_launch("pack_nodes_kernel", e_.stream);
         pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
             e_.num_groups, group_range_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out);
         gpu::check_launch("pack_groups_kernel", e_.stream);
@@ -465,6 +379,70 @@ void TreeGpuResident::compute()
         forces_due_ = false;
         kick_due_ = true;
     });
+}
+
+void TreeGpuResident::launch_key_sort()
+{
+    const auto n = static_cast<std::size_t>(n_);
+    // The predictions' keys, sorted with their index (the order of the next step's gather, left in
+    // its staging buffer: this step's gather has read the last one), on the second stream, beside
+    // the refit and the walk, which do not need them.
+    CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
+    const auto points = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred_.data()});
+    const PointBounds empty{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 1};
+    std::size_t reduce_bytes = 0;
+    CUDA_CHECK(
+        cub::DeviceReduce::Reduce(nullptr, reduce_bytes, points, bounds_.data(), n_, MergeBounds{}, empty, copy_));
+    reduce_temp_.reserve(reduce_bytes, "key box workspace");
+    CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), reduce_bytes, points, bounds_.data(), n_, MergeBounds{},
+                                         empty, copy_));
+    key_box_kernel<<<1, 1, 0, copy_>>>(bounds_.data(), box_.data());
+    gpu::check_launch("key_box_kernel", copy_);
+    keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
+    gpu::check_launch("keys_kernel", copy_);
+    std::size_t sort_bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(), index_.data(),
+                                               s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
+    sort_temp_.reserve(sort_bytes, "key sort workspace");
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
+                                               index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
+    CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
+    copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
+    copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
+    CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
+}
+
+void TreeGpuResident::launch_refit()
+{
+    // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
+    // then the float tree the walk reads.
+    MomentArrays t;
+    t.particles = body_[cur_].data();
+    t.next = e_.dev.next.data();
+    t.is_leaf = e_.dev.is_leaf.data();
+    t.range = e_.dev.range.data();
+    t.cell_centre = cell_.data();
+    t.size = moments_.size.data();
+    t.com_mass = moments_.com_mass.data();
+    t.quad = moments_.quad.data();
+    t.com_offset = moments_.com_offset.data();
+    t.boxes = boxes_.data();
+    const auto n = static_cast<std::size_t>(n_), m = static_cast<std::size_t>(e_.num_nodes);
+    cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
+                                                                     live_info_.root_side);
+    gpu::check_launch("cells_and_leaves_kernel", e_.stream);
+    for (int level = live_info_.deepest; level >= 0; --level) {
+        internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
+        gpu::check_launch("internal_level_kernel", e_.stream);
+    }
+    const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
+    pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), moments_.com_mass.data(),
+                                                                   cell_.data(), moments_.size.data(), out.particles);
+    gpu::check_launch("pack_particles_kernel", e_.stream);
+    pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, moments_.com_mass.data(),
+                                                               moments_.quad.data(), cell_.data(), moments_.size.data(),
+                                                               moments_.com_offset.data(), out);
+    gpu::check_launch("pack_nodes_kernel", e_.stream);
 }
 
 void TreeGpuResident::launch_softening()
@@ -527,12 +505,12 @@ bool TreeGpuResident::kick(double h)
     return finite;
 }
 
-void TreeGpuResident::collect_times()
+void TreeGpuResident::collect_times(bool sorted)
 {
     float ms_drift = 0, ms_refit = 0, ms_sort = 0, ms_kick = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms_drift, ev_[kStart], ev_[kPredicted]));
     CUDA_CHECK(cudaEventElapsedTime(&ms_refit, ev_[kPredicted], ev_[kRefitted]));
-    CUDA_CHECK(cudaEventElapsedTime(&ms_sort, ev_[kPredicted], ev_[kSorted]));
+    if (sorted) CUDA_CHECK(cudaEventElapsedTime(&ms_sort, ev_[kPredicted], ev_[kSorted]));
     CUDA_CHECK(cudaEventElapsedTime(&ms_kick, ev_[kKickStart], ev_[kKickEnd]));
     PhaseTimes times = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
     times.insert(times.end(), e_.times.begin(), e_.times.end());

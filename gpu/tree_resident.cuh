@@ -11,6 +11,10 @@
 //     next tree's structure from the sorted keys and stages it for upload, then waits for the GPU.
 // Nothing per step crosses the bus but the keys (8 bytes a particle) and the next structure (about
 // 2 bytes a particle).
+// Hierarchical time steps (core/device_time_bins.hpp, tree_resident_bins.cu) keep each particle's
+// bin here too. A tick drifts everyone and walks only the groups that hold a due particle; the
+// tree is rebuilt (from a structure the host built during an earlier such tick) where many
+// particles are due, and refitted to the drifted positions at the other ticks.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include <Eigen/Core>
 
 #include "core/device_particles.hpp"
+#include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
@@ -36,7 +41,7 @@ struct PointBounds {
     int finite;
 };
 
-class TreeGpuResident final : public DeviceParticles {
+class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
     ~TreeGpuResident() override;
@@ -46,11 +51,27 @@ class TreeGpuResident final : public DeviceParticles {
     void store(ParticleSet& particles) override;
     void unload() override;
     bool loaded() const override { return loaded_; }
-    // The forces of the positions of the last kick_drift(), left on the device for kick(); the
+    // The forces of the positions of the last kick_drift() (or, in block steps, of the due
+    // particles' groups after the last drift()), left on the device for kick() or close(); the
     // engine's phase times become this step's.
     void compute();
 
+    // Block steps, under the geometric criterion (the relative one's group scales would need the
+    // due particles' |a| through an order that refits do not keep).
+    DeviceTimeBins* time_bins() override;
+    BinCounts open_all(const BinRule& rule) override;
+    void drift(double dt, Tick tick, long long due) override;
+    BinCounts close(bool reopen) override;
+
   private:
+    // The predictions' Morton keys sorted on the second stream and sent to the host.
+    void launch_key_sort();
+    // The refit of the live structure to the positions, and the float particles and nodes.
+    void launch_refit();
+    // compute() in block steps: the refit, the due groups, their walk queued.
+    void compute_due_groups();
+    // The bins kernel (resident_bin_kernels.cuh) over all particles, and the counts it makes.
+    BinCounts launch_bins(Tick tick, bool close, bool open);
     // Builds the structure of the next tree from positions and masses in the device's current
     // order and stages it with its order. False if the build failed (non-finite positions).
     bool stage_from_positions(const double* positions, const double* masses);
@@ -65,8 +86,8 @@ class TreeGpuResident final : public DeviceParticles {
     // Runs an operation on the state; if it throws, the state (part-way through a step) is dropped
     // and the next load() starts afresh.
     template <class Op> void guarded(Op&& op);
-    // The step's phases measured on the GPU, once its kick is done.
-    void collect_times();
+    // The step's phases measured on the GPU, once its kick is done; `sorted`: it sorted keys.
+    void collect_times(bool sorted = true);
     // Softening by type: each particle's h in the current tree's order and each node's mean of it,
     // into the engine's arrays for the list kernels (after the refit, on the engine's stream).
     void launch_softening();
@@ -129,6 +150,7 @@ class TreeGpuResident final : public DeviceParticles {
     struct Staged {
         int nodes = 0, groups = 0;
         int deepest = 0; // the deepest level of an internal node
+        int widest = 1;  // the most particles in a group
         double root_side = 0;
     } staged_info_, live_info_;
     gpu::PinnedBuffer<std::uint32_t> h_order_;
@@ -149,6 +171,40 @@ class TreeGpuResident final : public DeviceParticles {
     gpu::PinnedBuffer<float4> h_sums_;               // the accelerations and potentials as sums
     gpu::PinnedBuffer<std::uint32_t> h_caller_;
     gpu::PinnedBuffer<int> h_flags_;
+
+    // Block steps: each particle's bin (in the order of body_), the rule, the tick of the last
+    // drift, whether it rebuilt (and so stages the next structure), the particles' types in the
+    // order load() received them, and the groups the tick walks.
+    bool bins_active_ = false; // a tick is under way: compute() evaluates the due groups
+    BinRule rule_;
+    Tick tick_ = 0;
+    bool rebuild_tick_ = false;
+    std::vector<std::uint8_t> loaded_types_;
+    gpu::DeviceBuffer<std::uint8_t> bins_[2], types_, group_due_;
+    gpu::DeviceBuffer<int> due_groups_, due_group_count_;
+    gpu::DeviceBuffer<ParticleRange> due_ranges_;
+    gpu::DeviceBuffer<unsigned long long> bin_count_;
+    gpu::DeviceBuffer<unsigned char> select_temp_;
+    gpu::PinnedBuffer<unsigned long long> h_bin_count_;
+    gpu::PinnedBuffer<int> h_due_group_count_;
+    bool types_uploaded_ = false;
 };
+
+template <class Op> void TreeGpuResident::guarded(Op&& op)
+{
+    if (!loaded_) throw std::logic_error("tree-gpu: a step on a device store before load");
+    try {
+        op();
+    } catch (...) {
+        // The waits ignore errors, which the exception already reports.
+        cudaStreamSynchronize(copy_);
+        cudaStreamSynchronize(e_.stream);
+        loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = bins_active_ = false;
+        e_.split_few_walks = false;
+        e_.list_class = 0;
+        evaluation_.reset();
+        throw;
+    }
+}
 
 } // namespace grove

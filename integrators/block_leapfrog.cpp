@@ -31,6 +31,7 @@ double BlockLeapfrog::half_step(int bin) const
 
 std::vector<long long> BlockLeapfrog::particles_per_bin() const
 {
+    if (!device_count_.empty()) return device_count_;
     std::vector<long long> count(kMaxBin + 1, 0);
     for (std::uint8_t k : bins_) ++count[k];
     return count;
@@ -89,6 +90,7 @@ void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_
 
 void BlockLeapfrog::start(ParticleSet& p)
 {
+    device_count_.clear();
     if (p.size() == 0) throw std::invalid_argument("block time steps: no particles");
     compute_forces(p, {});
     bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin)); // the first binning may take any bin
@@ -99,6 +101,7 @@ void BlockLeapfrog::start(ParticleSet& p)
 
 void BlockLeapfrog::resume(ParticleSet& p, long long ticks, long long forces)
 {
+    device_count_.clear();
     if (!p.has_forces()) throw std::runtime_error("block time steps: the checkpoint has no accelerations");
     bins_.assign(p.size(), static_cast<std::uint8_t>(kMaxBin));
     tick_ = 0;
@@ -144,6 +147,68 @@ void BlockLeapfrog::advance(ParticleSet& p)
                                      std::to_string(p.time) + " (--dt-max too large, or --eta?)");
         if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false, true);
     }
+    tick_ = 0;
+}
+
+void BlockLeapfrog::advance(ParticleStore& s)
+{
+    if (!started_) throw std::logic_error("block time steps: advance() before start()");
+    if (DeviceTimeBins* device = s.device_time_bins()) {
+        advance_on_device(*device, s);
+        return;
+    }
+    advance(s.host());
+}
+
+// The loop of advance() with the bins where the particles are: the host keeps the timeline and
+// the particles per bin, which tell it each tick's step and how many are due.
+void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
+{
+    BinRule rule;
+    rule.eta = eta_;
+    rule.dt_max = dt_max_;
+    for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[static_cast<std::size_t>(t)] = gravity_.eps_of(t);
+    const auto shortest_of = [](const std::vector<long long>& count) {
+        int k = kMaxBin;
+        while (k > 0 && count[static_cast<std::size_t>(k)] == 0) --k;
+        return k;
+    };
+    device_phases_.clear();
+    const auto add_phases = [&] {
+        for (const auto& [name, seconds] : engine_.last_phase_times()) {
+            auto it = std::find_if(device_phases_.begin(), device_phases_.end(),
+                                   [&](const auto& e) { return e.first == name; });
+            if (it == device_phases_.end())
+                device_phases_.emplace_back(name, seconds);
+            else
+                it->second += seconds;
+        }
+    };
+    auto start = WallClock::now();
+    BinCounts bins = device.open_all(rule);
+    force_seconds_ += seconds_since(start);
+    tick_ = 0;
+    while (tick_ < kTicksPerMaxStep) {
+        const int shortest = shortest_of(bins.count);
+        const double dt = std::ldexp(dt_max_, -shortest);
+        tick_ += ticks_of_bin(shortest);
+        long long due = 0;
+        for (int k = 0; k <= kMaxBin; ++k)
+            if (bin_due(k, tick_)) due += bins.count[static_cast<std::size_t>(k)];
+        start = WallClock::now();
+        device.drift(dt, tick_, due);
+        s.advance_time(dt);
+        ++substeps_;
+        engine_.compute(s);
+        bins = device.close(tick_ < kTicksPerMaxStep);
+        force_seconds_ += seconds_since(start);
+        add_phases();
+        forces_computed_ += due;
+        if (!bins.finite)
+            throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
+                                     std::to_string(s.time()) + " (--dt-max too large, or --eta?)");
+    }
+    device_count_ = bins.count;
     tick_ = 0;
 }
 

@@ -1,16 +1,19 @@
 // The leapfrog with hierarchical time steps (docs/block-timesteps.md): each particle kicks with
-// its own power-of-two step dt_max / 2^k (integrators/time_bins.hpp), every particle drifts to
+// its own power-of-two step dt_max / 2^k (core/time_bins.hpp), every particle drifts to
 // each tick where some bin is due, and only the due particles' forces are computed where the
-// engine can compute a subset (ForceEngine::computes_subsets; tree-gpu computes all of them for now).
+// engine can compute a subset (ForceEngine::computes_subsets), or, on a store whose device runs
+// time bins (core/device_time_bins.hpp: tree-gpu's resident store), where the particles are.
 // With every particle in bin 0 a dt_max is the shared leapfrog's step, operation for operation.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
+#include "core/particle_store.hpp"
 #include "core/particles.hpp"
-#include "integrators/time_bins.hpp"
+#include "core/time_bins.hpp"
 
 namespace grove {
 
@@ -29,12 +32,16 @@ class BlockLeapfrog {
     // One dt_max: every tick where some bin is due, until all are due again. The velocities are
     // then synchronous with the positions (the next opening kicks wait for the next call).
     void advance(ParticleSet& p);
+    // The same on a store: on its device where that runs time bins, else on the host's arrays.
+    void advance(ParticleStore& s);
 
     const std::vector<std::uint8_t>& bins() const { return bins_; }
     std::vector<long long> particles_per_bin() const;              // kMaxBin + 1 counts
     long long ticks_stepped() const { return substeps_; }          // ticks with some bin due, so far
     long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
     double force_seconds() const { return force_seconds_; }        // wall time inside the engine
+    // The engine's phases summed over the last advance()'s ticks on a device (else empty).
+    const PhaseTimes& last_device_phases() const { return device_phases_; }
 
   private:
     // Forces on the particles `due` (all when it is empty) into p.acc and p.pot, timed.
@@ -44,12 +51,15 @@ class BlockLeapfrog {
     // step only where it is due at the current tick; then, with `open`, their opening half-kicks.
     void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open);
     double half_step(int bin) const; // dt_max / 2^(bin + 1), exact
+    void advance_on_device(DeviceTimeBins& device, ParticleStore& s);
 
     ForceEngine& engine_;
     GravityParams gravity_;
     double dt_max_, eta_;
-    bool subsets_ = false; // the engine computes forces on a subset of targets
-    std::vector<std::uint8_t> bins_;
+    bool subsets_ = false;                // the engine computes forces on a subset of targets
+    std::vector<std::uint8_t> bins_;      // on the host's arrays
+    std::vector<long long> device_count_; // particles per bin on a device, after its last dt_max
+    PhaseTimes device_phases_;
     Tick tick_ = 0; // within the current dt_max; 0 at its start
     bool started_ = false;
     long long substeps_ = 0, forces_computed_ = 0;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/tree_engine.hpp"
 #include "integrators/block_leapfrog.hpp"
 #include "integrators/hermite.hpp"
 #include "integrators/leapfrog.hpp"
@@ -78,31 +79,43 @@ class LeapfrogIntegrator final : public Integrator {
     PhaseTimes last_;
 };
 
-// The leapfrog with hierarchical steps, on the caller's arrays in the caller's order. At each
-// dt_max every particle is due, so the particles with their forces are the whole state: its bins
-// are chosen again from the accelerations, and a checkpoint needs nothing more.
+// The leapfrog with hierarchical steps, on the caller's arrays in the caller's order, or on the
+// device of a tree engine that runs time bins there (the store keeps the caller's order on the
+// host). At each dt_max every particle is due, so the particles with their forces are the whole
+// state: its bins are chosen again from the accelerations, and a checkpoint needs nothing more.
 class BlockLeapfrogIntegrator final : public Integrator {
   public:
     BlockLeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, GravityParams gravity, double dt_max, double eta)
         : engine_(std::move(engine)), block_(*engine_, gravity, dt_max, eta), dt_max_(dt_max)
     {
+        if (TreeEngine* tree = as_tree_engine(*engine_))
+            if (DeviceParticles* device = tree->device_particles(); device && device->time_bins()) device_ = device;
     }
     std::string name() const override { return "leapfrog (block steps)"; }
     std::string engine_name() const override { return engine_->name(); }
     double interval() const override { return dt_max_; }
-    void start(ParticleSet& p) override { block_.start(p); }
+    void start(ParticleSet& p) override
+    {
+        block_.start(p);
+        bind(p);
+    }
     void advance_to(double t, ParticleSet& p) override
     {
+        ParticleStore& s = bound(p);
         const auto start = std::chrono::steady_clock::now();
         const double force_before = block_.force_seconds();
-        block_.advance(p);
+        block_.advance(s);
         p.time = t; // no accumulated rounding in the clock
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const double force = block_.force_seconds() - force_before;
-        last_ = {{"force", force}, {"integration", std::max(0.0, wall - force)}};
+        last_ = block_.last_device_phases(); // the engine's phases, where the ticks ran on its device
+        if (last_.empty()) last_ = {{"force", force}};
+        last_.emplace_back("integration", std::max(0.0, wall - force));
     }
     PhaseTimes last_phases() const override { return last_; }
-    void synchronize(ParticleSet&) override {} // at dt_max every particle's forces are current
+    // At dt_max every particle's forces are current; a device brings them (and the particles) here.
+    void synchronize(ParticleSet& p) override { bound(p).host(); }
+    void restore_order(ParticleSet& p) override { bound(p).host(); } // the store never moves them
     IntegratorState save(ParticleSet&) const override
     {
         IntegratorState s;
@@ -112,8 +125,10 @@ class BlockLeapfrogIntegrator final : public Integrator {
     void resume(const IntegratorState& s, ParticleSet& p) override
     {
         block_.resume(p, s.counter("ticks"), s.counter("forces"));
+        bind(p);
     }
     double force_seconds() const override { return block_.force_seconds(); }
+    bool resident() const override { return device_ != nullptr; }
     const ForceEngine* force_engine() const override { return engine_.get(); }
     std::vector<std::pair<std::string, long long>> log_counts() const override
     {
@@ -134,9 +149,21 @@ class BlockLeapfrogIntegrator final : public Integrator {
     }
 
   private:
+    void bind(ParticleSet& p)
+    {
+        store_ = std::make_unique<ParticleStore>(p, false);
+        store_->place_on(device_);
+    }
+    ParticleStore& bound(ParticleSet& p)
+    {
+        if (!store_ || !store_->holds(p)) throw std::logic_error("block time steps: particles other than start()'s");
+        return *store_;
+    }
     std::unique_ptr<ForceEngine> engine_;
     BlockLeapfrog block_;
     double dt_max_;
+    DeviceParticles* device_ = nullptr; // where the particles live between outputs, if anywhere
+    std::unique_ptr<ParticleStore> store_;
     PhaseTimes last_;
 };
 

@@ -8,6 +8,8 @@
 
 namespace grove {
 
+class DeviceTimeBins; // core/device_time_bins.hpp
+
 class DeviceParticles {
   public:
     virtual ~DeviceParticles() = default;
@@ -27,6 +29,8 @@ class DeviceParticles {
     // Drops the state: the next load() starts afresh.
     virtual void unload() = 0;
     virtual bool loaded() const = 0;
+    // Hierarchical time steps on the device, where it runs them (else null).
+    virtual DeviceTimeBins* time_bins() { return nullptr; }
 };
 
 } // namespace grove

@@ -107,6 +107,15 @@ void ParticleStore::restore_order()
     reorder_seconds_ += seconds_since(start);
 }
 
+DeviceTimeBins* ParticleStore::device_time_bins()
+{
+    DeviceTimeBins* bins = device_ ? device_->time_bins() : nullptr;
+    if (!bins) return nullptr;
+    if (!device_->loaded()) device_->load(host(), types());
+    host_current_ = false;
+    return bins;
+}
+
 void ParticleStore::kick_drift(double h, double dt)
 {
     last_drift_ = dt;

@@ -83,6 +83,11 @@ class ParticleStore {
     // The last kick_drift's dt (engines predict the next drift with it); 0 before the first.
     double last_drift() const { return last_drift_; }
 
+    // Block time steps where the state lives: the device's, with the state loaded there (from the
+    // host's arrays, in their order, if it is not yet), or null where the store is on the host or
+    // its device runs no time bins. The host's arrays are stale from then on until host().
+    DeviceTimeBins* device_time_bins();
+
     double reorder_seconds() const { return reorder_seconds_; } // moving particles on the host
 
   private:

@@ -144,6 +144,28 @@ TEST_CASE("block time steps: an eccentric Kepler orbit in bins, as accurate as t
     CHECK(e_block / e_finer > 2.5);
 }
 
+TEST_CASE("block time steps on a store without a device are those on its particle set, bit for bit",
+          "[integrator][bins]")
+{
+    const ParticleSet start = make_plummer(300, 4);
+    const GravityParams g{1.0, 0.02};
+    TreeCpuEngine engine(TreeParams{0.6, {8, 16}}, g);
+    ParticleSet a = start, b = start;
+    BlockLeapfrog on_set(engine, g, 1.0 / 32, 0.02), on_store(engine, g, 1.0 / 32, 0.02);
+    on_set.start(a);
+    on_store.start(b);
+    ParticleStore store(b, false);
+    for (int k = 0; k < 3; ++k) {
+        on_set.advance(a);
+        on_store.advance(store);
+    }
+    CHECK(on_set.ticks_stepped() > 3); // several bins
+    CHECK(on_set.particles_per_bin() == on_store.particles_per_bin());
+    CHECK(a.pos == store.host().pos);
+    CHECK(a.vel == b.vel);
+    CHECK(a.time == b.time);
+}
+
 TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
 {
     DirectCpuEngine engine(GravityParams{1.0, 0.01});

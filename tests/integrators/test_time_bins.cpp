@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "integrators/time_bins.hpp"
+#include "core/time_bins.hpp"
 
 using namespace grove;
 

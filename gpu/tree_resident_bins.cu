@@ -1,0 +1,225 @@
+// Hierarchical time steps on tree-gpu's resident store (tree_resident.cuh, core/device_time_bins.hpp).
+// A tick: drift() moves every particle (gathered into a new structure's order where the tick
+// rebuilds), compute() refits the tree and walks the groups that hold a due particle, close()
+// kicks the due particles and gives them new bins. The host learns only the particles per bin.
+#include "gpu/tree_resident.cuh"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "core/wall_clock.hpp"
+#include "gpu/cuda_check.cuh"
+#include "gpu/resident_bin_kernels.cuh"
+#include "tree/lane_layout.hpp"
+
+namespace grove {
+
+namespace {
+
+// A tick rebuilds the tree when at least this share of the particles is due: its walk is then long
+// enough to hide the host's build of the next structure. The other ticks refit the live one.
+constexpr long long kRebuildShare = 8; // 1 / 8
+
+} // namespace
+
+DeviceTimeBins* TreeGpuResident::time_bins()
+{
+    return e_.params.opening().kind == MacKind::geometric ? this : nullptr;
+}
+
+BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
+{
+    const auto n = static_cast<std::size_t>(n_);
+    DeviceBinRule rule{rule_.eta, rule_.dt_max, e_.gravity.G, {}, e_.gravity.eps};
+    for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[t] = rule_.eps_of_type[static_cast<std::size_t>(t)];
+    bin_count_.reserve(kMaxBin + 1, "particles per bin");
+    h_bin_count_.reserve(kMaxBin + 1, "particles per bin");
+    CUDA_CHECK(cudaMemsetAsync(bin_count_.data(), 0, (kMaxBin + 1) * sizeof(unsigned long long), e_.stream));
+    CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
+    CUDA_CHECK(cudaEventRecord(ev_[kKickStart], e_.stream));
+    bins_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+        n_, tick, close, open, rule, e_.d_sorted.data(), loaded_types_.empty() ? nullptr : types_.data(),
+        caller_[cur_].data(), bins_[cur_].data(), vel_.data(), flags_.data(), bin_count_.data());
+    gpu::check_launch("bins_kernel", e_.stream);
+    CUDA_CHECK(cudaEventRecord(ev_[kKickEnd], e_.stream));
+    copy_async(h_bin_count_.data(), bin_count_.data(), static_cast<std::size_t>(kMaxBin + 1), cudaMemcpyDeviceToHost,
+               e_.stream);
+    CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    BinCounts counts;
+    counts.count.assign(h_bin_count_.data(), h_bin_count_.data() + kMaxBin + 1);
+    counts.finite = h_flags_[0] == 0;
+    return counts;
+}
+
+BinCounts TreeGpuResident::open_all(const BinRule& rule)
+{
+    BinCounts counts;
+    guarded([&] {
+        if (forces_due_ || kick_due_ || bins_active_)
+            throw std::logic_error("tree-gpu: block steps opened in the middle of a step");
+        if (!time_bins()) throw std::logic_error("tree-gpu: block steps on the device need the geometric criterion");
+        const auto n = static_cast<std::size_t>(n_);
+        rule_ = rule;
+        for (int b = 0; b < 2; ++b) bins_[b].reserve(n, "time bins");
+        if (!types_uploaded_ && !loaded_types_.empty()) {
+            types_.reserve(n, "particle types");
+            CUDA_CHECK(cudaMemcpy(types_.data(), loaded_types_.data(), n, cudaMemcpyHostToDevice));
+            types_uploaded_ = true;
+        }
+        // The forces of every particle are the engine's sums in the order of body_ (those loaded,
+        // or the last evaluation's, which covered every group: every particle was due).
+        counts = launch_bins(0, false, true);
+    });
+    return counts;
+}
+
+void TreeGpuResident::drift(double dt, Tick tick, long long due)
+{
+    guarded([&] {
+        if (forces_due_ || kick_due_) throw std::logic_error("tree-gpu: a drift in the middle of a tick");
+        step_start_ = WallClock::now();
+        const auto n = static_cast<std::size_t>(n_);
+        tick_ = tick;
+        rebuild_tick_ = fresh_ || due * kRebuildShare >= static_cast<long long>(n);
+        CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
+        CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
+        double* pred = rebuild_tick_ ? pred_.data() : nullptr; // whose keys stage the next structure
+        const auto in_place = [&](double step) {
+            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, step, nullptr, body_[cur_].data(), vel_.data(),
+                                                                  nullptr, nullptr, body_[cur_].data(), nullptr,
+                                                                  nullptr, nullptr, pred, dt, flags_.data());
+            gpu::check_launch("drift_kernel", e_.stream);
+        };
+        double still = dt; // the drift the gather below makes
+        if (rebuild_tick_ && !staged_) {
+            // No structure built ahead (the first tick, or a look-ahead that failed): build one
+            // from the drifted positions themselves.
+            in_place(dt);
+            still = 0;
+            copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+            CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+            masses_.resize(n_);
+            for (std::size_t k = 0; k < n; ++k) {
+                const Vec4<double>& b = h_body_[k];
+                h_pred_[3 * k] = b.x;
+                h_pred_[3 * k + 1] = b.y;
+                h_pred_[3 * k + 2] = b.z;
+                masses_[static_cast<Eigen::Index>(k)] = b.w;
+            }
+            if (!stage_from_positions(h_pred_.data(), masses_.data())) {
+                failed_ = true; // non-finite positions: close() says so
+                bins_active_ = true;
+                return;
+            }
+        }
+        fresh_ = false;
+        if (rebuild_tick_) {
+            apply_staged();
+            const int nx = 1 - cur_;
+            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+                n_, still, order_.data(), body_[cur_].data(), vel_.data(), caller_[cur_].data(), bins_[cur_].data(),
+                body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(), pred, dt, flags_.data());
+            gpu::check_launch("drift_kernel", e_.stream);
+            vel_.swap(vel_half_);
+            cur_ = nx;
+        } else {
+            in_place(dt);
+        }
+        CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
+        potentials_missing_ = true;
+        forces_due_ = true;
+        bins_active_ = true;
+    });
+}
+
+void TreeGpuResident::compute_due_groups()
+{
+    guarded([&] {
+        if (failed_) return;
+        if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
+        if (rebuild_tick_) launch_key_sort();
+        e_.num_groups = live_info_.groups;
+        launch_refit();
+        // A tick with few due particles walks pieces of groups that hold one, a warp's targets at
+        // most: its few groups would otherwise leave most of the GPU idle while each warp works
+        // through a whole group's lists (the densest groups, which are due most often, the longest
+        // of them). A tick that rebuilds walks whole groups, as a full step does.
+        const int piece = rebuild_tick_ ? live_info_.widest : kWarpLanes;
+        const int per_group = std::max(1, (live_info_.widest + piece - 1) / piece);
+        const int pieces = live_info_.groups * per_group;
+        const auto candidates = static_cast<std::size_t>(pieces);
+        group_due_.reserve(candidates, "due groups");
+        due_groups_.reserve(candidates, "due groups");
+        due_ranges_.reserve(candidates, "due groups");
+        due_group_count_.reserve(1, "due groups");
+        h_due_group_count_.reserve(1, "due groups");
+        due_pieces_kernel<<<blocks_for(candidates), kBlock, 0, e_.stream>>>(
+            pieces, group_range_.data(), per_group, piece, bins_[cur_].data(), tick_, group_due_.data());
+        gpu::check_launch("due_pieces_kernel", e_.stream);
+        const thrust::counting_iterator<int> all(0);
+        std::size_t select_bytes = 0;
+        CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select_bytes, all, group_due_.data(), due_groups_.data(),
+                                              due_group_count_.data(), pieces, e_.stream));
+        select_temp_.reserve(select_bytes, "due groups workspace");
+        CUDA_CHECK(cub::DeviceSelect::Flagged(select_temp_.data(), select_bytes, all, group_due_.data(),
+                                              due_groups_.data(), due_group_count_.data(), pieces, e_.stream));
+        piece_ranges_kernel<<<blocks_for(candidates), kBlock, 0, e_.stream>>>(
+            due_group_count_.data(), due_groups_.data(), group_range_.data(), per_group, piece, due_ranges_.data());
+        gpu::check_launch("piece_ranges_kernel", e_.stream);
+        CUDA_CHECK(cudaMemcpyAsync(h_due_group_count_.data(), due_group_count_.data(), sizeof(int),
+                                   cudaMemcpyDeviceToHost, e_.stream));
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // the walk's plan needs the count
+        const int walked = h_due_group_count_[0];
+        e_.dev.groups.reserve(static_cast<std::size_t>(walked), "tree groups");
+        pack_groups_kernel<<<blocks_for(static_cast<std::size_t>(walked)), kBlock, 0, e_.stream>>>(
+            walked, due_ranges_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(),
+            pointers_of(e_.dev));
+        gpu::check_launch("pack_groups_kernel", e_.stream);
+        e_.num_groups = walked;
+        e_.split_few_walks = !rebuild_tick_;
+        // Ticks whose longest due bin is the same walk alike groups: each such kind keeps the room
+        // its last walk measured, and walks once into it.
+        int longest_due = kMaxBin;
+        while (longest_due > 0 && bin_due(longest_due - 1, tick_)) --longest_due;
+        e_.list_class = 1 + longest_due;
+        if (by_type_) launch_softening();
+        CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+        evaluation_ = e_.enqueue(e_.params.opening(), ForcesTo::device, true, GroupScales::on_device);
+        forces_due_ = false;
+        kick_due_ = true;
+    });
+}
+
+BinCounts TreeGpuResident::close(bool reopen)
+{
+    BinCounts counts;
+    guarded([&] {
+        if (!bins_active_) throw std::logic_error("tree-gpu: close() without a drift before");
+        bins_active_ = false;
+        if (std::exchange(failed_, false)) {
+            counts.count.assign(kMaxBin + 1, 0);
+            counts.finite = false;
+            return;
+        }
+        if (!kick_due_) throw std::logic_error("tree-gpu: close() without the tick's forces");
+        build_times_.clear();
+        lookahead_seconds_ = 0;
+        if (rebuild_tick_) { // the next structure, built on the host while the GPU walks
+            const auto t0 = WallClock::now();
+            stage_from_sorted_keys();
+            lookahead_seconds_ = seconds_since(t0);
+        }
+        Forces unused; // the forces stay on the device
+        e_.finish(*evaluation_, unused);
+        evaluation_.reset();
+        e_.split_few_walks = false;
+        e_.list_class = 0;
+        kick_due_ = false;
+        counts = launch_bins(tick_, true, reopen);
+        collect_times(rebuild_tick_);
+    });
+    return counts;
+}
+
+} // namespace grove

@@ -1,0 +1,42 @@
+// Hierarchical time steps on a device store (docs/block-timesteps.md): the particles' bins live
+// beside their positions, so a tick moves nothing across the bus but the particles per bin. The
+// integrator (integrators/block_leapfrog.hpp) keeps the timeline and calls, per tick, drift(),
+// the engine's compute() on the store (forces of the due particles' groups only), then close().
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "core/particles.hpp"
+#include "core/time_bins.hpp"
+
+namespace grove {
+
+// What chooses a particle's bin: GADGET's dt = sqrt(2 eta eps / |a|) against dt_max, eps by type.
+struct BinRule {
+    double eta = 0, dt_max = 0;
+    std::array<double, kNumParticleTypes> eps_of_type{};
+};
+
+// The bins after an operation: particles per bin (kMaxBin + 1 counts) and whether every position
+// and velocity stayed finite.
+struct BinCounts {
+    std::vector<long long> count;
+    bool finite = true;
+};
+
+class DeviceTimeBins {
+  public:
+    virtual ~DeviceTimeBins() = default;
+    // At a multiple of dt_max, with the forces of every particle current: each particle's bin
+    // from the rule, and its opening half-kick.
+    virtual BinCounts open_all(const BinRule& rule) = 0;
+    // Every particle drifts by dt to `tick` of the dt_max; `due` particles are due there, and
+    // the next compute() on the store evaluates only the groups that hold one.
+    virtual void drift(double dt, Tick tick, long long due) = 0;
+    // The closing half-kicks of the due particles with the forces just computed; with `reopen`
+    // (the tick is not the dt_max's last) their new bins and opening half-kicks.
+    virtual BinCounts close(bool reopen) = 0;
+};
+
+} // namespace grove
