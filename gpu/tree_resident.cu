@@ -184,6 +184,22 @@ bool TreeGpuResident::stage_from_positions(const double* positions, const double
     return true;
 }
 
+bool TreeGpuResident::stage_from_device_positions()
+{
+    const auto n = static_cast<std::size_t>(n_);
+    copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    masses_.resize(n_);
+    for (std::size_t k = 0; k < n; ++k) {
+        const Vec4<double>& b = h_body_[k];
+        h_pred_[3 * k] = b.x;
+        h_pred_[3 * k + 1] = b.y;
+        h_pred_[3 * k + 2] = b.z;
+        masses_[static_cast<Eigen::Index>(k)] = b.w;
+    }
+    return stage_from_positions(h_pred_.data(), masses_.data());
+}
+
 bool TreeGpuResident::stage_from_sorted_keys()
 {
     auto start = WallClock::now();
@@ -316,16 +332,7 @@ void TreeGpuResident::kick_drift(double h, double dt)
             stage_from_positions(h_pred_.data(), masses_.data()); // if not finite, the kick says so
         }
         if (!staged_) { // the last look-ahead build failed: build from the positions themselves
-            copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-            CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-            for (std::size_t k = 0; k < n; ++k) {
-                const Vec4<double>& b = h_body_[k];
-                h_pred_[3 * k] = b.x;
-                h_pred_[3 * k + 1] = b.y;
-                h_pred_[3 * k + 2] = b.z;
-                masses_[static_cast<Eigen::Index>(k)] = b.w;
-            }
-            if (!stage_from_positions(h_pred_.data(), masses_.data())) {
+            if (!stage_from_device_positions()) {
                 failed_ = true; // non-finite positions: the step stops here and its kick says so
                 return;
             }

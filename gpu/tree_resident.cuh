@@ -75,6 +75,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // Builds the structure of the next tree from positions and masses in the device's current
     // order and stages it with its order. False if the build failed (non-finite positions).
     bool stage_from_positions(const double* positions, const double* masses);
+    // The same from the positions on the device now (copied to the host first).
+    bool stage_from_device_positions();
     // The same from the keys the device sorted in this step (their order is staged already).
     bool stage_from_sorted_keys();
     // Queues the upload of tree t's structure (with its order, when the host made it).

@@ -97,17 +97,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
             // from the drifted positions themselves.
             in_place(dt);
             still = 0;
-            copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-            CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-            masses_.resize(n_);
-            for (std::size_t k = 0; k < n; ++k) {
-                const Vec4<double>& b = h_body_[k];
-                h_pred_[3 * k] = b.x;
-                h_pred_[3 * k + 1] = b.y;
-                h_pred_[3 * k + 2] = b.z;
-                masses_[static_cast<Eigen::Index>(k)] = b.w;
-            }
-            if (!stage_from_positions(h_pred_.data(), masses_.data())) {
+            if (!stage_from_device_positions()) {
                 failed_ = true; // non-finite positions: close() says so
                 bins_active_ = true;
                 return;

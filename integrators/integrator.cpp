@@ -115,7 +115,9 @@ class BlockLeapfrogIntegrator final : public Integrator {
     PhaseTimes last_phases() const override { return last_; }
     // At dt_max every particle's forces are current; a device brings them (and the particles) here.
     void synchronize(ParticleSet& p) override { bound(p).host(); }
-    void restore_order(ParticleSet& p) override { bound(p).host(); } // the store never moves them
+    // The store never moves the particles, but a device's state is dropped here as the shared
+    // leapfrog's is: a run continued past a checkpoint then loads it afresh, as its restart does.
+    void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
     IntegratorState save(ParticleSet&) const override
     {
         IntegratorState s;

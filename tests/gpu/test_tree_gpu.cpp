@@ -741,6 +741,22 @@ TEST_CASE("tree-gpu: a device limit bounds the lists and names what does not fit
     CHECK(limited.device_memory().lists <= used.lists / 2);
 }
 
+namespace {
+
+// For two runs a and b from `start`: each particle's distance between the runs over its
+// displacement in run a, sorted.
+std::vector<double> sorted_position_differences(const ParticleSet& start, const ParticleSet& a, const ParticleSet& b)
+{
+    std::vector<double> moved(start.size());
+    for (Eigen::Index i = 0; i < start.pos.cols(); ++i)
+        moved[static_cast<std::size_t>(i)] =
+            (a.pos.col(i) - b.pos.col(i)).norm() / (a.pos.col(i) - start.pos.col(i)).norm();
+    std::sort(moved.begin(), moved.end());
+    return moved;
+}
+
+} // namespace
+
 TEST_CASE("tree-gpu block time steps: tree-cpu's bins and orbits, to float rounding", "[gpu][tree][bins]")
 {
     // A galaxy's particles spread over several bins. Both engines walk the same host-built tree;
@@ -766,11 +782,7 @@ TEST_CASE("tree-gpu block time steps: tree-cpu's bins and orbits, to float round
     CHECK(occupied >= 4); // the case spans bins, or it tests nothing
     std::size_t other_bin = 0;
     for (std::size_t i = 0; i < start.size(); ++i) other_bin += on_cpu.bins()[i] != on_gpu.bins()[i];
-    std::vector<double> moved(start.size());
-    for (Eigen::Index i = 0; i < start.pos.cols(); ++i)
-        moved[static_cast<std::size_t>(i)] =
-            (a.pos.col(i) - b.pos.col(i)).norm() / (a.pos.col(i) - start.pos.col(i)).norm();
-    std::sort(moved.begin(), moved.end());
+    const std::vector<double> moved = sorted_position_differences(start, a, b);
     const double ea = compute_diagnostics(a, a.pot).total, eb = compute_diagnostics(b, b.pot).total;
     INFO("particles in another bin " << other_bin << "; position differences over displacements: p50 "
                                      << moved[moved.size() / 2] << ", p99 " << moved[moved.size() * 99 / 100]
@@ -818,11 +830,7 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
     }
     CHECK(occupied >= 4); // the case spans bins, or it tests nothing
     CHECK(total == static_cast<long long>(start.size()));
-    std::vector<double> moved(start.size());
-    for (Eigen::Index i = 0; i < start.pos.cols(); ++i)
-        moved[static_cast<std::size_t>(i)] =
-            (a.pos.col(i) - b.pos.col(i)).norm() / (a.pos.col(i) - start.pos.col(i)).norm();
-    std::sort(moved.begin(), moved.end());
+    const std::vector<double> moved = sorted_position_differences(start, a, b);
     const double ea = compute_diagnostics(a, a.pot).total, eb = compute_diagnostics(b, b.pot).total;
     const double e0 = [&] {
         ParticleSet s = start;
