@@ -177,11 +177,15 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     h_longest.reserve(3, "longest lists");
     d_longest.reserve(3, "longest lists");
     // The relative criterion lists a few per cent of the groups; the geometric one only those that
-    // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
-    // came near full (finish), to an eighth of the groups at most.
-    const std::size_t most = std::max<std::size_t>(1024, g / 8);
-    long_capacity = static_cast<int>(std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
-                                                              static_cast<std::size_t>(long_wanted)})));
+    // outgrow their room (or, at a block tick of few groups, past a small budget). Each listed walk holds 2 KB of part
+    // offsets: the queues grow after one came near full (finish), to an eighth of the groups at most. A block tick's
+    // groups may all walk long (few groups, cut past a small budget) or outgrow rooms measured a dt_max ago: room for
+    // each of them.
+    const bool block_tick = list_class != 0;
+    const std::size_t most = block_tick ? std::max<std::size_t>(1024, g) : std::max<std::size_t>(1024, g / 8);
+    long_capacity =
+        static_cast<int>(std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
+                                                  block_tick ? g : 0, static_cast<std::size_t>(long_wanted)})));
     for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
     for (auto& parts : d_long_parts)
         parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");
@@ -540,6 +544,11 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
     };
     r.node_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes));
     r.leaf_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves));
+    // Ticks of one kind in block steps walk other groups each time: their pools may take any list.
+    if (list_class != 0) {
+        r.node_pool = more(nodes);
+        r.leaf_pool = more(leaves);
+    }
     // The geometric criterion's walks are even enough to need none; twice the mean list lists a
     // few per cent of the relative criterion's.
     if (e.criterion.kind == MacKind::relative)

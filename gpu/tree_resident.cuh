@@ -68,6 +68,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void launch_key_sort();
     // The refit of the live structure to the positions, and the float particles and nodes.
     void launch_refit();
+    // How far ahead of `tick` a rebuild predicts the positions its staged structure is built from.
+    double structure_lead(Tick tick, double dt) const;
     // compute() in block steps: the refit, the due groups, their walk queued.
     void compute_due_groups();
     // The bins kernel (resident_bin_kernels.cuh) over all particles, and the counts it makes.
@@ -181,6 +183,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     BinRule rule_;
     Tick tick_ = 0;
     bool rebuild_tick_ = false;
+    int ticks_since_rebuild_ = 0;
+    bool whole_groups_ = false; // the tick walks whole groups (else pieces of the due ones)
     std::vector<std::uint8_t> loaded_types_;
     gpu::DeviceBuffer<std::uint8_t> bins_[2], types_, group_due_;
     gpu::DeviceBuffer<int> due_groups_, due_group_count_;

@@ -19,6 +19,9 @@ namespace {
 // A tick rebuilds the tree when at least this share of the particles is due: its walk is then long
 // enough to hide the host's build of the next structure. The other ticks refit the live one.
 constexpr long long kRebuildShare = 8; // 1 / 8
+// A tick walks whole groups, as a full step does, when at least this share is due (1 / 2); else
+// 32-particle pieces of the groups that hold a due particle, with long walks cut into parts.
+constexpr long long kWholeGroupsShare = 2;
 
 } // namespace
 
@@ -82,13 +85,16 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         const auto n = static_cast<std::size_t>(n_);
         tick_ = tick;
         rebuild_tick_ = fresh_ || due * kRebuildShare >= static_cast<long long>(n);
+        ticks_since_rebuild_ = rebuild_tick_ ? 0 : ticks_since_rebuild_ + 1;
+        whole_groups_ = due * kWholeGroupsShare >= static_cast<long long>(n);
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
         double* pred = rebuild_tick_ ? pred_.data() : nullptr; // whose keys stage the next structure
+        const double ahead = rebuild_tick_ ? structure_lead(tick, dt) : 0;
         const auto in_place = [&](double step) {
             drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, step, nullptr, body_[cur_].data(), vel_.data(),
                                                                   nullptr, nullptr, body_[cur_].data(), nullptr,
-                                                                  nullptr, nullptr, pred, dt, flags_.data());
+                                                                  nullptr, nullptr, pred, ahead, flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
         double still = dt; // the drift the gather below makes
@@ -109,7 +115,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
             const int nx = 1 - cur_;
             drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
                 n_, still, order_.data(), body_[cur_].data(), vel_.data(), caller_[cur_].data(), bins_[cur_].data(),
-                body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(), pred, dt, flags_.data());
+                body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(), pred, ahead, flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
             vel_.swap(vel_half_);
             cur_ = nx;
@@ -123,6 +129,27 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
     });
 }
 
+double TreeGpuResident::structure_lead(Tick tick, double dt) const
+{
+    // The structure staged now serves from the next rebuild to the one after: predicted to the
+    // middle of that span, taking the spans alike and the bins as they are (the last counts).
+    const auto n = static_cast<long long>(n_);
+    if (!h_bin_count_.data()) return dt; // no counts yet
+    int shortest = kMaxBin;
+    while (shortest > 0 && h_bin_count_[static_cast<std::size_t>(shortest)] == 0) --shortest;
+    Tick next = tick;
+    for (;;) {
+        next += ticks_of_bin(shortest);
+        if (next >= kTicksPerMaxStep) break;
+        long long due = 0;
+        for (int k = 0; k <= kMaxBin; ++k)
+            if (bin_due(k, next)) due += static_cast<long long>(h_bin_count_[static_cast<std::size_t>(k)]);
+        if (due * kRebuildShare >= n) break;
+    }
+    const double span = std::ldexp(rule_.dt_max, -kMaxBin) * static_cast<double>(next - tick);
+    return std::max(dt, 1.5 * span);
+}
+
 void TreeGpuResident::compute_due_groups()
 {
     guarded([&] {
@@ -131,11 +158,11 @@ void TreeGpuResident::compute_due_groups()
         if (rebuild_tick_) launch_key_sort();
         e_.num_groups = live_info_.groups;
         launch_refit();
-        // A tick with few due particles walks pieces of groups that hold one, a warp's targets at
-        // most: its few groups would otherwise leave most of the GPU idle while each warp works
-        // through a whole group's lists (the densest groups, which are due most often, the longest
-        // of them). A tick that rebuilds walks whole groups, as a full step does.
-        const int piece = rebuild_tick_ ? live_info_.widest : kWarpLanes;
+        // A tick with fewer than half the particles due walks pieces of groups that hold one, a
+        // warp's targets at most: its few groups would otherwise leave most of the GPU idle while
+        // each warp works through a whole group's lists (the densest groups, which are due most
+        // often, the longest of them).
+        const int piece = whole_groups_ ? live_info_.widest : kWarpLanes;
         const int per_group = std::max(1, (live_info_.widest + piece - 1) / piece);
         const int pieces = live_info_.groups * per_group;
         const auto candidates = static_cast<std::size_t>(pieces);
@@ -167,12 +194,12 @@ void TreeGpuResident::compute_due_groups()
             pointers_of(e_.dev));
         gpu::check_launch("pack_groups_kernel", e_.stream);
         e_.num_groups = walked;
-        e_.split_few_walks = !rebuild_tick_;
-        // Ticks whose longest due bin is the same walk alike groups: each such kind keeps the room
-        // its last walk measured, and walks once into it.
+        e_.split_few_walks = !whole_groups_;
+        // Ticks whose longest due bin is the same, as long after a rebuild, walk alike groups on
+        // alike trees: each such kind keeps the room its last walk measured, and walks once into it.
         int longest_due = kMaxBin;
         while (longest_due > 0 && bin_due(longest_due - 1, tick_)) --longest_due;
-        e_.list_class = 1 + longest_due;
+        e_.list_class = 1 + longest_due + (kMaxBin + 1) * std::min(ticks_since_rebuild_, 7);
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
         evaluation_ = e_.enqueue(e_.params.opening(), ForcesTo::device, true, GroupScales::on_device);
