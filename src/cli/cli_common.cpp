@@ -42,6 +42,15 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int
         std::cout << options.help() << std::endl;
         return std::nullopt;
     }
+    // A word the command does not take is an error, not ignored: "--resident false" would
+    // otherwise leave the flag on and run something other than what was asked.
+    if (!result.unmatched().empty()) {
+        const std::string& word = result.unmatched().front();
+        std::string hint;
+        if (word == "false" || word == "true" || word == "0" || word == "1")
+            hint = " (a flag takes a value after '=': --resident=false)";
+        throw std::runtime_error("unexpected argument '" + word + "'" + hint + " (see --help)");
+    }
     return result;
 }
 

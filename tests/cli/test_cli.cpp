@@ -186,6 +186,13 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     CHECK_THAT(r.output, Catch::Contains("--theta belongs to --mac geometric"));
     r = run_grove("forces " + in + " --no-such-option");
     CHECK(r.status == 1);
+    // A flag's value after a space is a stray word, refused (it would leave the flag as it was).
+    r = run_grove("bench step --model plummer -n 1000 --steps 1 --resident false");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("unexpected argument 'false'") && Catch::Contains("--resident=false"));
+    r = run_grove("forces " + in + " extra.hdf5 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("unexpected argument 'extra.hdf5'"));
     r = run_grove("forces " + in + " -o /nonexistent_dir/out.hdf5 --engine direct-cpu");
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("cannot write /nonexistent_dir/out.hdf5"));
