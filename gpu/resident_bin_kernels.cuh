@@ -22,13 +22,14 @@ struct DeviceBinRule {
 };
 
 // Every particle drifts by dt. With `order`, everything is gathered into a new tree's order
-// (particle order[k] becomes particle k) into the *_out arrays; without, the positions move in
-// place. pred (when not null): the positions one more drift of dt_pred ahead, whose keys give
-// the next structure.
+// (particle order[k] becomes particle k) into the *_out arrays, the last forces too (the relative
+// criterion's scales read them); without, the positions move in place. pred (when not null): the positions one more
+// drift of dt_pred ahead, whose keys give the next structure.
 __global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
                              const Vec4<double>* vel, const std::uint32_t* caller, const std::uint8_t* bins,
-                             Vec4<double>* body_out, Vec4<double>* vel_out, std::uint32_t* caller_out,
-                             std::uint8_t* bins_out, double* pred, double dt_pred, int* flags)
+                             const float4* sums, Vec4<double>* body_out, Vec4<double>* vel_out,
+                             std::uint32_t* caller_out, std::uint8_t* bins_out, float4* sums_out, double* pred,
+                             double dt_pred, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
@@ -40,6 +41,7 @@ __global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const
         vel_out[k] = v;
         caller_out[k] = caller[j];
         bins_out[k] = bins[j];
+        sums_out[k] = sums[j];
     }
     if (pred) {
         pred[3 * k] = drifted(x.x, v.x, dt_pred);
@@ -116,6 +118,24 @@ __global__ void due_pieces_kernel(int pieces, const ParticleRange* ranges, int p
     std::uint8_t any = 0;
     for (int i = r.begin; i < r.end && !any; ++i) any = bin_due(bins[i], tick);
     due[s] = any;
+}
+
+// The relative criterion's scale of each walked group or piece (ranges[0 .. count)): from the
+// smallest |a| / G of its due particles, whose last forces are those of their last due tick.
+__global__ void due_scales_kernel(const int* count, const ParticleRange* ranges, const std::uint8_t* bins, Tick tick,
+                                  const float4* sums, float* mac_scale)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= *count) return;
+    const ParticleRange r = ranges[k];
+    double smallest = INFINITY;
+    for (int i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i) {
+        if (!bin_due(bins[i], tick)) continue;
+        const float4 s = sums[i];
+        const double x = s.x, y = s.y, z = s.z;
+        smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
+    }
+    mac_scale[k] = static_cast<float>(group_mac_scale(smallest));
 }
 
 // The ranges of the pieces selected (selected[k] for k < count).

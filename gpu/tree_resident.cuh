@@ -56,8 +56,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // engine's phase times become this step's.
     void compute();
 
-    // Block steps, under the geometric criterion (the relative one's group scales would need the
-    // due particles' |a| through an order that refits do not keep).
+    // Block steps (either criterion: the relative one scales each walked group by its due
+    // particles' smallest |a|).
     DeviceTimeBins* time_bins() override;
     BinCounts open_all(const BinRule& rule) override;
     void drift(double dt, Tick tick, long long due) override;
@@ -189,6 +189,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::DeviceBuffer<std::uint8_t> bins_[2], types_, group_due_;
     gpu::DeviceBuffer<int> due_groups_, due_group_count_;
     gpu::DeviceBuffer<ParticleRange> due_ranges_;
+    gpu::DeviceBuffer<float4> sums_spare_; // the engine's sums gathered at a rebuild, then swapped in
     gpu::DeviceBuffer<unsigned long long> bin_count_;
     gpu::DeviceBuffer<unsigned char> select_temp_;
     gpu::PinnedBuffer<unsigned long long> h_bin_count_;

@@ -27,7 +27,7 @@ constexpr long long kWholeGroupsShare = 2;
 
 DeviceTimeBins* TreeGpuResident::time_bins()
 {
-    return e_.params.opening().kind == MacKind::geometric ? this : nullptr;
+    return this;
 }
 
 BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
@@ -61,7 +61,6 @@ BinCounts TreeGpuResident::open_all(const BinRule& rule)
     guarded([&] {
         if (forces_due_ || kick_due_ || bins_active_)
             throw std::logic_error("tree-gpu: block steps opened in the middle of a step");
-        if (!time_bins()) throw std::logic_error("tree-gpu: block steps on the device need the geometric criterion");
         const auto n = static_cast<std::size_t>(n_);
         rule_ = rule;
         for (int b = 0; b < 2; ++b) bins_[b].reserve(n, "time bins");
@@ -92,9 +91,9 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         double* pred = rebuild_tick_ ? pred_.data() : nullptr; // whose keys stage the next structure
         const double ahead = rebuild_tick_ ? structure_lead(tick, dt) : 0;
         const auto in_place = [&](double step) {
-            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, step, nullptr, body_[cur_].data(), vel_.data(),
-                                                                  nullptr, nullptr, body_[cur_].data(), nullptr,
-                                                                  nullptr, nullptr, pred, ahead, flags_.data());
+            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+                n_, step, nullptr, body_[cur_].data(), vel_.data(), nullptr, nullptr, nullptr, body_[cur_].data(),
+                nullptr, nullptr, nullptr, nullptr, pred, ahead, flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
         double still = dt; // the drift the gather below makes
@@ -113,11 +112,14 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         if (rebuild_tick_) {
             apply_staged();
             const int nx = 1 - cur_;
+            sums_spare_.reserve(n, "sorted accelerations");
             drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
                 n_, still, order_.data(), body_[cur_].data(), vel_.data(), caller_[cur_].data(), bins_[cur_].data(),
-                body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(), pred, ahead, flags_.data());
+                e_.d_sorted.data(), body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(),
+                sums_spare_.data(), pred, ahead, flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
             vel_.swap(vel_half_);
+            e_.d_sorted.swap(sums_spare_);
             cur_ = nx;
         } else {
             in_place(dt);
@@ -193,6 +195,14 @@ void TreeGpuResident::compute_due_groups()
             walked, due_ranges_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(),
             pointers_of(e_.dev));
         gpu::check_launch("pack_groups_kernel", e_.stream);
+        const OpeningCriterion criterion = e_.params.opening();
+        if (criterion.kind == MacKind::relative) {
+            e_.dev.mac_scale.reserve(static_cast<std::size_t>(std::max(walked, 1)), "tree group scales");
+            due_scales_kernel<<<blocks_for(static_cast<std::size_t>(walked)), kBlock, 0, e_.stream>>>(
+                due_group_count_.data(), due_ranges_.data(), bins_[cur_].data(), tick_, e_.d_sorted.data(),
+                e_.dev.mac_scale.data());
+            gpu::check_launch("due_scales_kernel", e_.stream);
+        }
         e_.num_groups = walked;
         e_.split_few_walks = !whole_groups_;
         // Ticks whose longest due bin is the same, as long after a rebuild, walk alike groups on
@@ -202,7 +212,7 @@ void TreeGpuResident::compute_due_groups()
         e_.list_class = 1 + longest_due + (kMaxBin + 1) * std::min(ticks_since_rebuild_, 7);
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
-        evaluation_ = e_.enqueue(e_.params.opening(), ForcesTo::device, true, GroupScales::on_device);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device);
         forces_due_ = false;
         kick_due_ = true;
     });
