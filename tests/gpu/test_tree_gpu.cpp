@@ -802,13 +802,24 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
     // built at each tick. The trees differ (a refitted tree's cells overlap), so the forces differ
     // by the tree's own error, not by rounding: few particles may change bin, orbits stay close.
     // Under the relative criterion each walked group is scaled by its due particles' smallest |a|
-    // on the device, by all its particles' on the host.
+    // on the device, by all its particles' on the host. With softening by type, the bins'
+    // criterion takes each particle's own length on both.
     const ParticleSet start = make_galaxy(20000, 5, GalaxyParams{});
-    const GravityParams g{start.units.G, 0.05};
-    for (const MacKind mac : {MacKind::geometric, MacKind::relative}) {
-        INFO((mac == MacKind::geometric ? "theta 0.5" : "alpha 1e-3"));
+    struct Case {
+        const char* name;
+        MacKind mac;
+        bool by_type;
+    };
+    for (const Case c : {Case{"theta 0.5", MacKind::geometric, false}, Case{"alpha 1e-3", MacKind::relative, false},
+                         Case{"theta 0.5, softening by type", MacKind::geometric, true}}) {
+        INFO(c.name);
+        GravityParams g{start.units.G, 0.05};
+        if (c.by_type) {
+            g.eps_type[1] = 0.1;  // halo
+            g.eps_type[3] = 0.02; // bulge
+        }
         TreeParams params{0.5, {32, 64}};
-        params.mac = mac;
+        params.mac = c.mac;
         params.lookahead = true; // the resident store's condition
         TreeGpuEngine host_engine(params, g), device_engine(params, g);
         REQUIRE(device_engine.device_particles() != nullptr);
