@@ -184,6 +184,14 @@ bool TreeGpuResident::stage_from_positions(const double* positions, const double
     return true;
 }
 
+void TreeGpuResident::build_next_structure()
+{
+    build_times_.clear();
+    const auto t0 = WallClock::now();
+    stage_from_sorted_keys();
+    lookahead_seconds_ = seconds_since(t0);
+}
+
 bool TreeGpuResident::stage_from_device_positions()
 {
     const auto n = static_cast<std::size_t>(n_);
@@ -494,10 +502,7 @@ bool TreeGpuResident::kick(double h)
         if (std::exchange(failed_, false)) return;
         if (!kick_due_) throw std::logic_error("tree-gpu: a kick on a device store without its forces");
         launch_kick(h);
-        build_times_.clear();
-        const auto t0 = WallClock::now();
-        stage_from_sorted_keys();
-        lookahead_seconds_ = seconds_since(t0);
+        build_next_structure();
         // The evaluation's checks; an overflowed one-pass walk is evaluated again, and the kick,
         // which reads only the velocities after the opening kick and the sums, runs again after it.
         Forces unused; // the forces stay on the device

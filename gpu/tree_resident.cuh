@@ -77,6 +77,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // Builds the structure of the next tree from positions and masses in the device's current
     // order and stages it with its order. False if the build failed (non-finite positions).
     bool stage_from_positions(const double* positions, const double* masses);
+    // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work).
+    void build_next_structure();
     // The same from the positions on the device now (copied to the host first).
     bool stage_from_device_positions();
     // The same from the keys the device sorted in this step (their order is staged already).

@@ -230,12 +230,11 @@ BinCounts TreeGpuResident::close(bool reopen)
             return;
         }
         if (!kick_due_) throw std::logic_error("tree-gpu: close() without the tick's forces");
-        build_times_.clear();
-        lookahead_seconds_ = 0;
         if (rebuild_tick_) { // the next structure, built on the host while the GPU walks
-            const auto t0 = WallClock::now();
-            stage_from_sorted_keys();
-            lookahead_seconds_ = seconds_since(t0);
+            build_next_structure();
+        } else {
+            build_times_.clear();
+            lookahead_seconds_ = 0;
         }
         Forces unused; // the forces stay on the device
         e_.finish(*evaluation_, unused);
