@@ -23,8 +23,8 @@ struct DeviceBinRule {
 
 // Every particle drifts by dt. With `order`, everything is gathered into a new tree's order
 // (particle order[k] becomes particle k) into the *_out arrays, the last forces too (the relative
-// criterion's scales read them); without, the positions move in place. pred (when not null): the positions one more
-// drift of dt_pred ahead, whose keys give the next structure.
+// criterion's scales read them); without, the positions move in place. pred (when not null): the
+// positions one more drift of dt_pred ahead, whose keys give the next structure.
 __global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
                              const Vec4<double>* vel, const std::uint32_t* caller, const std::uint8_t* bins,
                              const float4* sums, Vec4<double>* body_out, Vec4<double>* vel_out,
@@ -126,16 +126,8 @@ __global__ void due_scales_kernel(const int* count, const ParticleRange* ranges,
                                   const float4* sums, float* mac_scale)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= *count) return;
-    const ParticleRange r = ranges[k];
-    double smallest = INFINITY;
-    for (int i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i) {
-        if (!bin_due(bins[i], tick)) continue;
-        const float4 s = sums[i];
-        const double x = s.x, y = s.y, z = s.z;
-        smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
-    }
-    mac_scale[k] = static_cast<float>(group_mac_scale(smallest));
+    if (k < *count)
+        mac_scale[k] = range_mac_scale(ranges[k], [&](int i) { return bin_due(bins[i], tick) ? sums + i : nullptr; });
 }
 
 // The ranges of the pieces selected (selected[k] for k < count).

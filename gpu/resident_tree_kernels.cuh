@@ -152,21 +152,27 @@ __global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec
         out.groups[k] = float_group(ranges[select ? select[k] : k], out.particles, root_origin(com, cell, size).pad);
 }
 
-// The relative criterion's group scales (tree/mac.hpp) from the last step's sums (|a| / G), which
-// are still in the last tree's order: particle k of this tree's group was particle order[k] there.
+// The relative criterion's scale (tree/mac.hpp) of the particles i of r from the smallest |a| / G
+// of the sums sum_of(i) points to (null: particle i does not count).
+template <class SumOf> __device__ float range_mac_scale(ParticleRange r, SumOf sum_of)
+{
+    double smallest = INFINITY;
+    for (int i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i) {
+        const float4* s = sum_of(i);
+        if (!s) continue;
+        const double x = s->x, y = s->y, z = s->z;
+        smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
+    }
+    return static_cast<float>(group_mac_scale(smallest));
+}
+
+// The relative criterion's group scales from the last step's sums (|a| / G), which are still in
+// the last tree's order: particle k of this tree's group was particle order[k] there.
 __global__ void group_scales_kernel(int g, const ParticleRange* ranges, const std::uint32_t* order,
                                     const float4* last_sums, float* mac_scale)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= g) return;
-    const ParticleRange r = ranges[k];
-    double smallest = INFINITY;
-    for (int i = r.begin; i < r.end && smallest > kSmallestAcceleration; ++i) {
-        const float4 s = last_sums[order[i]];
-        const double x = s.x, y = s.y, z = s.z;
-        smallest = smaller_acceleration(smallest, ::sqrt(x * x + y * y + z * z));
-    }
-    mac_scale[k] = static_cast<float>(group_mac_scale(smallest));
+    if (k < g) mac_scale[k] = range_mac_scale(ranges[k], [&](int i) { return last_sums + order[i]; });
 }
 
 // Softening by type: particle k of the tree's order has h = loaded[caller[k]].

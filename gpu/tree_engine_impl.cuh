@@ -41,6 +41,20 @@ enum class ForcesTo {
 // store on the device) has filled for the uploaded tree.
 enum class GroupScales { from_estimate, on_device };
 
+// What a resident store in block steps says of a tick's walk (tree_resident_bins.cu); whole
+// evaluations take the defaults.
+struct WalkShape {
+    // Which walks' lists are alike (the room a one-pass walk takes is the last walk's of its
+    // class): 0 for whole evaluations; each kind of block tick has a class of its own. A class of
+    // its own also sizes the long-walk queues and the list pools for every group of the walk,
+    // which another set of groups walked each time may need.
+    int list_class = 0;
+    // Few groups: one thread each would leave the GPU idle, so walks past kFewGroupsWalkBudget
+    // nodes are cut into parts, as the relative criterion's long walks are.
+    bool few_groups = false;
+};
+constexpr std::int32_t kFewGroupsWalkBudget = 512;
+
 // The events an evaluation records once, in stream order; its phases lie between them.
 enum EvaluationEvent {
     kBegin,
@@ -74,7 +88,8 @@ struct TreeGpuEngine::Impl {
     struct Evaluation {
         OpeningCriterion criterion;
         ForcesTo to = ForcesTo::caller_order;
-        // The criterion's entry in list_room, with the walk's class (list_class).
+        WalkShape shape;
+        // The criterion's entry in list_room, with the walk's class (shape.list_class).
         std::tuple<int, double, int> key;
         ListRoom room; // the room of a one-pass walk
         bool one_pass = false;
@@ -83,7 +98,7 @@ struct TreeGpuEngine::Impl {
         float4* out = nullptr; // where the list kernels sum (null: d_sorted)
         GroupRange share;
         // Walks past the budget are cut into parts (tree_walk.cuh): the relative criterion's
-        // uneven walks, and a resident block tick's few groups (split_few_walks).
+        // uneven walks, and a resident block tick's few groups (shape.few_groups).
         bool split_walks = false;
         // The groups walked and evaluated together, their lists in one of two buffers (the next
         // batch walks into the other while this one is evaluated); one batch when the lists of
@@ -110,12 +125,8 @@ struct TreeGpuEngine::Impl {
     bool handed_over = false;    // the last evaluation's forces are in the tree's order
     bool order_uploaded = false; // the device holds the particle order (permutation kernel)
     long long total_nodes = 0, total_leaves = 0;
-    AccelerationEstimate estimate;        // the relative criterion's |a| (tree/acceleration_estimate.hpp)
-    int share_index = 0, share_count = 1; // set_share
-    // Set by a store on the device for a tick of block steps that walks few groups: one thread per
-    // group would leave the GPU idle, so walks past kFewGroupsWalkBudget nodes are cut into parts.
-    bool split_few_walks = false;
-    static constexpr std::int32_t kFewGroupsWalkBudget = 512;
+    AccelerationEstimate estimate;             // the relative criterion's |a| (tree/acceleration_estimate.hpp)
+    int share_index = 0, share_count = 1;      // set_share
     std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()
     Forces forces;                             // compute(store)'s, before the store takes them
     Forces first_pass_forces;                  // the relative criterion's first pass
@@ -142,9 +153,6 @@ struct TreeGpuEngine::Impl {
     gpu::PinnedBuffer<unsigned long long> h_walk_totals;
     long long pool_nodes_held = 0, pool_leaves_held = 0; // the last one-pass walk's pool, after its rooms
     std::map<std::tuple<int, double, int>, ListRoom> list_room;
-    // Which walks' lists are alike: 0 for whole evaluations; a store on the device in block steps
-    // gives each kind of tick (the longest due bin) a class of its own.
-    int list_class = 0;
     int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
     int batches = 0;                      // batches of the last evaluation
     int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
@@ -190,7 +198,7 @@ struct TreeGpuEngine::Impl {
     // this N first runs a whole geometric evaluation and keeps its accelerations, unless the scales
     // are on the device already.
     Evaluation enqueue(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once = true,
-                       GroupScales scales = GroupScales::from_estimate);
+                       GroupScales scales = GroupScales::from_estimate, WalkShape shape = {});
     // Waits for it, checks its walk, redoes it with both passes if a one-pass walk overflowed its
     // room, and records its phases; out gets the forces unless they stay on the device.
     void finish(const Evaluation& e, Forces& out);
@@ -214,7 +222,7 @@ struct TreeGpuEngine::Impl {
   private:
     // The walk's plan: this share's groups, and one pass when the last walk under this criterion
     // left room enough per group (a step's lists are close to the last step's).
-    Evaluation plan(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once) const;
+    Evaluation plan(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once, WalkShape shape) const;
     // The opening radii and the packed walk nodes for the criterion; the view the walk reads.
     OctreeView<float> launch_radii(const Evaluation& e);
     // The two-pass walk's count and scan over the share, the wait for the totals, and the batches
@@ -241,7 +249,7 @@ struct TreeGpuEngine::Impl {
     ListRoom next_room(const Evaluation& e) const;
     // The forces to where they go.
     void launch_download(const Evaluation& e);
-    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to, MacKind mac);
+    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to, MacKind mac, const WalkShape& shape);
     // List entries (both kinds, both buffers) that an evaluation wanting `wanted` may hold:
     // TreeParams::list_memory, the room under TreeParams::device_memory, most of the free memory.
     long long list_budget_entries(long long wanted);

@@ -109,11 +109,12 @@ void TreeGpuEngine::Impl::evaluate(const OpeningCriterion& criterion, Forces& ou
 }
 
 TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion& criterion, ForcesTo to,
-                                                          bool may_walk_once) const
+                                                          bool may_walk_once, WalkShape shape) const
 {
     Evaluation e;
     e.criterion = criterion;
     e.to = to;
+    e.shape = shape;
     // Forces left on the device feed a kick, which needs only the accelerations; their
     // potentials are made when they are stored (evaluate_potentials).
     e.potentials = to != ForcesTo::device;
@@ -123,11 +124,11 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     e.share =
         share_count == 1 ? GroupRange{0, num_groups} : share_of_groups(*loaded, share_costs, share_index, share_count);
     const auto g = static_cast<long long>(e.share.last - e.share.first);
-    e.key = std::make_tuple(static_cast<int>(criterion.kind), criterion.parameter(), list_class);
+    e.key = std::make_tuple(static_cast<int>(criterion.kind), criterion.parameter(), shape.list_class);
     const auto found = list_room.find(e.key);
     e.room = found != list_room.end() ? found->second : ListRoom{};
-    e.split_walks = criterion.kind == MacKind::relative || split_few_walks;
-    if (split_few_walks) e.room.walk_budget = std::min(e.room.walk_budget, kFewGroupsWalkBudget);
+    e.split_walks = criterion.kind == MacKind::relative || shape.few_groups;
+    if (shape.few_groups) e.room.walk_budget = std::min(e.room.walk_budget, kFewGroupsWalkBudget);
     if (!e.split_walks) e.room.walk_budget = INT32_MAX;
     const long long room_entries = g * (e.room.nodes + e.room.leaves) + e.room.node_pool + e.room.leaf_pool;
     e.one_pass = may_walk_once && share_count == 1 && e.room.nodes > 0 && e.room.leaves > 0 &&
@@ -160,7 +161,7 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
     return std::max(budget, 1LL);
 }
 
-void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to, MacKind mac)
+void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to, MacKind mac, const WalkShape& shape)
 {
     const auto n = static_cast<std::size_t>(num_particles);
     d_node_count.reserve(g + 1, "node-list counts");
@@ -177,15 +178,13 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     h_longest.reserve(3, "longest lists");
     d_longest.reserve(3, "longest lists");
     // The relative criterion lists a few per cent of the groups; the geometric one only those that
-    // outgrow their room (or, at a block tick of few groups, past a small budget). Each listed walk holds 2 KB of part
-    // offsets: the queues grow after one came near full (finish), to an eighth of the groups at most. A block tick's
-    // groups may all walk long (few groups, cut past a small budget) or outgrow rooms measured a dt_max ago: room for
-    // each of them.
-    const bool block_tick = list_class != 0;
-    const std::size_t most = block_tick ? std::max<std::size_t>(1024, g) : std::max<std::size_t>(1024, g / 8);
+    // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
+    // came near full (finish), to an eighth of the groups at most, or to all of a block tick's.
+    const bool every_group = shape.list_class != 0;
+    const std::size_t most = every_group ? std::max<std::size_t>(1024, g) : std::max<std::size_t>(1024, g / 8);
     long_capacity =
         static_cast<int>(std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
-                                                  block_tick ? g : 0, static_cast<std::size_t>(long_wanted)})));
+                                                  every_group ? g : 0, static_cast<std::size_t>(long_wanted)})));
     for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
     for (auto& parts : d_long_parts)
         parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");
@@ -205,7 +204,7 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
 }
 
 TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriterion& criterion, ForcesTo to,
-                                                             bool may_walk_once, GroupScales scales)
+                                                             bool may_walk_once, GroupScales scales, WalkShape shape)
 {
     if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
     if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
@@ -227,14 +226,14 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
         none.first_pass_seconds = first_pass_seconds;
         return none;
     }
-    Evaluation e = plan(criterion, to, may_walk_once);
+    Evaluation e = plan(criterion, to, may_walk_once, shape);
     e.first_pass_seconds = first_pass_seconds;
     e.scales = scales;
     if (host_scales) { // the groups' scales from the estimate, on the host
         host.mac_scale.reserve(static_cast<std::size_t>(num_groups), "tree group scales");
         fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
     }
-    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to, criterion.kind);
+    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to, criterion.kind, shape);
     const OctreeView<float> view = launch_radii(e);
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
@@ -545,7 +544,7 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
     r.node_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes));
     r.leaf_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves));
     // Ticks of one kind in block steps walk other groups each time: their pools may take any list.
-    if (list_class != 0) {
+    if (e.shape.list_class != 0) {
         r.node_pool = more(nodes);
         r.leaf_pool = more(leaves);
     }
@@ -582,7 +581,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     batches = static_cast<int>(e.batches.size());
     if (e.one_pass && h_longest[2] != 0) {
         // Some list did not fit and was cut: this evaluation again, with both passes.
-        Evaluation again = enqueue(e.criterion, e.to, false, e.scales);
+        Evaluation again = enqueue(e.criterion, e.to, false, e.scales, e.shape);
         again.first_pass_seconds = e.first_pass_seconds;
         finish(again, out);
         walks = 3;

@@ -195,6 +195,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::DeviceBuffer<unsigned long long> bin_count_;
     gpu::DeviceBuffer<unsigned char> select_temp_;
     gpu::PinnedBuffer<unsigned long long> h_bin_count_;
+    BinCounts last_counts_; // of the last bins kernel
     gpu::PinnedBuffer<int> h_due_group_count_;
     bool types_uploaded_ = false;
 };
@@ -209,8 +210,6 @@ template <class Op> void TreeGpuResident::guarded(Op&& op)
         cudaStreamSynchronize(copy_);
         cudaStreamSynchronize(e_.stream);
         loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = bins_active_ = false;
-        e_.split_few_walks = false;
-        e_.list_class = 0;
         evaluation_.reset();
         throw;
     }

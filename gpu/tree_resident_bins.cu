@@ -49,10 +49,9 @@ BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
                e_.stream);
     CUDA_CHECK(cudaMemcpyAsync(h_flags_.data(), flags_.data(), sizeof(int), cudaMemcpyDeviceToHost, e_.stream));
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-    BinCounts counts;
-    counts.count.assign(h_bin_count_.data(), h_bin_count_.data() + kMaxBin + 1);
-    counts.finite = h_flags_[0] == 0;
-    return counts;
+    last_counts_.count.assign(h_bin_count_.data(), h_bin_count_.data() + kMaxBin + 1);
+    last_counts_.finite = h_flags_[0] == 0;
+    return last_counts_;
 }
 
 BinCounts TreeGpuResident::open_all(const BinRule& rule)
@@ -90,9 +89,9 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
         double* pred = rebuild_tick_ ? pred_.data() : nullptr; // whose keys stage the next structure
         const double ahead = rebuild_tick_ ? structure_lead(tick, dt) : 0;
-        const auto in_place = [&](double step) {
+        const auto in_place = [&] {
             drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-                n_, step, nullptr, body_[cur_].data(), vel_.data(), nullptr, nullptr, nullptr, body_[cur_].data(),
+                n_, dt, nullptr, body_[cur_].data(), vel_.data(), nullptr, nullptr, nullptr, body_[cur_].data(),
                 nullptr, nullptr, nullptr, nullptr, pred, ahead, flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
@@ -100,7 +99,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         if (rebuild_tick_ && !staged_) {
             // No structure built ahead (the first tick, or a look-ahead that failed): build one
             // from the drifted positions themselves.
-            in_place(dt);
+            in_place();
             still = 0;
             if (!stage_from_device_positions()) {
                 failed_ = true; // non-finite positions: close() says so
@@ -122,7 +121,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
             e_.d_sorted.swap(sums_spare_);
             cur_ = nx;
         } else {
-            in_place(dt);
+            in_place();
         }
         CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
         potentials_missing_ = true;
@@ -135,19 +134,11 @@ double TreeGpuResident::structure_lead(Tick tick, double dt) const
 {
     // The structure staged now serves from the next rebuild to the one after: predicted to the
     // middle of that span, taking the spans alike and the bins as they are (the last counts).
-    const auto n = static_cast<long long>(n_);
-    if (!h_bin_count_.data()) return dt; // no counts yet
-    int shortest = kMaxBin;
-    while (shortest > 0 && h_bin_count_[static_cast<std::size_t>(shortest)] == 0) --shortest;
+    if (last_counts_.count.empty()) return dt;
+    const int shortest = last_counts_.shortest();
     Tick next = tick;
-    for (;;) {
-        next += ticks_of_bin(shortest);
-        if (next >= kTicksPerMaxStep) break;
-        long long due = 0;
-        for (int k = 0; k <= kMaxBin; ++k)
-            if (bin_due(k, next)) due += static_cast<long long>(h_bin_count_[static_cast<std::size_t>(k)]);
-        if (due * kRebuildShare >= n) break;
-    }
+    do next += ticks_of_bin(shortest);
+    while (next < kTicksPerMaxStep && last_counts_.due_at(next) * kRebuildShare < static_cast<long long>(n_));
     const double span = std::ldexp(rule_.dt_max, -kMaxBin) * static_cast<double>(next - tick);
     return std::max(dt, 1.5 * span);
 }
@@ -204,15 +195,16 @@ void TreeGpuResident::compute_due_groups()
             gpu::check_launch("due_scales_kernel", e_.stream);
         }
         e_.num_groups = walked;
-        e_.split_few_walks = !whole_groups_;
         // Ticks whose longest due bin is the same, as long after a rebuild, walk alike groups on
         // alike trees: each such kind keeps the room its last walk measured, and walks once into it.
         int longest_due = kMaxBin;
         while (longest_due > 0 && bin_due(longest_due - 1, tick_)) --longest_due;
-        e_.list_class = 1 + longest_due + (kMaxBin + 1) * std::min(ticks_since_rebuild_, 7);
+        WalkShape shape;
+        shape.list_class = 1 + longest_due + (kMaxBin + 1) * std::min(ticks_since_rebuild_, 7);
+        shape.few_groups = !whole_groups_;
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
-        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device, shape);
         forces_due_ = false;
         kick_due_ = true;
     });
@@ -239,8 +231,6 @@ BinCounts TreeGpuResident::close(bool reopen)
         Forces unused; // the forces stay on the device
         e_.finish(*evaluation_, unused);
         evaluation_.reset();
-        e_.split_few_walks = false;
-        e_.list_class = 0;
         kick_due_ = false;
         counts = launch_bins(tick_, true, reopen);
         collect_times(rebuild_tick_);

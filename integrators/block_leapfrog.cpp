@@ -168,11 +168,6 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
     rule.eta = eta_;
     rule.dt_max = dt_max_;
     for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[static_cast<std::size_t>(t)] = gravity_.eps_of(t);
-    const auto shortest_of = [](const std::vector<long long>& count) {
-        int k = kMaxBin;
-        while (k > 0 && count[static_cast<std::size_t>(k)] == 0) --k;
-        return k;
-    };
     device_phases_.clear();
     const auto add_phases = [&] {
         for (const auto& [name, seconds] : engine_.last_phase_times()) {
@@ -189,12 +184,10 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
     force_seconds_ += seconds_since(start);
     tick_ = 0;
     while (tick_ < kTicksPerMaxStep) {
-        const int shortest = shortest_of(bins.count);
+        const int shortest = bins.shortest();
         const double dt = std::ldexp(dt_max_, -shortest);
         tick_ += ticks_of_bin(shortest);
-        long long due = 0;
-        for (int k = 0; k <= kMaxBin; ++k)
-            if (bin_due(k, tick_)) due += bins.count[static_cast<std::size_t>(k)];
+        const long long due = bins.due_at(tick_);
         start = WallClock::now();
         device.drift(dt, tick_, due);
         s.advance_time(dt);

@@ -23,6 +23,22 @@ struct BinRule {
 struct BinCounts {
     std::vector<long long> count;
     bool finite = true;
+
+    // The shortest step's bin that holds a particle (0 where none does).
+    int shortest() const
+    {
+        int k = static_cast<int>(count.size()) - 1;
+        while (k > 0 && count[static_cast<std::size_t>(k)] == 0) --k;
+        return k > 0 ? k : 0;
+    }
+    // The particles due at tick t of the dt_max.
+    long long due_at(Tick t) const
+    {
+        long long due = 0;
+        for (std::size_t k = 0; k < count.size(); ++k)
+            if (bin_due(static_cast<int>(k), t)) due += count[k];
+        return due;
+    }
 };
 
 class DeviceTimeBins {

@@ -859,13 +859,15 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
                                     << "; energies " << ea << ", " << eb << " from " << e0 << "; ticks "
                                     << on_host.ticks_stepped() << ", " << on_device.ticks_stepped() << "; forces "
                                     << on_host.forces_computed() << ", " << on_device.forces_computed());
-        CHECK(apart <= static_cast<long long>(start.size()) / 50);
+        // Bounds about ten times what the H100 gave (apart by at most 2, p50 3.3e-7, p99 5.3e-4,
+        // forces 1 apart of 390,000).
+        CHECK(apart <= static_cast<long long>(start.size()) / 1000);
         // Only the due particles count, on both paths.
-        CHECK(std::abs(on_host.forces_computed() - on_device.forces_computed()) <= on_host.forces_computed() / 50);
-        CHECK(moved[moved.size() / 2] < 1e-3);
-        CHECK(moved[moved.size() * 99 / 100] < 3e-2);
+        CHECK(std::abs(on_host.forces_computed() - on_device.forces_computed()) <= on_host.forces_computed() / 10000);
+        CHECK(moved[moved.size() / 2] < 5e-6);
+        CHECK(moved[moved.size() * 99 / 100] < 5e-3);
         // Energy: the two runs' drifts alike (a tree's error apart), both small.
         CHECK(std::abs(ea - eb) < 0.2 * std::abs(ea - e0) + 1e-6 * std::abs(e0));
-        CHECK(std::abs(eb - e0) < 1e-3 * std::abs(e0));
+        CHECK(std::abs(eb - e0) < 5e-4 * std::abs(e0));
     }
 }
