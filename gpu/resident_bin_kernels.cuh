@@ -1,8 +1,7 @@
 // The kernels of hierarchical time steps on a particle store on the device (tree_resident_bins.cu,
-// docs/block-timesteps.md): the drift of every particle (gathered into a new tree's order at a
-// rebuild), the kicks and new bins of the due ones with the particles per bin, and the groups
-// that hold a due particle. The arithmetic is integrators/block_leapfrog.cpp's, operation for
-// operation. Private to gpu/.
+// docs/block-timesteps.md): the kicks and new bins of the due particles with the particles per
+// bin, and the groups that hold a due particle (the drift is resident_tree_kernels.cuh's). The arithmetic is
+// integrators/block_leapfrog.cpp's, operation for operation. Private to gpu/.
 #pragma once
 
 #include <cstdint>
@@ -20,36 +19,6 @@ struct DeviceBinRule {
     double eps_of_type[kNumParticleTypes];
     double eps; // where the particles have no types
 };
-
-// Every particle drifts by dt. With `order`, everything is gathered into a new tree's order
-// (particle order[k] becomes particle k) into the *_out arrays, the last forces too (the relative
-// criterion's scales read them); without, the positions move in place. pred (when not null): the
-// positions one more drift of dt_pred ahead, whose keys give the next structure.
-__global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
-                             const Vec4<double>* vel, const std::uint32_t* caller, const std::uint8_t* bins,
-                             const float4* sums, Vec4<double>* body_out, Vec4<double>* vel_out,
-                             std::uint32_t* caller_out, std::uint8_t* bins_out, float4* sums_out, double* pred,
-                             double dt_pred, int* flags)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const std::uint32_t j = order ? order[k] : static_cast<std::uint32_t>(k);
-    const Vec4<double> b = body[j], v = vel[j];
-    const Vec4<double> x{drifted(b.x, v.x, dt), drifted(b.y, v.y, dt), drifted(b.z, v.z, dt), b.w};
-    body_out[k] = x;
-    if (order) {
-        vel_out[k] = v;
-        caller_out[k] = caller[j];
-        bins_out[k] = bins[j];
-        sums_out[k] = sums[j];
-    }
-    if (pred) {
-        pred[3 * k] = drifted(x.x, v.x, dt_pred);
-        pred[3 * k + 1] = drifted(x.y, v.y, dt_pred);
-        pred[3 * k + 2] = drifted(x.z, v.z, dt_pred);
-    }
-    if (!finite3(x.x, x.y, x.z)) atomicAdd(flags, 1);
-}
 
 // |a| as the host's Eigen norm computes it: products and sums rounded one by one (no fused
 // multiply-add), so that a bin's boundary falls where the host's does.

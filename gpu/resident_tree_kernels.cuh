@@ -29,7 +29,18 @@ unsigned blocks_for(std::size_t n)
 }
 
 // Events of a step (kStaged and kStagingFree order the structure's copies between the streams).
-enum Event { kStart, kPredicted, kSorted, kKeysCopied, kRefitted, kStaged, kStagingFree, kKickStart, kKickEnd };
+enum Event {
+    kStart,
+    kPredicted,
+    kKeysMade,
+    kSorted,
+    kKeysCopied,
+    kRefitted,
+    kStaged,
+    kStagingFree,
+    kKickStart,
+    kKickEnd
+};
 
 __device__ inline bool finite3(double x, double y, double z)
 {
@@ -55,16 +66,15 @@ template <class T> void copy_async(T* to, const T* from, std::size_t count, cuda
 constexpr int kBoxValues = 6;
 
 struct BoxOfPoint {
-    const double* pred;
-    __host__ __device__ PointBounds operator()(int k) const
+    Prediction pred;
+    __device__ PointBounds operator()(int k) const
     {
+        const Vec4<double> x = pred(k);
         PointBounds b;
-        b.finite = 1;
-        for (int d = 0; d < 3; ++d) {
-            const double x = pred[3 * k + d];
-            b.lo[d] = b.hi[d] = x;
-            b.finite = b.finite && isfinite(x);
-        }
+        b.lo[0] = b.hi[0] = x.x;
+        b.lo[1] = b.hi[1] = x.y;
+        b.lo[2] = b.hi[2] = x.z;
+        b.finite = finite3(x.x, x.y, x.z);
         return b;
     }
 };
@@ -92,15 +102,64 @@ __global__ void key_box_kernel(const PointBounds* bounds, double* box)
     box[5] = b.finite;
 }
 
-__global__ void keys_kernel(int n, const double* pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
+__global__ void keys_kernel(int n, Prediction pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     const double scale = box[4];
-    keys[k] = morton_key(morton_cell_coordinate(pred[3 * k], box[0], scale),
-                         morton_cell_coordinate(pred[3 * k + 1], box[1], scale),
-                         morton_cell_coordinate(pred[3 * k + 2], box[2], scale));
+    const Vec4<double> x = pred(k);
+    keys[k] = morton_key(morton_cell_coordinate(x.x, box[0], scale), morton_cell_coordinate(x.y, box[1], scale),
+                         morton_cell_coordinate(x.z, box[2], scale));
     index[k] = static_cast<std::uint32_t>(k);
+}
+
+// Where each particle will be after a step's opening kick by h and drift by dt, with its mass: the
+// first structure of a state just loaded is built from them.
+__global__ void after_step_kernel(int n, double h, double dt, double G, const Vec4<double>* body,
+                                  const Vec4<double>* vel, const float4* sums, Vec4<double>* out)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const Vec4<double> b = body[k], v = vel[k], a = acceleration_of(sums[k], G);
+    out[k] = {drifted(b.x, kicked(v.x, a.x, h), dt), drifted(b.y, kicked(v.y, a.y, h), dt),
+              drifted(b.z, kicked(v.z, a.z, h), dt), b.w};
+}
+
+// The first half of a gather into a new tree's order (particle order[k] of the old order becomes
+// particle k): the velocities, kicked by h with the old order's forces where `kick_sums` is given,
+// the callers' indices, and where given the bins and the forces themselves (block steps keep them).
+// The positions follow (drift_kernel) with the velocities in their new order.
+__global__ void gather_kernel(int n, const std::uint32_t* order, double h, double G, const float4* kick_sums,
+                              const Vec4<double>* vel, Vec4<double>* vel_out, const std::uint32_t* caller,
+                              std::uint32_t* caller_out, const std::uint8_t* bins, std::uint8_t* bins_out,
+                              const float4* sums, float4* sums_out, int* flags)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const std::uint32_t j = order[k];
+    Vec4<double> v = vel[j];
+    if (kick_sums) {
+        const Vec4<double> a = acceleration_of(kick_sums[j], G);
+        v = {kicked(v.x, a.x, h), kicked(v.y, a.y, h), kicked(v.z, a.z, h), 0};
+        if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
+    }
+    vel_out[k] = v;
+    caller_out[k] = caller[j];
+    if (bins) bins_out[k] = bins[j];
+    if (sums) sums_out[k] = sums[j];
+}
+
+// Every particle drifts by dt with its velocity: particle order[k] of `body` becomes particle k of
+// body_out (`vel` already in the new order: gather_kernel), or in place without an order.
+__global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const Vec4<double>* body,
+                             const Vec4<double>* vel, Vec4<double>* body_out, int* flags)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const Vec4<double> b = body[order ? order[k] : static_cast<std::uint32_t>(k)], v = vel[k];
+    const Vec4<double> x{drifted(b.x, v.x, dt), drifted(b.y, v.y, dt), drifted(b.z, v.z, dt), b.w};
+    body_out[k] = x;
+    if (!finite3(x.x, x.y, x.z)) atomicAdd(flags, 1);
 }
 
 // The refit's first launch: every cell's side from its level (as the build made it), and every
@@ -167,12 +226,13 @@ template <class SumOf> __device__ float range_mac_scale(ParticleRange r, SumOf s
 }
 
 // The relative criterion's group scales from the last step's sums (|a| / G), which are still in
-// the last tree's order: particle k of this tree's group was particle order[k] there.
+// the last tree's order: particle k of this tree's group was particle order[k] there (without an
+// order, the sums are this tree's).
 __global__ void group_scales_kernel(int g, const ParticleRange* ranges, const std::uint32_t* order,
                                     const float4* last_sums, float* mac_scale)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < g) mac_scale[k] = range_mac_scale(ranges[k], [&](int i) { return last_sums + order[i]; });
+    if (k < g) mac_scale[k] = range_mac_scale(ranges[k], [&](int i) { return last_sums + (order ? order[i] : i); });
 }
 
 // Softening by type: particle k of the tree's order has h = loaded[caller[k]].

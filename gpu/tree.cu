@@ -95,8 +95,13 @@ void TreeGpuEngine::compute_on_host(PositionsRef pos, MassesRef mass, Forces& ou
 void TreeGpuEngine::compute(ParticleStore& store)
 {
     Impl& d = *impl_;
-    if (d.resident && store.on_device() && store.device() == d.resident.get()) {
-        d.resident->compute();
+    if (d.resident && store.device() == d.resident.get()) {
+        if (store.on_device()) {
+            d.resident->compute();
+            return;
+        }
+        // Placed there but not loaded: the run's start (each step loads it first).
+        d.resident->evaluate_start(store.host(), store.types());
         return;
     }
     ParticleSet& p = store.host();

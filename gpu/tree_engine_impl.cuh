@@ -211,6 +211,9 @@ struct TreeGpuEngine::Impl {
     // store on the device.
     void release_host_path_buffers();
 
+    // On the device: nonzero where the last enqueued one-pass walk cut a list (finish() then
+    // evaluates again), for kernels queued behind it that must not use its sums.
+    const int* d_cut_flag() const { return d_longest.data() + 2; }
     // Bytes the list buffers hold now.
     std::size_t list_bytes_held() const
     {

@@ -24,39 +24,16 @@ namespace grove {
 
 namespace {
 
-// The opening kick and the drift, with everything gathered into the new tree's order (particle
-// order[k] of the old order becomes particle k), and the positions one step further predicted
-// with the old acceleration (the last evaluation's sums, in the old order).
-__global__ void kick_drift_gather_kernel(int n, double h, double dt, double G, const std::uint32_t* order,
-                                         const Vec4<double>* body, const Vec4<double>* vel, const float4* sums,
-                                         const std::uint32_t* caller, Vec4<double>* body_out, Vec4<double>* vel_half,
-                                         std::uint32_t* caller_out, double* pred, int* flags)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const std::uint32_t j = order[k];
-    const Vec4<double> b = body[j], v = vel[j], a = acceleration_of(sums[j], G);
-    const Vec4<double> vh{kicked(v.x, a.x, h), kicked(v.y, a.y, h), kicked(v.z, a.z, h), 0};
-    const Vec4<double> x{drifted(b.x, vh.x, dt), drifted(b.y, vh.y, dt), drifted(b.z, vh.z, dt), b.w};
-    body_out[k] = x;
-    vel_half[k] = vh;
-    caller_out[k] = caller[j];
-    pred[3 * k] = predicted(x.x, vh.x, a.x, dt);
-    pred[3 * k + 1] = predicted(x.y, vh.y, a.y, dt);
-    pred[3 * k + 2] = predicted(x.z, vh.z, a.z, dt);
-    if (!finite3(x.x, x.y, x.z) || !finite3(vh.x, vh.y, vh.z)) atomicAdd(flags, 1);
-}
-
 // The closing kick with the new forces (sums without G, in the tree's order), which stay in the
-// engine's sums for the next step's opening kick. It reads only the velocities after the opening
-// kick and the sums, so that it may run again.
-__global__ void kick_kernel(int n, double h, double G, const float4* sums, const Vec4<double>* vel_half,
-                            Vec4<double>* vel, int* flags)
+// engine's sums for the next step's opening kick: v += a h in place, unless the one-pass walk cut a
+// list (*cut != 0), whose evaluation finish() makes again before this kernel runs once more.
+__global__ void kick_kernel(int n, double h, double G, const float4* sums, const int* cut, Vec4<double>* vel,
+                            int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
+    if (k >= n || *cut != 0) return;
     const Vec4<double> a = acceleration_of(sums[k], G);
-    const Vec4<double> vh = vel_half[k];
+    const Vec4<double> vh = vel[k];
     const Vec4<double> v{kicked(vh.x, a.x, h), kicked(vh.y, a.y, h), kicked(vh.z, a.z, h), 0};
     vel[k] = v;
     if (!finite3(v.x, v.y, v.z)) atomicAdd(flags, 1);
@@ -77,12 +54,15 @@ TreeGpuResident::TreeGpuResident(TreeGpuEngine::Impl& engine) : e_(engine)
 {
     CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
     for (cudaEvent_t& ev : ev_) CUDA_CHECK(cudaEventCreate(&ev));
+    for (Chunk& ch : chunks_) CUDA_CHECK(cudaEventCreateWithFlags(&ch.copied, cudaEventDisableTiming));
 }
 
 TreeGpuResident::~TreeGpuResident()
 {
     cudaStreamSynchronize(copy_);
+    cudaStreamSynchronize(e_.stream);
     for (cudaEvent_t ev : ev_) cudaEventDestroy(ev);
+    for (Chunk& ch : chunks_) cudaEventDestroy(ch.copied);
     cudaStreamDestroy(copy_);
 }
 
@@ -97,44 +77,43 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     // The host-side evaluations before the steps sized their lists to the memory free then, and
     // the forces' copy in the caller's order is not needed here: both make room for the store.
     e_.release_host_path_buffers();
-    for (int b = 0; b < 2; ++b) {
-        body_[b].reserve(n, "resident positions");
-        caller_[b].reserve(n, "resident particle order");
-    }
+    body_.reserve(n, "resident positions");
     vel_.reserve(n, "resident velocities");
-    vel_half_.reserve(n, "resident velocities");
-    pred_.reserve(3 * n, "predicted positions");
+    spare_.reserve(n, "resident gather and key sort");
+    for (int b = 0; b < 2; ++b) caller_[b].reserve(n, "resident particle order");
     flags_.reserve(1, "step flags");
     order_.reserve(n, "tree order");
     s_order_.reserve(n, "tree order");
     bounds_.reserve(1, "key box");
     box_.reserve(kBoxValues, "key box");
-    keys_in_.reserve(n, "keys");
-    keys_out_.reserve(n, "keys");
-    index_.reserve(n, "key index");
     h_keys_.reserve(n, "keys");
     h_box_.reserve(kBoxValues, "key box");
-    h_body_.reserve(n, "resident positions");
-    h_vel_.reserve(n, "resident velocities");
-    h_sums_.reserve(n, "resident accelerations");
     e_.d_sorted.reserve(n, "sorted accelerations");
-    h_caller_.reserve(n, "resident particle order");
-    h_pred_.reserve(3 * n, "predicted positions");
     h_flags_.reserve(1, "step flags");
-    const auto count = static_cast<std::int64_t>(n);
+    reserve_chunks();
+    const double G = e_.gravity.G;
+    for (std::size_t first = 0, c = 0; first < n; first += kChunk, ++c) {
+        Chunk& ch = chunks_[c % 2];
+        CUDA_CHECK(cudaEventSynchronize(ch.copied)); // its last copies have left it
+        const std::size_t count = std::min(kChunk, n - first);
+        const auto last = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < count; ++k) {
-        const auto i = static_cast<Eigen::Index>(k);
-        h_body_[k] = {p.pos(0, i), p.pos(1, i), p.pos(2, i), p.mass[i]};
-        h_vel_[k] = {p.vel(0, i), p.vel(1, i), p.vel(2, i), 0};
-        // The store's accelerations are an evaluation's sums times G (store_forces): divided by
-        // G and rounded to float they are those sums again.
-        const double G = e_.gravity.G;
-        h_sums_[k] = make_float4(static_cast<float>(p.acc(0, i) / G), static_cast<float>(p.acc(1, i) / G),
-                                 static_cast<float>(p.acc(2, i) / G), static_cast<float>(p.pot[i] / G));
-        h_caller_[k] = static_cast<std::uint32_t>(k);
+        for (std::int64_t k = 0; k < last; ++k) {
+            const auto i = static_cast<Eigen::Index>(first) + k;
+            ch.body[k] = {p.pos(0, i), p.pos(1, i), p.pos(2, i), p.mass[i]};
+            ch.vel[k] = {p.vel(0, i), p.vel(1, i), p.vel(2, i), 0};
+            // The store's accelerations are an evaluation's sums times G (store_forces): divided
+            // by G and rounded to float they are those sums again.
+            ch.sums[k] = make_float4(static_cast<float>(p.acc(0, i) / G), static_cast<float>(p.acc(1, i) / G),
+                                     static_cast<float>(p.acc(2, i) / G), static_cast<float>(p.pot[i] / G));
+            ch.caller[k] = static_cast<std::uint32_t>(i);
+        }
+        copy_async(body_.data() + first, ch.body.data(), count, cudaMemcpyHostToDevice, e_.stream);
+        copy_async(vel_.data() + first, ch.vel.data(), count, cudaMemcpyHostToDevice, e_.stream);
+        copy_async(e_.d_sorted.data() + first, ch.sums.data(), count, cudaMemcpyHostToDevice, e_.stream);
+        copy_async(caller_[0].data() + first, ch.caller.data(), count, cudaMemcpyHostToDevice, e_.stream);
+        CUDA_CHECK(cudaEventRecord(ch.copied, e_.stream));
     }
-    masses_ = p.mass;
     const std::vector<double> half = half_squared_softening(e_.gravity, types, n, "tree-gpu");
     if (!half.empty()) {
         const std::vector<float> half_f(half.begin(), half.end());
@@ -150,14 +129,50 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     loaded_types_.resize(types.size());
     for (std::size_t k = 0; k < types.size(); ++k) loaded_types_[k] = types[k];
     types_uploaded_ = false;
-    copy_async(body_[0].data(), h_body_.data(), n, cudaMemcpyHostToDevice, e_.stream);
-    copy_async(vel_.data(), h_vel_.data(), n, cudaMemcpyHostToDevice, e_.stream);
-    copy_async(e_.d_sorted.data(), h_sums_.data(), n, cudaMemcpyHostToDevice, e_.stream);
-    copy_async(caller_[0].data(), h_caller_.data(), n, cudaMemcpyHostToDevice, e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
     loaded_ = fresh_ = true;
     potentials_missing_ = false; // the caller's potentials came with the accelerations
+}
+
+void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
+{
+    const auto n = static_cast<Eigen::Index>(p.size());
+    p.acc.setZero(3, n); // the loaded sums, read by nothing before this evaluation replaces them
+    p.pot.setZero(n);
+    load(p, types);
+    guarded([&] {
+        fresh_ = false;
+        if (!stage_from_device_positions(body_.data()))
+            throw std::invalid_argument("tree-gpu: non-finite position or mass");
+        apply_staged();
+        CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
+        gather_and_drift(0, 0, false); // into the tree's order, nothing moved
+        launch_refit();
+        const auto g = static_cast<std::size_t>(e_.num_groups);
+        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
+                                                                    moments_.com_mass.data(), cell_.data(),
+                                                                    moments_.size.data(), pointers_of(e_.dev));
+        gpu::check_launch("pack_groups_kernel", e_.stream);
+        if (by_type_) launch_softening();
+        const OpeningCriterion criterion = e_.params.opening();
+        Forces unused; // the forces stay on the device
+        if (criterion.kind == MacKind::relative) {
+            // As the host pipeline starts: a geometric evaluation first, whose |a| scale the groups.
+            e_.finish(e_.enqueue(OpeningCriterion::geometric(kFirstPassTheta), ForcesTo::device, true,
+                                 GroupScales::on_device),
+                      unused);
+            e_.dev.mac_scale.reserve(g, "tree group scales");
+            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), nullptr,
+                                                                         e_.d_sorted.data(), e_.dev.mac_scale.data());
+            gpu::check_launch("group_scales_kernel", e_.stream);
+        }
+        e_.finish(e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device), unused);
+        potentials_missing_ = true;
+    });
+    store(p);
+    // The first step loads the state again: the caller may change the particles before it.
+    unload();
 }
 
 void TreeGpuResident::unload()
@@ -181,6 +196,11 @@ bool TreeGpuResident::stage_from_positions(const double* positions, const double
         return false; // non-finite positions (what a build refuses): step() reports them
     }
     stage(t, true);
+    // Staged, the particles' order is the device's; the keys and the particles' room are no one's
+    // (the host keeps the structure alone, as a build from sorted keys leaves it).
+    decltype(t.keys)().swap(t.keys);
+    decltype(t.order)().swap(t.order);
+    decltype(t.particles)().swap(t.particles);
     return true;
 }
 
@@ -192,20 +212,41 @@ void TreeGpuResident::build_next_structure()
     lookahead_seconds_ = seconds_since(t0);
 }
 
-bool TreeGpuResident::stage_from_device_positions()
+void TreeGpuResident::reserve_chunks()
 {
-    const auto n = static_cast<std::size_t>(n_);
-    copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-    masses_.resize(n_);
-    for (std::size_t k = 0; k < n; ++k) {
-        const Vec4<double>& b = h_body_[k];
-        h_pred_[3 * k] = b.x;
-        h_pred_[3 * k + 1] = b.y;
-        h_pred_[3 * k + 2] = b.z;
-        masses_[static_cast<Eigen::Index>(k)] = b.w;
+    const std::size_t size = std::min(kChunk, static_cast<std::size_t>(n_));
+    for (Chunk& ch : chunks_) {
+        ch.body.reserve(size, "resident staging");
+        ch.vel.reserve(size, "resident staging");
+        ch.sums.reserve(size, "resident staging");
+        ch.caller.reserve(size, "resident staging");
     }
-    return stage_from_positions(h_pred_.data(), masses_.data());
+}
+
+bool TreeGpuResident::stage_from_device_positions(const Vec4<double>* points)
+{
+    // The positions and masses on the host for the build, through the staging chunks; given back
+    // after it.
+    const auto n = static_cast<std::size_t>(n_);
+    std::vector<double> pos(3 * n);
+    Eigen::VectorXd mass(n_);
+    for (std::size_t first = 0; first < n; first += kChunk) {
+        Chunk& ch = chunks_[0];
+        const std::size_t count = std::min(kChunk, n - first);
+        copy_async(ch.body.data(), points + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        const auto last = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t k = 0; k < last; ++k) {
+            const Vec4<double>& b = ch.body[k];
+            const auto i = first + static_cast<std::size_t>(k);
+            pos[3 * i] = b.x;
+            pos[3 * i + 1] = b.y;
+            pos[3 * i + 2] = b.z;
+            mass[static_cast<Eigen::Index>(i)] = b.w;
+        }
+    }
+    return stage_from_positions(pos.data(), mass.data());
 }
 
 bool TreeGpuResident::stage_from_sorted_keys()
@@ -325,36 +366,24 @@ void TreeGpuResident::kick_drift(double h, double dt)
         step_start_ = WallClock::now();
         const auto n = static_cast<std::size_t>(n_);
         if (std::exchange(fresh_, false)) {
-            // The first tree from the positions after this drift, made from the host's copies.
-            const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static)
-            for (std::int64_t k = 0; k < count; ++k) {
-                const Vec4<double>&b = h_body_[k], &v = h_vel_[k];
-                const float4 s = h_sums_[k];
-                const double G = e_.gravity.G;
-                const Vec4<double> a{G * s.x, G * s.y, G * s.z, 0}; // as the device's kick takes them
-                h_pred_[3 * k] = drifted(b.x, kicked(v.x, a.x, h), dt);
-                h_pred_[3 * k + 1] = drifted(b.y, kicked(v.y, a.y, h), dt);
-                h_pred_[3 * k + 2] = drifted(b.z, kicked(v.z, a.z, h), dt);
-            }
-            stage_from_positions(h_pred_.data(), masses_.data()); // if not finite, the kick says so
+            // The first tree from the positions after this drift, made in spare_.
+            after_step_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, dt, e_.gravity.G, body_.data(),
+                                                                       vel_.data(), e_.d_sorted.data(), spare_.data());
+            gpu::check_launch("after_step_kernel", e_.stream);
+            stage_from_device_positions(spare_.data()); // if not finite, the kick says so
         }
         if (!staged_) { // the last look-ahead build failed: build from the positions themselves
-            if (!stage_from_device_positions()) {
+            if (!stage_from_device_positions(body_.data())) {
                 failed_ = true; // non-finite positions: the step stops here and its kick says so
                 return;
             }
         }
         apply_staged();
-        const int nx = 1 - cur_;
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
-        kick_drift_gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-            n_, h, dt, e_.gravity.G, order_.data(), body_[cur_].data(), vel_.data(), e_.d_sorted.data(),
-            caller_[cur_].data(), body_[nx].data(), vel_half_.data(), caller_[nx].data(), pred_.data(), flags_.data());
-        gpu::check_launch("kick_drift_gather_kernel", e_.stream);
+        gather_and_drift(h, dt, false);
+        lead_ = dt;
         CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream));
-        cur_ = nx;
         potentials_missing_ = true;
         forces_due_ = true;
     });
@@ -369,7 +398,9 @@ void TreeGpuResident::compute()
     guarded([&] {
         if (failed_) return;
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
-        launch_key_sort();
+        // The positions one more step ahead, kicked by the last forces (still in the order of the
+        // last tree, until the evaluation replaces them).
+        launch_key_sort({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_});
         launch_refit();
         const auto g = static_cast<std::size_t>(e_.num_groups);
         const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
@@ -388,22 +419,50 @@ void TreeGpuResident::compute()
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
-        // The walk and the lists, queued: the kick follows them on the stream, and the host builds
-        // the next structure while the GPU works through both (kick()).
+        // The walk and the lists, queued (after the keys, whose predictions read the forces they
+        // replace): the kick follows them on the stream, and the host builds the next structure
+        // while the GPU works through both (kick()).
+        CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysMade], 0));
         evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device);
         forces_due_ = false;
         kick_due_ = true;
     });
 }
 
-void TreeGpuResident::launch_key_sort()
+void TreeGpuResident::gather_and_drift(double h, double dt, bool block_tick)
 {
     const auto n = static_cast<std::size_t>(n_);
-    // The predictions' keys, sorted with their index (the order of the next step's gather, left in
-    // its staging buffer: this step's gather has read the last one), on the second stream, beside
-    // the refit and the walk, which do not need them.
+    const int nx = 1 - cur_;
+    // The last key sort in spare_ is done (and its keys on the host) before the gather writes there.
+    CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysCopied], 0));
+    if (block_tick) sums_spare_.reserve(n, "sorted accelerations");
+    gather_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
+        n_, order_.data(), h, e_.gravity.G, block_tick ? nullptr : e_.d_sorted.data(), vel_.data(), spare_.data(),
+        caller_[cur_].data(), caller_[nx].data(), block_tick ? bins_[cur_].data() : nullptr,
+        block_tick ? bins_[nx].data() : nullptr, block_tick ? e_.d_sorted.data() : nullptr,
+        block_tick ? sums_spare_.data() : nullptr, flags_.data());
+    gpu::check_launch("gather_kernel", e_.stream);
+    vel_.swap(spare_);
+    drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, dt, order_.data(), body_.data(), vel_.data(),
+                                                          spare_.data(), flags_.data());
+    gpu::check_launch("drift_kernel", e_.stream);
+    body_.swap(spare_);
+    if (block_tick) e_.d_sorted.swap(sums_spare_);
+    cur_ = nx;
+}
+
+void TreeGpuResident::launch_key_sort(const Prediction& pred)
+{
+    const auto n = static_cast<std::size_t>(n_);
+    // The predictions' keys, sorted with their index into the order of the next step's gather,
+    // left in its staging buffer (this step's gather has read the last one), on the second stream,
+    // beside the refit, which does not need them. The keys and the sort's second buffers take 20
+    // of spare_'s 32 bytes a particle, free from this step's gather to the next.
+    static_assert(sizeof(Vec4<double>) >= 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t));
+    auto* keys = reinterpret_cast<std::uint64_t*>(spare_.data());
+    auto* index = reinterpret_cast<std::uint32_t*>(keys + 2 * n);
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
-    const auto points = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred_.data()});
+    const auto points = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred});
     const PointBounds empty{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 1};
     std::size_t reduce_bytes = 0;
     CUDA_CHECK(
@@ -413,16 +472,21 @@ void TreeGpuResident::launch_key_sort()
                                          empty, copy_));
     key_box_kernel<<<1, 1, 0, copy_>>>(bounds_.data(), box_.data());
     gpu::check_launch("key_box_kernel", copy_);
-    keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred_.data(), box_.data(), keys_in_.data(), index_.data());
+    keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred, box_.data(), keys, s_order_.data());
     gpu::check_launch("keys_kernel", copy_);
+    CUDA_CHECK(cudaEventRecord(ev_[kKeysMade], copy_));
+    cub::DoubleBuffer<std::uint64_t> sorted_keys(keys, keys + n);
+    cub::DoubleBuffer<std::uint32_t> sorted_index(s_order_.data(), index);
     std::size_t sort_bytes = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys_in_.data(), keys_out_.data(), index_.data(),
-                                               s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, sorted_keys, sorted_index, n_, 0,
+                                               3 * kMortonBitsPerAxis, copy_));
     sort_temp_.reserve(sort_bytes, "key sort workspace");
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, keys_in_.data(), keys_out_.data(),
-                                               index_.data(), s_order_.data(), n_, 0, 3 * kMortonBitsPerAxis, copy_));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, sorted_keys, sorted_index, n_, 0,
+                                               3 * kMortonBitsPerAxis, copy_));
+    if (sorted_index.Current() != s_order_.data())
+        copy_async(s_order_.data(), sorted_index.Current(), n, cudaMemcpyDeviceToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
-    copy_async(h_keys_.data(), keys_out_.data(), n, cudaMemcpyDeviceToHost, copy_);
+    copy_async(h_keys_.data(), sorted_keys.Current(), n, cudaMemcpyDeviceToHost, copy_);
     copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 }
@@ -432,7 +496,7 @@ void TreeGpuResident::launch_refit()
     // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
     // then the float tree the walk reads.
     MomentArrays t;
-    t.particles = body_[cur_].data();
+    t.particles = body_.data();
     t.next = e_.dev.next.data();
     t.is_leaf = e_.dev.is_leaf.data();
     t.range = e_.dev.range.data();
@@ -451,7 +515,7 @@ void TreeGpuResident::launch_refit()
         gpu::check_launch("internal_level_kernel", e_.stream);
     }
     const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
-    pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_[cur_].data(), moments_.com_mass.data(),
+    pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_.data(), moments_.com_mass.data(),
                                                                    cell_.data(), moments_.size.data(), out.particles);
     gpu::check_launch("pack_particles_kernel", e_.stream);
     pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, moments_.com_mass.data(),
@@ -470,8 +534,8 @@ void TreeGpuResident::launch_softening()
     gpu::check_launch("particle_half_kernel", e_.stream);
     double* sums[2] = {mass_half_sums_.data(), mass_half_sums_.data() + n};
     for (int power = 1; power <= 2; ++power) {
-        const auto in = thrust::make_transform_iterator(
-            thrust::counting_iterator<int>(0), MassHalfPower{e_.d_particle_half.data(), body_[cur_].data(), power});
+        const auto in = thrust::make_transform_iterator(thrust::counting_iterator<int>(0),
+                                                        MassHalfPower{e_.d_particle_half.data(), body_.data(), power});
         std::size_t scan_bytes = 0;
         CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, in, sums[power - 1], n_, e_.stream));
         scan_temp_.reserve(scan_bytes, "softening scan workspace");
@@ -488,7 +552,7 @@ void TreeGpuResident::launch_kick(double h)
 {
     const auto n = static_cast<std::size_t>(n_);
     CUDA_CHECK(cudaEventRecord(ev_[kKickStart], e_.stream));
-    kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, e_.gravity.G, e_.d_sorted.data(), vel_half_.data(),
+    kick_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, e_.gravity.G, e_.d_sorted.data(), e_.d_cut_flag(),
                                                          vel_.data(), flags_.data());
     gpu::check_launch("kick_kernel", e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kKickEnd], e_.stream));
@@ -504,7 +568,7 @@ bool TreeGpuResident::kick(double h)
         launch_kick(h);
         build_next_structure();
         // The evaluation's checks; an overflowed one-pass walk is evaluated again, and the kick,
-        // which reads only the velocities after the opening kick and the sums, runs again after it.
+        // which skipped the overflowed one's sums (kick_kernel), runs after it.
         Forces unused; // the forces stay on the device
         e_.finish(*evaluation_, unused);
         evaluation_.reset();
@@ -555,25 +619,37 @@ void TreeGpuResident::store(ParticleSet& p)
         CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the buffer goes
         potentials_missing_ = false;
     }
-    copy_async(h_body_.data(), body_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    copy_async(h_vel_.data(), vel_.data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    copy_async(h_sums_.data(), e_.d_sorted.data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    copy_async(h_caller_.data(), caller_[cur_].data(), n, cudaMemcpyDeviceToHost, e_.stream);
-    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     p.acc.resize(3, n_);
     p.pot.resize(n_);
-    const auto count = static_cast<std::int64_t>(n);
+    reserve_chunks();
+    const std::size_t chunks = (n + kChunk - 1) / kChunk;
+    const auto send = [&](std::size_t c) { // chunk c's copies, into the staging chunk it uses
+        Chunk& ch = chunks_[c % 2];
+        const std::size_t first = c * kChunk, count = std::min(kChunk, n - first);
+        copy_async(ch.body.data(), body_.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        copy_async(ch.vel.data(), vel_.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        copy_async(ch.sums.data(), e_.d_sorted.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        copy_async(ch.caller.data(), caller_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        CUDA_CHECK(cudaEventRecord(ch.copied, e_.stream));
+    };
+    send(0);
+    const double G = e_.gravity.G;
+    for (std::size_t c = 0; c < chunks; ++c) {
+        if (c + 1 < chunks) send(c + 1); // beside this chunk's conversion
+        const Chunk& ch = chunks_[c % 2];
+        CUDA_CHECK(cudaEventSynchronize(ch.copied));
+        const auto count = static_cast<std::int64_t>(std::min(kChunk, n - c * kChunk));
 #pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < count; ++k) {
-        const auto i = static_cast<Eigen::Index>(h_caller_[k]);
-        const Vec4<double>&b = h_body_[k], &v = h_vel_[k];
-        const float4 s = h_sums_[k];
-        const double G = e_.gravity.G;
-        const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as the device converts them
-        p.pos.col(i) << b.x, b.y, b.z;
-        p.vel.col(i) << v.x, v.y, v.z;
-        p.acc.col(i) << a.x, a.y, a.z;
-        p.pot[i] = a.w;
+        for (std::int64_t k = 0; k < count; ++k) {
+            const auto i = static_cast<Eigen::Index>(ch.caller[k]);
+            const Vec4<double>&b = ch.body[k], &v = ch.vel[k];
+            const float4 s = ch.sums[k];
+            const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as the device converts them
+            p.pos.col(i) << b.x, b.y, b.z;
+            p.vel.col(i) << v.x, v.y, v.z;
+            p.acc.col(i) << a.x, a.y, a.z;
+            p.pot[i] = a.w;
+        }
     }
 }
 

@@ -2,13 +2,15 @@
 // masses and forces stay in device memory, in the Morton order of the current tree, and the
 // store's step operations run here. A leapfrog step (integrators/leapfrog.cpp) on the GPU's stream:
 //   kick_drift(): v += a h, x += v dt, everything gathered into the order of the tree the host
-//     built during the last step, and the positions predicted one step further;
-//   compute(): the predictions' Morton keys, sorted on the device (their order becomes the next
-//     step's gather); the sorted keys go to the host on a second stream while the device refits the
-//     tree to the exact positions (moments level by level, tree/node_moments.hpp), packs the float
-//     tree, and the walk and the lists are queued (tree_engine_impl.cuh);
-//   kick(): v += a h with the new forces, queued behind the lists; meanwhile the host builds the
-//     next tree's structure from the sorted keys and stages it for upload, then waits for the GPU.
+//     built during the last step;
+//   compute(): the Morton keys of the positions predicted one step further (made from the state
+//     and the last forces as the keys need them, not stored), sorted on the device (their order
+//     becomes the next step's gather); the sorted keys go to the host on a second stream while the
+//     device refits the tree to the exact positions (moments level by level, tree/node_moments.hpp),
+//     packs the float tree, and the walk and the lists are queued (tree_engine_impl.cuh);
+//   kick(): v += a h in place with the new forces, queued behind the lists; meanwhile the host
+//     builds the next tree's structure from the sorted keys and stages it for upload, then waits
+//     for the GPU.
 // Nothing per step crosses the bus but the keys (8 bytes a particle) and the next structure (about
 // 2 bytes a particle).
 // Hierarchical time steps (core/device_time_bins.hpp, tree_resident_bins.cu) keep each particle's
@@ -26,6 +28,7 @@
 #include "core/device_particles.hpp"
 #include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
+#include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_engine_impl.cuh"
@@ -41,6 +44,26 @@ struct PointBounds {
     int finite;
 };
 
+// The positions a new structure is built from, made where they are needed (the key box and the
+// keys) instead of stored: the positions one drift of dt ahead, with a kick of dt by the old
+// forces first where `sums` is given (a shared step's prediction; sums[order[k]] are particle
+// k's), else by the velocities alone (a block tick's).
+struct Prediction {
+    const Vec4<double>* body;
+    const Vec4<double>* vel;
+    const float4* sums;
+    const std::uint32_t* order;
+    double G, dt;
+    __device__ Vec4<double> operator()(int k) const
+    {
+        const Vec4<double> x = body[k], v = vel[k];
+        if (!sums) return {drifted(x.x, v.x, dt), drifted(x.y, v.y, dt), drifted(x.z, v.z, dt), 0};
+        const float4 s = sums[order[k]]; // as acceleration_of converts them
+        const Vec4<double> a{G * s.x, G * s.y, G * s.z, 0};
+        return {predicted(x.x, v.x, a.x, dt), predicted(x.y, v.y, a.y, dt), predicted(x.z, v.z, a.z, dt), 0};
+    }
+};
+
 class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
@@ -50,6 +73,11 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool kick(double h) override;
     void store(ParticleSet& particles) override;
     void unload() override;
+    // The forces of particles that have none (a run's start), evaluated here rather than by the
+    // host pipeline, whose tree and copies on the host would be the run's largest: into p in its
+    // order, with potentials. The state is dropped after, and the first step loads it afresh (the
+    // caller may change the particles in between).
+    void evaluate_start(ParticleSet& p, TypesRef types);
     bool loaded() const override { return loaded_; }
     // The forces of the positions of the last kick_drift() (or, in block steps, of the due
     // particles' groups after the last drift()), left on the device for kick() or close(); the
@@ -64,8 +92,13 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     BinCounts close(bool reopen) override;
 
   private:
-    // The predictions' Morton keys sorted on the second stream and sent to the host.
-    void launch_key_sort();
+    // The predictions' Morton keys sorted on the second stream and sent to the host; `pred` makes
+    // them. The evaluation, which replaces the forces a prediction reads, waits for the keys.
+    void launch_key_sort(const Prediction& pred);
+    // The positions gathered into the order of the structure just applied (order_) and drifted by
+    // dt, after gather_kernel put the velocities in it (kicked by h with the last forces in a shared
+    // step; with their bins and forces in a block tick).
+    void gather_and_drift(double h, double dt, bool block_tick);
     // The refit of the live structure to the positions, and the float particles and nodes.
     void launch_refit();
     // How far ahead of `tick` a rebuild predicts the positions its staged structure is built from.
@@ -79,8 +112,10 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool stage_from_positions(const double* positions, const double* masses);
     // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work).
     void build_next_structure();
-    // The same from the positions on the device now (copied to the host first).
-    bool stage_from_device_positions();
+    // The same from points on the device (x, y, z, mass), copied to the host first.
+    bool stage_from_device_positions(const Vec4<double>* points);
+    // The staging chunks for min(n, kChunk) particles.
+    void reserve_chunks();
     // The same from the keys the device sorted in this step (their order is staged already).
     bool stage_from_sorted_keys();
     // Queues the upload of tree t's structure (with its order, when the host made it).
@@ -100,7 +135,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
 
     TreeGpuEngine::Impl& e_;
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
-    static constexpr int kEvents = 9;
+    static constexpr int kEvents = 10;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;
     bool fresh_ = false;                         // loaded, no step yet: the host's copies hold the state
@@ -113,6 +148,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool potentials_missing_ = false;
     int n_ = 0, cur_ = 0;  // cur_: which of the double-buffered arrays holds the state
     bool by_type_ = false; // softening by type (launch_softening each step)
+    double lead_ = 0;      // how far ahead of the positions the next structure's keys predict them
     WallClock::time_point step_start_;
     double lookahead_seconds_ = 0;
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
@@ -120,22 +156,23 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // Device state (order: the current tree's).
     // The accelerations are the engine's sums of the last evaluation (d_sorted: float, G apart,
     // in the order of the tree they were evaluated on), which the next opening kick reads.
-    gpu::DeviceBuffer<Vec4<double>> body_[2]; // x, y, z, mass
+    // A gather into a new order goes through spare_ one array at a time (the velocities, then the
+    // positions), each swapped with it after; between the gathers spare_ holds the key sort.
+    gpu::DeviceBuffer<Vec4<double>> body_; // x, y, z, mass
+    gpu::DeviceBuffer<Vec4<double>> vel_;  // after the opening kick, then (kicked in place) at the end
+    gpu::DeviceBuffer<Vec4<double>> spare_;
     gpu::DeviceBuffer<std::uint32_t> caller_[2];
-    gpu::DeviceBuffer<Vec4<double>> vel_, vel_half_; // at the step's end; after its first kick
     // Softening by type: h of each particle in the order load() received them (caller_ indexes
     // it), the prefix sums of m h and m h^2 in the tree's order, and the scans' workspace.
     gpu::DeviceBuffer<float> loaded_half_;
     gpu::DeviceBuffer<double> mass_half_sums_;
     gpu::DeviceBuffer<unsigned char> scan_temp_;
-    gpu::DeviceBuffer<double> pred_; // 3 x N predicted positions
-    gpu::DeviceBuffer<int> flags_;   // non-finite count
-    // The predictions' keys: their box (key_box_kernel), keys, and the sort.
+    gpu::DeviceBuffer<int> flags_; // non-finite count
+    // The predictions' keys: their box (key_box_kernel) and the sort's workspace; the keys, their
+    // index and the sort's second buffers lie in spare_ (key_sort_arrays).
     gpu::DeviceBuffer<PointBounds> bounds_;
     gpu::DeviceBuffer<unsigned char> reduce_temp_;
     gpu::DeviceBuffer<double> box_;
-    gpu::DeviceBuffer<std::uint64_t> keys_in_, keys_out_;
-    gpu::DeviceBuffer<std::uint32_t> index_;
     gpu::DeviceBuffer<unsigned char> sort_temp_;
     gpu::PinnedBuffer<std::uint64_t> h_keys_;
     gpu::PinnedBuffer<double> h_box_;
@@ -170,12 +207,16 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
 
     Octree trees_[2]; // the structure on the device, the one being built
     int live_ = 0;
-    Eigen::VectorXd masses_; // a build from the device's positions (after a failed look-ahead)
 
-    gpu::PinnedBuffer<double> h_pred_;
-    gpu::PinnedBuffer<Vec4<double>> h_body_, h_vel_; // load and store
-    gpu::PinnedBuffer<float4> h_sums_;               // the accelerations and potentials as sums
-    gpu::PinnedBuffer<std::uint32_t> h_caller_;
+    // Load and store move the state through two pinned chunks of kChunk particles (the host's
+    // memory bounded whatever N), one chunk's copies beside the host's work on the other.
+    static constexpr std::size_t kChunk = std::size_t{1} << 18;
+    struct Chunk {
+        gpu::PinnedBuffer<Vec4<double>> body, vel;
+        gpu::PinnedBuffer<float4> sums; // the accelerations and potentials as sums
+        gpu::PinnedBuffer<std::uint32_t> caller;
+        cudaEvent_t copied = nullptr; // its last copies are done
+    } chunks_[2];
     gpu::PinnedBuffer<int> h_flags_;
 
     // Block steps: each particle's bin (in the order of body_), the rule, the tick of the last

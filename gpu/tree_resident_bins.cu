@@ -87,12 +87,10 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         whole_groups_ = due * kWholeGroupsShare >= static_cast<long long>(n);
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
-        double* pred = rebuild_tick_ ? pred_.data() : nullptr; // whose keys stage the next structure
-        const double ahead = rebuild_tick_ ? structure_lead(tick, dt) : 0;
+        lead_ = rebuild_tick_ ? structure_lead(tick, dt) : 0; // the next structure's keys (compute_due_groups)
         const auto in_place = [&] {
-            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-                n_, dt, nullptr, body_[cur_].data(), vel_.data(), nullptr, nullptr, nullptr, body_[cur_].data(),
-                nullptr, nullptr, nullptr, nullptr, pred, ahead, flags_.data());
+            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, dt, nullptr, body_.data(), vel_.data(),
+                                                                  body_.data(), flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
         double still = dt; // the drift the gather below makes
@@ -101,7 +99,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
             // from the drifted positions themselves.
             in_place();
             still = 0;
-            if (!stage_from_device_positions()) {
+            if (!stage_from_device_positions(body_.data())) {
                 failed_ = true; // non-finite positions: close() says so
                 bins_active_ = true;
                 return;
@@ -110,16 +108,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         fresh_ = false;
         if (rebuild_tick_) {
             apply_staged();
-            const int nx = 1 - cur_;
-            sums_spare_.reserve(n, "sorted accelerations");
-            drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
-                n_, still, order_.data(), body_[cur_].data(), vel_.data(), caller_[cur_].data(), bins_[cur_].data(),
-                e_.d_sorted.data(), body_[nx].data(), vel_half_.data(), caller_[nx].data(), bins_[nx].data(),
-                sums_spare_.data(), pred, ahead, flags_.data());
-            gpu::check_launch("drift_kernel", e_.stream);
-            vel_.swap(vel_half_);
-            e_.d_sorted.swap(sums_spare_);
-            cur_ = nx;
+            gather_and_drift(0, still, true);
         } else {
             in_place();
         }
@@ -148,7 +137,7 @@ void TreeGpuResident::compute_due_groups()
     guarded([&] {
         if (failed_) return;
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
-        if (rebuild_tick_) launch_key_sort();
+        if (rebuild_tick_) launch_key_sort({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, lead_});
         e_.num_groups = live_info_.groups;
         launch_refit();
         // A tick with fewer than half the particles due walks pieces of groups that hold one, a
@@ -204,6 +193,7 @@ void TreeGpuResident::compute_due_groups()
         shape.few_groups = !whole_groups_;
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+        CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysMade], 0)); // the keys read the velocities first
         evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device, shape);
         forces_due_ = false;
         kick_due_ = true;

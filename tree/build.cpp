@@ -326,9 +326,11 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
     if (!(tree.box_side > 0) || !std::isfinite(tree.box_side))
         throw std::invalid_argument("tree: the keys' box needs a finite side > 0");
-    tree.keys.clear(); // the caller's, not kept
-    tree.order.resize(n);
-    tree.particles.resize(n);
+    // The keys are the caller's, the order and the particles the sort's owner's: none is kept,
+    // and what an earlier build of this tree held of them is given back.
+    decltype(tree.keys)().swap(tree.keys);
+    decltype(tree.order)().swap(tree.order);
+    decltype(tree.particles)().swap(tree.particles);
     auto start = WallClock::now();
     build_nodes(tree, keys, static_cast<std::int32_t>(n), params, tree.segments);
     t.build = seconds_since(start); // the groups' ranges come with the nodes, their boxes with the refit

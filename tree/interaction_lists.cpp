@@ -84,7 +84,10 @@ TreeStats ListStatistics::of(const Octree& tree) const
     s.num_groups = static_cast<std::int64_t>(tree.groups.size());
     s.num_nodes = tree.num_nodes();
     if (s.num_groups == 0) return s;
-    const double n = static_cast<double>(tree.particles.size());
+    // A structure whose particles live elsewhere (the resident GPU store's) counts them by its root.
+    const double n =
+        static_cast<double>(!tree.particles.empty() || tree.range.empty() ? tree.particles.size()
+                                                                          : tree.range[0].end - tree.range[0].begin);
     s.nodes_per_group = node_entries_ / static_cast<double>(s.num_groups);
     s.leaves_per_group = leaf_entries_ / static_cast<double>(s.num_groups);
     s.node_interactions_per_particle = node_pairs_ / n;

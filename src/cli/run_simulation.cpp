@@ -98,8 +98,9 @@ class Run {
     // What one interval's end asks for; the process status to return, or -1 to go on.
     int end_of_interval(long long step);
     void progress(long long step, double de) const;
-    // `p`: every particle (gathered under --decomposition domains).
-    void write_checkpoint_now(long long step, const ParticleSet& p);
+    // `p`: every particle (gathered under --decomposition domains); lent to the checkpoint for its
+    // write and given back after it (the run's largest allocation, not copied).
+    void write_checkpoint_now(long long step, ParticleSet& p);
     void summary() const;
 
     // One diagnostics line (every rank takes part: on domains the sums are over the ranks);
@@ -255,9 +256,8 @@ int Run::end_of_interval(long long s)
     if (log_due || config_.domains) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.
     if (config_.domains && follow_domains(p_, comm_)) integrator_->resume({}, p_);
-    const ParticleSet all =
-        config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
-    const ParticleSet& written = config_.domains ? all : p_;
+    ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
+    ParticleSet& written = config_.domains ? all : p_;
     if (log_due) {
         log_line(s);
         if (outputs_->writer()) progress(s, last_de_);
@@ -303,11 +303,15 @@ void Run::progress(long long s, double de) const
     std::fflush(stdout);
 }
 
-void Run::write_checkpoint_now(long long step, const ParticleSet& p)
+void Run::write_checkpoint_now(long long step, ParticleSet& p)
 {
     if (!outputs_->writer()) return;
     Checkpoint c;
-    c.particles = p;
+    std::swap(c.particles, p);
+    struct GiveBack { // also when the write throws
+        ParticleSet &lent, &owner;
+        ~GiveBack() { std::swap(lent, owner); }
+    } give_back{c.particles, p};
     c.argv = argv_;
     c.step = step;
     c.next_snapshot = next_snapshot_;

@@ -30,9 +30,10 @@ std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine
         return gpu ? 760 : 700;
     case Workload::run:
         if (integrator != "leapfrog") return 800;
-        // tree-gpu: `grove bench step` printed 593-606 bytes per particle (peak resident) at 2^22 to
-        // 2^24 Plummer particles and 547 at 2^26 on the GPU host.
-        return tree ? (gpu ? 640 : 960) : 400;
+        // tree-gpu: `grove run` of 2^22 and 2^24 Plummer particles peaked at 420 and 381 bytes per
+        // particle (resident set sampled every 50 ms on the GPU host, snapshots and checkpoint
+        // included).
+        return tree ? (gpu ? 480 : 960) : 400;
     }
     return 0;
 }
@@ -64,9 +65,9 @@ std::uint64_t planned_device_bytes_per_particle(Workload job, const std::string&
 {
     if (engine.find("gpu") == std::string::npos) return 0;
     if (engine.find("tree") == std::string::npos) return 64; // direct-gpu: positions, masses, results
-    // tree-gpu: measured with `grove bench step` (device memory line) on an H100: 329-346 bytes
-    // for resident steps, and a potentials buffer of 16 at outputs.
-    return job == Workload::run ? 380 : 200;
+    // tree-gpu: measured with `grove bench step` (device memory line) on an H100: 210-220 bytes
+    // for resident steps from 2^20 to 2^24 particles, and a potentials buffer of 16 at outputs.
+    return job == Workload::run ? 260 : 200;
 }
 
 void check_device_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,

@@ -97,9 +97,17 @@ void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::si
 {
     auto group = h5::create_group(file, part_type_group(type));
     auto& mutable_p = const_cast<ParticleSet&>(p); // the column accessors are shared with the reader
+    // The particles of a type are usually one run of the set (indices ascend): their columns are
+    // then written in place, without a copy as large as the column.
+    const std::size_t first = indices.front();
+    const bool run = indices.back() - first + 1 == indices.size();
     for (const auto& field : kFields) {
         if (!field.present(p)) continue;
         if (field.integer_ids) {
+            if (run) {
+                h5::write_dataset(group.id(), field.name, p.id.data() + first, indices.size());
+                continue;
+            }
             std::vector<std::uint64_t> ids(indices.size());
             for (std::size_t k = 0; k < indices.size(); ++k) ids[k] = p.id[indices[k]];
             h5::write_dataset(group.id(), field.name, ids.data(), ids.size());
@@ -107,6 +115,11 @@ void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::si
         }
         const double* column = field.column(mutable_p);
         const auto c = static_cast<std::size_t>(field.components);
+        if (run) {
+            h5::write_dataset(group.id(), field.name, column + first * c, indices.size(),
+                              field.components == 3 ? 3 : 0);
+            continue;
+        }
         std::vector<double> rows(indices.size() * c);
         for (std::size_t k = 0; k < indices.size(); ++k)
             for (std::size_t j = 0; j < c; ++j) rows[k * c + j] = column[indices[k] * c + j];

@@ -493,6 +493,16 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     b_lf.start(sb);
     c_lf.start(sc);
     d_lf.start(sd);
+    // The resident engine's first forces are evaluated on the device (no tree on the host path),
+    // from the structure of the same build as the host pipeline's: equal to float rounding.
+    const auto phase_named = [](const PhaseTimes& times, const std::string& name) {
+        return std::any_of(times.begin(), times.end(), [&](const auto& t) { return t.first == name; });
+    };
+    CHECK(phase_named(on_host.last_phase_times(), "build"));
+    CHECK_FALSE(phase_named(resident.last_phase_times(), "build"));
+    CHECK_FALSE(sb.on_device());
+    CHECK((a.acc - b.acc).norm() < 1e-6 * a.acc.norm());
+    CHECK((a.pot - b.pot).norm() < 1e-6 * a.pot.norm());
     for (int s = 0; s < 16; ++s) {
         a_lf.step(sa);
         b_lf.step(sb);
@@ -595,6 +605,48 @@ TEST_CASE("tree-gpu resident leapfrog: a non-finite velocity, a handful of parti
     g_lf.step(held);
     CHECK_FALSE(held.on_device());
     CHECK(held.caller_index().empty());
+}
+
+TEST_CASE("tree-gpu resident leapfrog: a step whose one-pass walk outgrows its room kicks once, after the walk again",
+          "[gpu][tree][resident]")
+{
+    // The room of a one-pass walk is the last walk's under the same criterion: after steps of a few
+    // hundred particles, the first step of twenty thousand cuts its lists and is evaluated again.
+    // The closing kick queued behind the cut evaluation must leave the velocities as they were.
+    const ResidentCase rc;
+    const auto& [start, params, gravity, dt] = rc;
+    TreeGpuEngine reused(params, gravity), fresh(params, gravity);
+    {
+        ParticleSet few = make_plummer(512, 9);
+        Leapfrog lf(reused, dt);
+        ParticleStore s(few);
+        lf.start(s);
+        for (int k = 0; k < 3; ++k) lf.step(s);
+        REQUIRE(s.on_device());
+        s.restore_order();
+    }
+    ParticleSet a = start;
+    {
+        Leapfrog lf(fresh, dt);
+        ParticleStore s(a);
+        lf.start(s); // a's forces
+        s.restore_order();
+    }
+    ParticleSet b = a;
+    Leapfrog a_lf(fresh, dt), b_lf(reused, dt);
+    ParticleStore sa(a), sb(b);
+    a_lf.resume(sa);
+    b_lf.resume(sb);
+    a_lf.step(sa);
+    b_lf.step(sb);
+    REQUIRE(sb.on_device());
+    CHECK(reused.last_walk_passes() == 3);
+    CHECK(fresh.last_walk_passes() != 3);
+    a_lf.step(sa);
+    b_lf.step(sb);
+    sa.restore_order();
+    sb.restore_order();
+    test::check_same_columns(b, a); // the same lists, so bit for bit
 }
 
 TEST_CASE("tree-gpu resident leapfrog with the relative criterion: the last step's |a| scales the groups",
