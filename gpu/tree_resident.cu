@@ -601,6 +601,21 @@ void TreeGpuResident::collect_times(bool sorted)
     e_.times = times;
 }
 
+void TreeGpuResident::make_potentials()
+{
+    if (!potentials_missing_) return;
+    // Into a buffer of their own, given back after: the sums the next kick goes on from stay the
+    // step's to the bit.
+    const auto n = static_cast<std::size_t>(n_);
+    gpu::DeviceBuffer<float4> with_potentials;
+    with_potentials.reserve(n, "potentials");
+    e_.evaluate_potentials(with_potentials.data());
+    potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, with_potentials.data(), e_.d_sorted.data());
+    gpu::check_launch("potential_kernel", e_.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the buffer goes
+    potentials_missing_ = false;
+}
+
 void TreeGpuResident::store(ParticleSet& p)
 {
     if (!loaded_) throw std::logic_error("tree-gpu: store before load");
@@ -608,17 +623,7 @@ void TreeGpuResident::store(ParticleSet& p)
     if (p.size() != static_cast<std::size_t>(n_))
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);
-    if (potentials_missing_) {
-        // Into a buffer of their own, given back after: the sums the next kick goes on from stay
-        // the step's to the bit.
-        gpu::DeviceBuffer<float4> with_potentials;
-        with_potentials.reserve(n, "potentials");
-        e_.evaluate_potentials(with_potentials.data());
-        potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, with_potentials.data(), e_.d_sorted.data());
-        gpu::check_launch("potential_kernel", e_.stream);
-        CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the buffer goes
-        potentials_missing_ = false;
-    }
+    make_potentials();
     p.acc.resize(3, n_);
     p.pot.resize(n_);
     reserve_chunks();

@@ -72,6 +72,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void kick_drift(double h, double dt) override;
     bool kick(double h) override;
     void store(ParticleSet& particles) override;
+    bool diagnostics(const std::vector<double>& fractions, Diagnostics& out) override;
     void unload() override;
     // The forces of particles that have none (a run's start), evaluated here rather than by the
     // host pipeline, whose tree and copies on the host would be the run's largest: into p in its
@@ -110,6 +111,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // Builds the structure of the next tree from positions and masses in the device's current
     // order and stages it with its order. False if the build failed (non-finite positions).
     bool stage_from_positions(const double* positions, const double* masses);
+    // The steps' sums without potentials get them (from the last step's lists), once.
+    void make_potentials();
     // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work).
     void build_next_structure();
     // The same from points on the device (x, y, z, mass), copied to the host first.
@@ -168,6 +171,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::DeviceBuffer<double> mass_half_sums_;
     gpu::DeviceBuffer<unsigned char> scan_temp_;
     gpu::DeviceBuffer<int> flags_; // non-finite count
+    // diagnostics(): the reduction's result, the fractions and their radii.
+    gpu::DeviceBuffer<unsigned char> diagnostic_sums_;
+    gpu::DeviceBuffer<double> diagnostic_fractions_;
     // The predictions' keys: their box (key_box_kernel) and the sort's workspace; the keys, their
     // index and the sort's second buffers lie in spare_ (key_sort_arrays).
     gpu::DeviceBuffer<PointBounds> bounds_;

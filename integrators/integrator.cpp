@@ -43,6 +43,10 @@ class LeapfrogIntegrator final : public Integrator {
     PhaseTimes last_phases() const override { return last_; }
     // Every step computes the forces; a store on a device brings them (and the particles) back here.
     void synchronize(ParticleSet& p) override { bound(p).host(); }
+    bool diagnostics_where_they_are(ParticleSet& p, const std::vector<double>& fractions, Diagnostics& out) override
+    {
+        return bound(p).device_diagnostics(fractions, out);
+    }
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(bind(p)); }
@@ -115,6 +119,10 @@ class BlockLeapfrogIntegrator final : public Integrator {
     PhaseTimes last_phases() const override { return last_; }
     // At dt_max every particle's forces are current; a device brings them (and the particles) here.
     void synchronize(ParticleSet& p) override { bound(p).host(); }
+    bool diagnostics_where_they_are(ParticleSet& p, const std::vector<double>& fractions, Diagnostics& out) override
+    {
+        return bound(p).device_diagnostics(fractions, out);
+    }
     // The store never moves the particles, but a device's state is dropped here as the shared
     // leapfrog's is: a run continued past a checkpoint then loads it afresh, as its restart does.
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/diagnostics.hpp"
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
 #include "core/integrator_state.hpp"
@@ -55,6 +56,14 @@ class Integrator {
     // Counts an integrator adds to each diagnostics line after the standard columns, by name (the
     // same names at every call): block time steps give the particles per bin.
     virtual std::vector<std::pair<std::string, long long>> log_counts() const { return {}; }
+    // The diagnostics of the particles at their current time, made where they live without
+    // bringing them here (a resident leapfrog's device sums them); false where the caller must
+    // synchronize() and compute them from the particles.
+    virtual bool diagnostics_where_they_are(ParticleSet& /*particles*/, const std::vector<double>& /*fractions*/,
+                                            Diagnostics& /*out*/)
+    {
+        return false;
+    }
     // Whether the particles live where the engine computes between outputs (a resident leapfrog).
     virtual bool resident() const { return false; }
     // The force engine behind it, for what only some engines report (a tree engine's device

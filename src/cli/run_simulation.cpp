@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/cli_common.hpp"
@@ -105,8 +106,9 @@ class Run {
 
     // One diagnostics line (every rank takes part: on domains the sums are over the ranks);
     // returns the total energy. Under --decomposition domains p_ holds this rank's domain only,
-    // and what the files see is gathered on the first rank.
-    double log_line(long long step);
+    // and what the files see is gathered on the first rank. `made`: its sums, made where the
+    // particles live in made_seconds (else from p_).
+    double log_line(long long step, const std::optional<Diagnostics>& made = std::nullopt, double made_seconds = 0);
 
     const RunConfig& config_;
     std::optional<Checkpoint> restart_;
@@ -252,14 +254,24 @@ int Run::end_of_interval(long long s)
     // On domains every step: the particles are moved between ranks below, in the caller's (ID) order
     // and from the host.
     if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
+    // A line's sums where the particles are: a resident integrator's device makes them without
+    // bringing every particle here (the files above brought them already).
+    std::optional<Diagnostics> made_there;
+    double made_seconds = 0;
+    if (log_due && !config_.domains && outputs_->writer()) {
+        const auto start = WallClock::now();
+        Diagnostics d;
+        if (integrator_->diagnostics_where_they_are(p_, kLogFractions, d)) made_there = d;
+        made_seconds = seconds_since(start);
+    }
     // Hermite's potentials are a force evaluation: every rank takes part.
-    if (log_due || config_.domains) integrator_->synchronize(p_);
+    if ((log_due && !made_there) || config_.domains) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.
     if (config_.domains && follow_domains(p_, comm_)) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     ParticleSet& written = config_.domains ? all : p_;
     if (log_due) {
-        log_line(s);
+        log_line(s, made_there, made_seconds);
         if (outputs_->writer()) progress(s, last_de_);
     }
     if (snapshot_due) {
@@ -277,13 +289,15 @@ int Run::end_of_interval(long long s)
     return 128 + stop_signal;
 }
 
-double Run::log_line(long long step)
+double Run::log_line(long long step, const std::optional<Diagnostics>& made, double made_seconds)
 {
     // One process, or the ranks of the replicated mode: the first rank alone (all hold the same).
     if (!config_.domains && !outputs_->writer()) return 0;
     const auto start = WallClock::now();
-    const Diagnostics d = config_.domains ? compute_diagnostics(p_, p_.pot, comm_) : compute_diagnostics(p_, p_.pot);
-    const double computed = seconds_since(start);
+    const Diagnostics d = made              ? *made
+                          : config_.domains ? compute_diagnostics(p_, p_.pot, comm_)
+                                            : compute_diagnostics(p_, p_.pot);
+    const double computed = made_seconds + seconds_since(start);
     if (outputs_->writer())
         last_de_ = outputs_->log(d, computed, p_.time, step, step == 0 ? d.total : e0_, seconds_since(wall_start_),
                                  integrator_->log_counts());

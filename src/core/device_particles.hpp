@@ -3,7 +3,10 @@
 // step operations there, so that no step copies positions, velocities or forces across the bus.
 #pragma once
 
+#include <vector>
+
 #include "core/array_views.hpp"
+#include "core/diagnostics.hpp"
 #include "core/particles.hpp"
 
 namespace grove {
@@ -29,6 +32,11 @@ class DeviceParticles {
     // Drops the state: the next load() starts afresh.
     virtual void unload() = 0;
     virtual bool loaded() const = 0;
+    // The diagnostics of the state (potentials made where the steps left them out), summed on the
+    // device without bringing the state to the host: a diagnostics line of a large run costs a
+    // few reductions and a sort there instead of a copy of every array and a sort here. False
+    // where the device does not make them (the caller then uses store() and compute_diagnostics).
+    virtual bool diagnostics(const std::vector<double>& /*fractions*/, Diagnostics& /*out*/) { return false; }
     // Hierarchical time steps on the device, where it runs them (else null).
     virtual DeviceTimeBins* time_bins() { return nullptr; }
 };

@@ -18,8 +18,7 @@ Diagnostics compute_diagnostics(const ParticleSet& p, const Eigen::VectorXd& pot
     d.mass = p.mass.sum();
     d.kinetic = 0.5 * (p.vel.colwise().squaredNorm().transpose().array() * p.mass.array()).sum();
     d.potential = 0.5 * p.mass.dot(potential);
-    d.total = d.kinetic + d.potential;
-    d.virial_ratio = d.potential != 0 ? 2 * d.kinetic / std::abs(d.potential) : 0;
+    complete_energies(d);
     d.momentum = p.vel * p.mass;
     for (Eigen::Index i = 0; i < p.pos.cols(); ++i) d.angular_momentum += p.mass[i] * p.pos.col(i).cross(p.vel.col(i));
     if (d.mass > 0) {
@@ -49,12 +48,22 @@ std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::V
     __gnu_parallel::sort(radius_mass.begin(), radius_mass.end());
     double total = 0;
     for (const auto& rm : radius_mass) total += rm.second;
+    check_fractions(fractions);
     std::vector<double> radii;
-    for (double f : fractions) {
-        if (!(f > 0 && f <= 1)) throw std::invalid_argument("Lagrangian fraction must lie in (0, 1]");
-        radii.push_back(radius_enclosing(radius_mass, f * total));
-    }
+    for (double f : fractions) radii.push_back(radius_enclosing(radius_mass, f * total));
     return radii;
+}
+
+void check_fractions(const std::vector<double>& fractions)
+{
+    for (double f : fractions)
+        if (!(f > 0 && f <= 1)) throw std::invalid_argument("Lagrangian fraction must lie in (0, 1]");
+}
+
+void complete_energies(Diagnostics& d)
+{
+    d.total = d.kinetic + d.potential;
+    d.virial_ratio = d.potential != 0 ? 2 * d.kinetic / std::abs(d.potential) : 0;
 }
 
 double radius_enclosing(const std::vector<std::pair<double, double>>& sorted, double target, double enclosed, double r)

@@ -24,9 +24,17 @@ struct Diagnostics {
     std::vector<double> lagrangian_radii; // about the centre of mass, one per fraction
 };
 
+// The mass fractions of the Lagrangian radii a diagnostics line reports.
+inline const std::vector<double> kLogFractions = {0.1, 0.5, 0.9};
+
 // `potential` has one entry per particle (N); `fractions` lie in (0, 1].
 Diagnostics compute_diagnostics(const ParticleSet& particles, const Eigen::VectorXd& potential,
-                                const std::vector<double>& fractions = {0.1, 0.5, 0.9});
+                                const std::vector<double>& fractions = kLogFractions);
+// Throws std::invalid_argument unless every fraction lies in (0, 1].
+void check_fractions(const std::vector<double>& fractions);
+// The totals of a Diagnostics from its sums (mass, kinetic and potential energies): the total
+// energy and the virial ratio.
+void complete_energies(Diagnostics& d);
 
 // Radii about `centre` enclosing the given fractions of the mass of the selected particles
 // (all when `selection` is empty), interpolating between the bracketing particles.

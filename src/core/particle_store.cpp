@@ -35,6 +35,11 @@ ParticleSet& ParticleStore::host()
     return p_;
 }
 
+bool ParticleStore::device_diagnostics(const std::vector<double>& fractions, Diagnostics& out)
+{
+    return on_device() && device_->diagnostics(fractions, out);
+}
+
 TypesRef ParticleStore::types()
 {
     host();

@@ -36,6 +36,9 @@ class ParticleStore {
     // there). In the caller's order only after restore_order() or where nothing moved them.
     ParticleSet& host();
 
+    // The diagnostics of a state that lives on the device, made there (DeviceParticles::
+    // diagnostics); false where the caller must compute them from host().
+    bool device_diagnostics(const std::vector<double>& fractions, Diagnostics& out);
     // ---- Order
     bool may_reorder() const { return may_reorder_ && hold_ == 0; }
     // While one lives, engines hand forces back in the particles' current order (start of a run).

@@ -518,6 +518,22 @@ TEST_CASE("tree-gpu resident leapfrog: the host pipeline's orbits, the caller's 
     }
     CHECK(sb.on_device());
     CHECK_FALSE(sa.on_device());
+    // A diagnostics line made on the device: the host's sums of the same state, to rounding.
+    Diagnostics on_device;
+    REQUIRE(sb.device_diagnostics({0.1, 0.5, 0.9, 1.0}, on_device));
+    const Diagnostics here = compute_diagnostics(sb.host(), b.pot, {0.1, 0.5, 0.9, 1.0});
+    CHECK(on_device.mass == Approx(here.mass).epsilon(1e-13));
+    CHECK(on_device.kinetic == Approx(here.kinetic).epsilon(1e-12));
+    CHECK(on_device.potential == Approx(here.potential).epsilon(1e-12));
+    CHECK(on_device.total == Approx(here.total).epsilon(1e-12));
+    const double mv = (b.vel.colwise().norm().transpose().array() * b.mass.array()).sum();
+    const double mxv = mv * b.pos.colwise().norm().maxCoeff();
+    CHECK((on_device.momentum - here.momentum).norm() < 1e-13 * mv);
+    CHECK((on_device.angular_momentum - here.angular_momentum).norm() < 1e-13 * mxv);
+    CHECK((on_device.centre_of_mass - here.centre_of_mass).norm() < 1e-13 * b.pos.colwise().norm().maxCoeff());
+    REQUIRE(on_device.lagrangian_radii.size() == 4);
+    for (int f = 0; f < 4; ++f) CHECK(on_device.lagrangian_radii[f] == Approx(here.lagrangian_radii[f]).epsilon(1e-12));
+    CHECK_THROWS_AS(sb.device_diagnostics({0.5, 1.5}, on_device), std::invalid_argument);
     sa.restore_order();
     sb.restore_order();
     sc.restore_order();

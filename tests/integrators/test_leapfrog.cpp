@@ -360,8 +360,15 @@ class RecordingDevice final : public DeviceParticles {
     }
     void unload() override { loaded_ = false; }
     bool loaded() const override { return loaded_; }
+    bool diagnostics(const std::vector<double>& fractions, Diagnostics& out) override
+    {
+        if (!makes_diagnostics) return false;
+        out = compute_diagnostics(state, state.pot, fractions);
+        return true;
+    }
     ParticleSet state;
     int loads = 0, stores = 0;
+    bool makes_diagnostics = false;
 
   private:
     bool loaded_ = false;
@@ -427,6 +434,14 @@ TEST_CASE("a particle store applies the steps where the state lives and keeps th
         CHECK(device.loads == 1);
         CHECK(store.on_device());
         CHECK(a.pos == start.pos); // the host's copy is not touched by the steps
+        // Diagnostics where the device makes them, without a copy back; else the caller's.
+        Diagnostics d;
+        CHECK_FALSE(store.device_diagnostics(kLogFractions, d));
+        device.makes_diagnostics = true;
+        REQUIRE(store.device_diagnostics(kLogFractions, d));
+        CHECK(d.total == compute_diagnostics(device.state, device.state.pot).total);
+        CHECK(d.lagrangian_radii.size() == 3);
+        CHECK(device.stores == 0);
         CHECK(store.kick(0.125));
         store.advance_time(0.25);
         CHECK(store.time() == start.time + 0.25);
