@@ -113,18 +113,6 @@ __global__ void keys_kernel(int n, Prediction pred, const double* box, std::uint
     index[k] = static_cast<std::uint32_t>(k);
 }
 
-// Where each particle will be after a step's opening kick by h and drift by dt, with its mass: the
-// first structure of a state just loaded is built from them.
-__global__ void after_step_kernel(int n, double h, double dt, double G, const Vec4<double>* body,
-                                  const Vec4<double>* vel, const float4* sums, Vec4<double>* out)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const Vec4<double> b = body[k], v = vel[k], a = acceleration_of(sums[k], G);
-    out[k] = {drifted(b.x, kicked(v.x, a.x, h), dt), drifted(b.y, kicked(v.y, a.y, h), dt),
-              drifted(b.z, kicked(v.z, a.z, h), dt), b.w};
-}
-
 // The first half of a gather into a new tree's order (particle order[k] of the old order becomes
 // particle k): the velocities, kicked by h with the old order's forces where `kick_sums` is given,
 // the callers' indices, and where given the bins and the forces themselves (block steps keep them).

@@ -143,8 +143,8 @@ void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
     load(p, types);
     guarded([&] {
         fresh_ = false;
-        if (!stage_from_device_positions(body_.data()))
-            throw std::invalid_argument("tree-gpu: non-finite position or mass");
+        if (!stage_from_device_keys({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, 0}))
+            throw std::invalid_argument("tree-gpu: non-finite position");
         apply_staged();
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         gather_and_drift(0, 0, false); // into the tree's order, nothing moved
@@ -185,25 +185,6 @@ void TreeGpuResident::unload()
     evaluation_.reset();
 }
 
-bool TreeGpuResident::stage_from_positions(const double* positions, const double* masses)
-{
-    Octree& t = trees_[1 - live_];
-    try {
-        const Eigen::Map<const Eigen::Matrix3Xd> pos(positions, 3, n_);
-        const Eigen::Map<const Eigen::VectorXd> mass(masses, n_);
-        build_octree_into(t, pos, mass, e_.params.build, nullptr, BuildContent::structure);
-    } catch (const std::invalid_argument&) {
-        return false; // non-finite positions (what a build refuses): step() reports them
-    }
-    stage(t, true);
-    // Staged, the particles' order is the device's; the keys and the particles' room are no one's
-    // (the host keeps the structure alone, as a build from sorted keys leaves it).
-    decltype(t.keys)().swap(t.keys);
-    decltype(t.order)().swap(t.order);
-    decltype(t.particles)().swap(t.particles);
-    return true;
-}
-
 void TreeGpuResident::build_next_structure()
 {
     build_times_.clear();
@@ -223,30 +204,11 @@ void TreeGpuResident::reserve_chunks()
     }
 }
 
-bool TreeGpuResident::stage_from_device_positions(const Vec4<double>* points)
+bool TreeGpuResident::stage_from_device_keys(const Prediction& pred)
 {
-    // The positions and masses on the host for the build, through the staging chunks; given back
-    // after it.
-    const auto n = static_cast<std::size_t>(n_);
-    std::vector<double> pos(3 * n);
-    Eigen::VectorXd mass(n_);
-    for (std::size_t first = 0; first < n; first += kChunk) {
-        Chunk& ch = chunks_[0];
-        const std::size_t count = std::min(kChunk, n - first);
-        copy_async(ch.body.data(), points + first, count, cudaMemcpyDeviceToHost, e_.stream);
-        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-        const auto last = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static)
-        for (std::int64_t k = 0; k < last; ++k) {
-            const Vec4<double>& b = ch.body[k];
-            const auto i = first + static_cast<std::size_t>(k);
-            pos[3 * i] = b.x;
-            pos[3 * i + 1] = b.y;
-            pos[3 * i + 2] = b.z;
-            mass[static_cast<Eigen::Index>(i)] = b.w;
-        }
-    }
-    return stage_from_positions(pos.data(), mass.data());
+    CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream)); // the positions pred reads are made
+    launch_key_sort(pred);
+    return stage_from_sorted_keys();
 }
 
 bool TreeGpuResident::stage_from_sorted_keys()
@@ -364,16 +326,12 @@ void TreeGpuResident::kick_drift(double h, double dt)
 {
     guarded([&] {
         step_start_ = WallClock::now();
-        const auto n = static_cast<std::size_t>(n_);
         if (std::exchange(fresh_, false)) {
-            // The first tree from the positions after this drift, made in spare_.
-            after_step_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, h, dt, e_.gravity.G, body_.data(),
-                                                                       vel_.data(), e_.d_sorted.data(), spare_.data());
-            gpu::check_launch("after_step_kernel", e_.stream);
-            stage_from_device_positions(spare_.data()); // if not finite, the kick says so
+            // The first tree from the positions after this step's kick and drift.
+            stage_from_device_keys({body_.data(), vel_.data(), e_.d_sorted.data(), nullptr, e_.gravity.G, h, dt});
         }
         if (!staged_) { // the last look-ahead build failed: build from the positions themselves
-            if (!stage_from_device_positions(body_.data())) {
+            if (!stage_from_device_keys({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, 0})) {
                 failed_ = true; // non-finite positions: the step stops here and its kick says so
                 return;
             }
@@ -400,7 +358,7 @@ void TreeGpuResident::compute()
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
         // The positions one more step ahead, kicked by the last forces (still in the order of the
         // last tree, until the evaluation replaces them).
-        launch_key_sort({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_});
+        launch_key_sort({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
         launch_refit();
         const auto g = static_cast<std::size_t>(e_.num_groups);
         const TreeArrays<float, Pointer> out = pointers_of(e_.dev);

@@ -45,22 +45,27 @@ struct PointBounds {
 };
 
 // The positions a new structure is built from, made where they are needed (the key box and the
-// keys) instead of stored: the positions one drift of dt ahead, with a kick of dt by the old
-// forces first where `sums` is given (a shared step's prediction; sums[order[k]] are particle
-// k's), else by the velocities alone (a block tick's).
+// keys) instead of stored: each particle drifted by `drift` after a kick by `kick` with the forces
+// in `sums` (sums[order[k]] are particle k's, or sums[k] without an order): a shared step's
+// prediction kicks and drifts by its dt, a loaded state's first structure by the step's half kick
+// and dt. Without sums the velocities drift alone (a block tick's), and without a drift the
+// positions are taken as they are.
 struct Prediction {
     const Vec4<double>* body;
     const Vec4<double>* vel;
     const float4* sums;
     const std::uint32_t* order;
-    double G, dt;
+    double G, kick, drift;
     __device__ Vec4<double> operator()(int k) const
     {
-        const Vec4<double> x = body[k], v = vel[k];
-        if (!sums) return {drifted(x.x, v.x, dt), drifted(x.y, v.y, dt), drifted(x.z, v.z, dt), 0};
-        const float4 s = sums[order[k]]; // as acceleration_of converts them
+        const Vec4<double> x = body[k];
+        if (drift == 0) return {x.x, x.y, x.z, 0};
+        const Vec4<double> v = vel[k];
+        if (!sums) return {drifted(x.x, v.x, drift), drifted(x.y, v.y, drift), drifted(x.z, v.z, drift), 0};
+        const float4 s = sums[order ? order[k] : k]; // as acceleration_of converts them
         const Vec4<double> a{G * s.x, G * s.y, G * s.z, 0};
-        return {predicted(x.x, v.x, a.x, dt), predicted(x.y, v.y, a.y, dt), predicted(x.z, v.z, a.z, dt), 0};
+        return {drifted(x.x, kicked(v.x, a.x, kick), drift), drifted(x.y, kicked(v.y, a.y, kick), drift),
+                drifted(x.z, kicked(v.z, a.z, kick), drift), 0};
     }
 };
 
@@ -108,18 +113,19 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void compute_due_groups();
     // The bins kernel (resident_bin_kernels.cuh) over all particles, and the counts it makes.
     BinCounts launch_bins(Tick tick, bool close, bool open);
-    // Builds the structure of the next tree from positions and masses in the device's current
-    // order and stages it with its order. False if the build failed (non-finite positions).
-    bool stage_from_positions(const double* positions, const double* masses);
+
     // The steps' sums without potentials get them (from the last step's lists), once.
     void make_potentials();
     // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work).
     void build_next_structure();
-    // The same from points on the device (x, y, z, mass), copied to the host first.
-    bool stage_from_device_positions(const Vec4<double>* points);
+    // The structure of the next tree from the keys of `pred` sorted on the device now (its order
+    // staged there too), built on the host and staged: a loaded state's first, or one after a
+    // look-ahead that failed. False where a predicted position is not finite.
+    bool stage_from_device_keys(const Prediction& pred);
     // The staging chunks for min(n, kChunk) particles.
     void reserve_chunks();
-    // The same from the keys the device sorted in this step (their order is staged already).
+    // The structure of the next tree from the keys the device sorted (their order is staged
+    // already); false where a prediction was not finite.
     bool stage_from_sorted_keys();
     // Queues the upload of tree t's structure (with its order, when the host made it).
     void stage(const Octree& t, bool with_order);

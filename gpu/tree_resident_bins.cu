@@ -99,7 +99,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
             // from the drifted positions themselves.
             in_place();
             still = 0;
-            if (!stage_from_device_positions(body_.data())) {
+            if (!stage_from_device_keys({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, 0})) {
                 failed_ = true; // non-finite positions: close() says so
                 bins_active_ = true;
                 return;
@@ -137,7 +137,7 @@ void TreeGpuResident::compute_due_groups()
     guarded([&] {
         if (failed_) return;
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
-        if (rebuild_tick_) launch_key_sort({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, lead_});
+        if (rebuild_tick_) launch_key_sort({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, lead_});
         e_.num_groups = live_info_.groups;
         launch_refit();
         // A tick with fewer than half the particles due walks pieces of groups that hold one, a

@@ -47,6 +47,7 @@ class LeapfrogIntegrator final : public Integrator {
     {
         return bound(p).device_diagnostics(fractions, out);
     }
+    void load_on_device(ParticleSet& p) override { bound(p).load_on_device(); }
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(bind(p)); }
@@ -123,6 +124,7 @@ class BlockLeapfrogIntegrator final : public Integrator {
     {
         return bound(p).device_diagnostics(fractions, out);
     }
+    void load_on_device(ParticleSet& p) override { bound(p).load_on_device(); }
     // The store never moves the particles, but a device's state is dropped here as the shared
     // leapfrog's is: a run continued past a checkpoint then loads it afresh, as its restart does.
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }

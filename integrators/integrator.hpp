@@ -64,6 +64,10 @@ class Integrator {
     {
         return false;
     }
+    // Where the particles live on the engine's device between outputs (resident()), takes them
+    // there now, as the next step would: the steps then read nothing of the host's arrays (a
+    // snapshot may borrow them meanwhile). Nothing elsewhere.
+    virtual void load_on_device(ParticleSet& /*particles*/) {}
     // Whether the particles live where the engine computes between outputs (a resident leapfrog).
     virtual bool resident() const { return false; }
     // The force engine behind it, for what only some engines report (a tree engine's device

@@ -139,7 +139,8 @@ int bench_step(const BenchConfig& c)
     if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
     if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
-    check_memory_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine));
+    check_memory_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine),
+                      "leapfrog", c.resident);
     check_device_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine),
                       c.gpu_memory, -1);
     ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));

@@ -103,6 +103,23 @@ void RunOutputs::snapshot(const ParticleSet& p)
     io_seconds_ += seconds_since(start);
 }
 
+void RunOutputs::snapshot_borrowed(ParticleSet& p)
+{
+    const int index = snapshot_index_++;
+    if (!writer_) return;
+    const auto start = WallClock::now();
+    snapshots_->write_borrowed(snapshot_name(dir_, index), p);
+    io_seconds_ += seconds_since(start);
+}
+
+void RunOutputs::give_back(ParticleSet& p)
+{
+    if (!writer_) return;
+    const auto start = WallClock::now();
+    snapshots_->give_back(p);
+    io_seconds_ += seconds_since(start);
+}
+
 void RunOutputs::checkpoint(Checkpoint& c)
 {
     if (!writer_) return;

@@ -40,6 +40,9 @@ class RunOutputs {
     void start_snapshot_writer();
     // The next snapshot_NNNN.hdf5, written by the background writer from its own copy.
     void snapshot(const ParticleSet& p);
+    // The same from p's arrays, borrowed until give_back() (SnapshotWriter::write_borrowed).
+    void snapshot_borrowed(ParticleSet& p);
+    void give_back(ParticleSet& p);
     int snapshots() const { return snapshot_index_; }
     void set_snapshots(int index) { snapshot_index_ = index; }
     // checkpoint.hdf5, after the snapshots it counts are complete; c gets the snapshot count and

@@ -99,6 +99,8 @@ class Run {
     // What one interval's end asks for; the process status to return, or -1 to go on.
     int end_of_interval(long long step);
     void progress(long long step, double de) const;
+    // The next snapshot of `p` (p_, or on domains every rank's particles gathered).
+    void snapshot(ParticleSet& p);
     // `p`: every particle (gathered under --decomposition domains); lent to the checkpoint for its
     // write and given back after it (the run's largest allocation, not copied).
     void write_checkpoint_now(long long step, ParticleSet& p);
@@ -122,6 +124,7 @@ class Run {
     WallClock::time_point wall_start_, last_checkpoint_;
     long long first_step_ = 1;
     double next_snapshot_ = 0, e0_ = 0, last_de_ = 0;
+    std::size_t count_ = 0; // the particles p_ held at the start (its arrays may be lent later)
     bool tty_ = false;
 };
 
@@ -211,9 +214,15 @@ void Run::begin()
         outputs_->open_diagnostics(nullptr, header.str());
     }
     outputs_->start_snapshot_writer();
+    count_ = p_.size(); // p_'s arrays may be lent to the writer from here on
     if (!restart_) {
         e0_ = log_line(0);
-        outputs_->snapshot(config_.domains ? gather_on_root(p_, comm_) : p_);
+        if (config_.domains) {
+            const ParticleSet all = gather_on_root(p_, comm_);
+            outputs_->snapshot(all);
+        } else {
+            snapshot(p_);
+        }
     }
     tty_ = isatty(fileno(stderr));
 }
@@ -225,7 +234,9 @@ int Run::execute()
     for (long long s = first_step_; s <= plan_.total_steps; ++s) {
         integrator_->advance_to(plan_.time_of(s), p_);
         if (s == first_step_ && outputs_->writer()) // what the steps hold, once they all exist
-            std::printf("%s\n", describe(memory_use(integrator_->force_engine(), p_.size())).c_str());
+            std::printf(
+                "%s\n",
+                describe(memory_use(integrator_->force_engine(), config_.domains ? p_.size() : count_)).c_str());
         const int status = end_of_interval(s);
         if (status >= 0) return status;
     }
@@ -248,14 +259,8 @@ int Run::end_of_interval(long long s)
     const bool checkpoint_due = last || stop_signal ||
                                 (plan_.checkpoint_steps > 0 && s % plan_.checkpoint_steps == 0) ||
                                 seconds_since(last_checkpoint_) > plan_.checkpoint_every;
-    // Files see the particles in the order they were given (between them the leapfrog keeps them
-    // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
-    // positions, velocities, masses and potentials, which move together.
-    // On domains every step: the particles are moved between ranks below, in the caller's (ID) order
-    // and from the host.
-    if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
     // A line's sums where the particles are: a resident integrator's device makes them without
-    // bringing every particle here (the files above brought them already).
+    // bringing every particle here (before anything below brings them).
     std::optional<Diagnostics> made_there;
     double made_seconds = 0;
     if (log_due && !config_.domains && outputs_->writer()) {
@@ -264,6 +269,14 @@ int Run::end_of_interval(long long s)
         if (integrator_->diagnostics_where_they_are(p_, kLogFractions, d)) made_there = d;
         made_seconds = seconds_since(start);
     }
+    // The arrays the last snapshot borrowed come back before anything touches the particles.
+    if (snapshot_due || checkpoint_due || config_.domains || (log_due && !made_there)) outputs_->give_back(p_);
+    // Files see the particles in the order they were given (between them the leapfrog keeps them
+    // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
+    // positions, velocities, masses and potentials, which move together.
+    // On domains every step: the particles are moved between ranks below, in the caller's (ID) order
+    // and from the host.
+    if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
     if ((log_due && !made_there) || config_.domains) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.
@@ -275,10 +288,13 @@ int Run::end_of_interval(long long s)
         if (outputs_->writer()) progress(s, last_de_);
     }
     if (snapshot_due) {
-        outputs_->snapshot(written);
+        snapshot(written);
         next_snapshot_ = plan_.after(p_.time, next_snapshot_);
     }
-    if (checkpoint_due) write_checkpoint_now(s, written);
+    if (checkpoint_due) {
+        outputs_->give_back(p_); // the checkpoint waits for the snapshots anyway
+        write_checkpoint_now(s, written);
+    }
     if (!stop_signal || last) return -1;
     if (outputs_->writer()) {
         if (tty_) std::fprintf(stderr, "\n");
@@ -302,6 +318,19 @@ double Run::log_line(long long step, const std::optional<Diagnostics>& made, dou
         last_de_ = outputs_->log(d, computed, p_.time, step, step == 0 ? d.total : e0_, seconds_since(wall_start_),
                                  integrator_->log_counts());
     return d.total;
+}
+
+void Run::snapshot(ParticleSet& p)
+{
+    if (!integrator_->resident() || config_.domains) {
+        outputs_->snapshot(p);
+        return;
+    }
+    // The particles go onto the device now, as the next step would take them: the steps then
+    // read nothing of the host's arrays, which the writer borrows until the next output instead
+    // of copying them (the copy would be the run's largest allocation).
+    integrator_->load_on_device(p);
+    outputs_->snapshot_borrowed(p);
 }
 
 void Run::progress(long long s, double de) const
@@ -358,7 +387,8 @@ int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
     const std::size_t n = restart ? restart->particles.size() : snapshot_particle_count(config.input);
     const EngineConfig& engine = config.integrator.engine;
-    check_memory_plan(Workload::run, n, "grove run", engines().resolve(engine.engine), config.integrator.integrator);
+    check_memory_plan(Workload::run, n, "grove run", engines().resolve(engine.engine), config.integrator.integrator,
+                      engine.resident && !config.domains);
     check_device_plan(config.integrator.integrator == "leapfrog" ? Workload::run : Workload::forces, n, "grove run",
                       engines().resolve(engine.engine), engine.gpu_memory, engine.device);
     Run run(config, std::move(restart));

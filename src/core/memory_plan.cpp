@@ -15,7 +15,8 @@ namespace grove {
 // holds the same tree and particle arrays and pinned copies of them; they take the CPU engines'
 // figures with room for the copies. The Hermite integrators keep jerk (and snap, crackle) and
 // block-step schedules besides.
-std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine, const std::string& integrator)
+std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine, const std::string& integrator,
+                                         bool resident)
 {
     const bool tree = engine.find("tree") != std::string::npos;
     const bool gpu = engine.find("gpu") != std::string::npos;
@@ -30,10 +31,11 @@ std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine
         return gpu ? 760 : 700;
     case Workload::run:
         if (integrator != "leapfrog") return 800;
-        // tree-gpu: `grove run` of 2^22 and 2^24 Plummer particles peaked at 420 and 381 bytes per
+        // tree-gpu: `grove run` of 2^22 and 2^24 Plummer particles peaked at 237 and 195 bytes per
         // particle (resident set sampled every 50 ms on the GPU host, snapshots and checkpoint
-        // included).
-        return tree ? (gpu ? 480 : 960) : 400;
+        // included); on its host pipeline 709 and 648, with the tree and its copies on the host.
+        if (tree && gpu) return resident ? 300 : 760;
+        return tree ? 960 : 400;
     }
     return 0;
 }
@@ -82,9 +84,9 @@ void check_device_memory_plan(Workload job, std::size_t n, const std::string& wh
 }
 
 void check_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine,
-                       const std::string& integrator)
+                       const std::string& integrator, bool resident)
 {
-    const std::uint64_t per = planned_bytes_per_particle(job, engine, integrator);
+    const std::uint64_t per = planned_bytes_per_particle(job, engine, integrator, resident);
     const std::uint64_t room = usable_memory_bytes();
     // Counts past 2^64 / per would wrap the product: such a job never fits.
     const bool too_many = n > std::numeric_limits<std::uint64_t>::max() / per;

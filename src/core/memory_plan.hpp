@@ -20,14 +20,16 @@ enum class Workload {
 };
 
 // Host bytes per particle at the job's peak. engine: a registered engine's name ("tree-cpu",
-// "direct-gpu", ...; "tree" and "direct" too); integrator: "leapfrog" or a Hermite one for runs.
+// "direct-gpu", ...; "tree" and "direct" too); integrator: "leapfrog" or a Hermite one for runs;
+// resident: a GPU tree run keeps the particles on its device between outputs (tree-gpu's resident
+// steps), else its host pipeline holds a tree and copies on the host.
 std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine = "",
-                                         const std::string& integrator = "leapfrog");
+                                         const std::string& integrator = "leapfrog", bool resident = true);
 
 // Throws std::runtime_error "<what> needs about X GB for N particles; ... Y GB can be used here (the
 // largest N that fits is M)" when the plan does not fit. Does nothing where the room is unknown.
 void check_memory_plan(Workload job, std::size_t n, const std::string& what, const std::string& engine = "",
-                       const std::string& integrator = "leapfrog");
+                       const std::string& integrator = "leapfrog", bool resident = true);
 
 // Device bytes per particle that a GPU engine holds besides its interaction lists (which tree-gpu
 // fits into what is left, in batches): 0 for an engine without a device. job: Workload::run for a

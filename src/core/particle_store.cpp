@@ -35,6 +35,11 @@ ParticleSet& ParticleStore::host()
     return p_;
 }
 
+void ParticleStore::load_on_device()
+{
+    if (device_ && !device_->loaded()) device_->load(host(), types());
+}
+
 bool ParticleStore::device_diagnostics(const std::vector<double>& fractions, Diagnostics& out)
 {
     return on_device() && device_->diagnostics(fractions, out);

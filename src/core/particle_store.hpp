@@ -36,6 +36,8 @@ class ParticleStore {
     // there). In the caller's order only after restore_order() or where nothing moved them.
     ParticleSet& host();
 
+    // Hands the state to the device now, where one is placed (as the next kick_drift() would).
+    void load_on_device();
     // The diagnostics of a state that lives on the device, made there (DeviceParticles::
     // diagnostics); false where the caller must compute them from host().
     bool device_diagnostics(const std::vector<double>& fractions, Diagnostics& out);

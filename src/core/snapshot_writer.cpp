@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -61,6 +62,19 @@ void copy_particles(const ParticleSet& src, ParticleSet& dst)
     dst.run_parameters = src.run_parameters;
 }
 
+// The per-particle arrays of two sets exchanged.
+void swap_arrays(ParticleSet& a, ParticleSet& b)
+{
+    a.pos.swap(b.pos);
+    a.vel.swap(b.vel);
+    a.mass.swap(b.mass);
+    a.id.swap(b.id);
+    a.type.swap(b.type);
+    a.acc.swap(b.acc);
+    a.pot.swap(b.pot);
+    a.extra.swap(b.extra);
+}
+
 } // namespace
 
 void SnapshotWriter::wait()
@@ -73,12 +87,42 @@ void SnapshotWriter::wait()
 
 void SnapshotWriter::write(const std::string& path, const ParticleSet& particles)
 {
+    if (borrowed_) throw std::logic_error("snapshot writer: a write while a borrowed one is not given back");
     wait();
     // Copied into storage kept from the last write: same-sized arrays are reused, so a copy costs
     // no page faults.
     const auto start = WallClock::now();
     copy_particles(particles, copy_);
     copy_seconds_ += seconds_since(start);
+    start_thread(path);
+}
+
+void SnapshotWriter::write_borrowed(const std::string& path, ParticleSet& particles)
+{
+    if (borrowed_) throw std::logic_error("snapshot writer: a write while a borrowed one is not given back");
+    wait();
+    copy_ = ParticleSet{}; // an earlier copy's storage goes
+    swap_arrays(copy_, particles);
+    copy_.time = particles.time;
+    copy_.units = particles.units;
+    copy_.run_parameters = particles.run_parameters;
+    borrowed_ = true;
+    start_thread(path);
+}
+
+void SnapshotWriter::give_back(ParticleSet& particles)
+{
+    if (!borrowed_) return;
+    const auto start = WallClock::now();
+    if (thread_.joinable()) thread_.join();
+    wait_seconds_ += seconds_since(start);
+    swap_arrays(copy_, particles);
+    borrowed_ = false;
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+void SnapshotWriter::start_thread(const std::string& path)
+{
     thread_ = std::thread([this, path] {
         const auto begin = WallClock::now();
         try {

@@ -26,6 +26,14 @@ class SnapshotWriter {
     // Starts writing `particles` to `path` (write_snapshot: a temporary name, renamed when done)
     // after the previous write has finished. Throws that write's error, if it failed.
     void write(const std::string& path, const ParticleSet& particles);
+    // The same without a copy: the per-particle arrays move into the writer (the set keeps its
+    // time, units and parameters, and no particles) until give_back() returns them after the write.
+    // For a caller that does not touch them meanwhile (a run whose state lives on a device), for
+    // which the copy would be the largest thing it holds.
+    void write_borrowed(const std::string& path, ParticleSet& particles);
+    // Waits for a borrowed write and returns its arrays to `particles`; then throws the write's
+    // error, if it failed. Nothing where none is borrowed.
+    void give_back(ParticleSet& particles);
     // Waits for the write in flight; throws its error, if it failed.
     void wait();
 
@@ -35,9 +43,11 @@ class SnapshotWriter {
     double write_seconds() const { return write_seconds_; } // read after wait()
 
   private:
+    void start_thread(const std::string& path); // the write of copy_
     std::thread thread_;
     std::exception_ptr error_;
-    ParticleSet copy_; // what the thread in flight writes
+    ParticleSet copy_;      // what the thread in flight writes
+    bool borrowed_ = false; // copy_'s arrays are a caller's (write_borrowed)
     double copy_seconds_ = 0, wait_seconds_ = 0, write_seconds_ = 0;
     int threads_before_ = 0; // the OpenMP team size before a reservation, 0 without one
 };

@@ -36,6 +36,42 @@ TEST_CASE("the background writer writes what the synchronous one does", "[snapsh
     CHECK(read_snapshot(paths[2]).pos(0, 0) == Approx(a.pos(0, 0) + 2));
 }
 
+TEST_CASE("a borrowed write takes the arrays without a copy and gives them back after", "[snapshot][writer]")
+{
+    ParticleSet p = test::random_particles(5000, 34);
+    p.acc = p.pos;
+    p.pot = p.mass;
+    p.time = 0.5;
+    p.run_parameters["test.key"] = "borrowed";
+    const ParticleSet before = p;
+    const double* positions = p.pos.data();
+    const std::string path = test::scratch_path("writer_borrowed.hdf5");
+    SnapshotWriter writer;
+    writer.write_borrowed(path, p);
+    CHECK(p.size() == 0); // lent: the set keeps its time and parameters, not its particles
+    CHECK(p.time == 0.5);
+    CHECK_THROWS_AS(writer.write(test::scratch_path("writer_other.hdf5"), before), std::logic_error);
+    p.time = 0.75; // what a caller may change meanwhile
+    writer.give_back(p);
+    CHECK(p.pos.data() == positions); // the same storage, not a copy
+    CHECK(p.time == 0.75);
+    test::check_same_columns(p, before);
+    const ParticleSet written = read_snapshot(path);
+    test::check_same_columns(written, before);
+    CHECK(written.time == 0.5);
+    CHECK(written.run_parameters.at("test.key") == "borrowed");
+    writer.give_back(p); // nothing borrowed: nothing happens
+    CHECK(p.size() == before.size());
+    // A failed borrowed write gives the arrays back, then reports its error.
+    namespace fs = std::filesystem;
+    const fs::path dir = test::scratch_path("writer_borrowed_fail");
+    fs::remove_all(dir);
+    fs::create_directories(dir / "taken.hdf5");
+    writer.write_borrowed((dir / "taken.hdf5").string(), p);
+    CHECK_THROWS_WITH(writer.give_back(p), Catch::Contains("taken.hdf5"));
+    test::check_same_columns(p, before);
+}
+
 TEST_CASE("a failed background write is rethrown and leaves no file", "[snapshot][writer]")
 {
     namespace fs = std::filesystem;

@@ -452,7 +452,11 @@ TEST_CASE("a particle store applies the steps where the state lives and keeps th
         CHECK(device.stores == 1);
         store.restore_order();
         CHECK_FALSE(store.on_device());
-        store.kick_drift(0.125, 0.25); // a new load, from the host's state, as after a restart
+        store.load_on_device(); // a new load, from the host's state, as after a restart
+        CHECK(device.loads == 2);
+        CHECK(store.on_device());
+        store.load_on_device(); // loaded already: nothing more
+        store.kick_drift(0.125, 0.25);
         CHECK(device.loads == 2);
         store.place_on(nullptr); // back on the host, with the device's state
         CHECK(device.stores == 2);
