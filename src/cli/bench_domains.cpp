@@ -1,4 +1,4 @@
-// grove bench scaling --decomposition domains, under mpirun -np K: the tree over Morton domains on
+// grove bench scaling --decomposition domains, under mpirun -np K: the tree over Peano-Hilbert domains on
 // the first 1, 2, 4, ... K ranks. Each rank makes its own share of the model (own_share), the
 // shares move to their domains, and the
 // domains are cut again twice by the time each rank's particles took, before the timed force
@@ -127,7 +127,7 @@ int bench_domain_scaling(const BenchConfig& c)
     const int repeat = std::max(1, c.repeat);
     if (world.is_root())
         std::printf(
-            "grove bench scaling: %s, %s scaling, %lld particles %s, engine %s on Morton domains with locally "
+            "grove bench scaling: %s, %s scaling, %lld particles %s, engine %s on Peano-Hilbert domains with locally "
             "essential trees, theta %g; the slowest rank's median of %d force computations after the "
             "domains were cut twice by cost; errors of %d particles against the direct sum\n\n"
             "| ranks | N | ms | efficiency | build | LET walks | exchange | load + evaluate | imbalance | LET MB "

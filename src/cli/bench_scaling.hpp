@@ -8,7 +8,7 @@ namespace grove {
 
 int bench_scaling(const BenchConfig& config);
 
-// The same for the tree over Morton domains (--decomposition domains; bench_domains.cpp): strong
+// The same for the tree over Peano-Hilbert domains (--decomposition domains; bench_domains.cpp): strong
 // or weak scaling with the phases, the LET traffic, the load imbalance and the force errors.
 int bench_domain_scaling(const BenchConfig& config);
 

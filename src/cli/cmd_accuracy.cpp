@@ -112,9 +112,10 @@ int run_accuracy(const AccuracyCommand& c)
     // walk and evaluation alone, and end to end with the host build and upload.
     const char* param = OpeningCriterion{o.mac}.parameter_name();
     if (o.domains)
-        std::printf("on %d Morton domains with locally essential trees: each row's times are one computation over the "
-                    "domains, the tree builds, LET walks and exchange included\n\n",
-                    comm.size());
+        std::printf(
+            "on %d Peano-Hilbert domains with locally essential trees: each row's times are one computation over the "
+            "domains, the tree builds, LET walks and exchange included\n\n",
+            comm.size());
     if (o.mac == MacKind::relative)
         std::printf("relative criterion: |a| from one geometric pass at theta = %.2f (%.1f ms%s, not in the rows: a "
                     "run takes the previous step's)\n\n",
@@ -201,7 +202,7 @@ int command_accuracy(int argc, char** argv)
                                        cxxopts::value<std::string>()->default_value("all"))(
         "decomposition",
         "under mpirun: replicated (one tree, every rank a share of its groups: one process's table) or "
-        "domains (each rank the tree of one Morton domain with the others' locally essential trees; "
+        "domains (each rank the tree of one Peano-Hilbert domain with the others' locally essential trees; "
         "each row one computation over the domains, build included)",
         cxxopts::value<std::string>()->default_value("replicated"));
     add_input_units_option(options);

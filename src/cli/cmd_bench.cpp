@@ -194,7 +194,7 @@ int command_bench(int argc, char** argv)
                                    cxxopts::value<std::string>())(
         "decomposition",
         "scaling, tree engines: replicated (every rank builds the whole tree, evaluates a share) or domains "
-        "(each rank its Morton domain's tree with the others' locally essential trees; each rank makes its own "
+        "(each rank its Peano-Hilbert domain's tree with the others' locally essential trees; each rank makes its own "
         "particles, and the errors of a --sample are measured against direct summation)",
         cxxopts::value<std::string>()->default_value("replicated"))(
         "weak", "scaling, domains: -n particles per rank (weak scaling) instead of in all",

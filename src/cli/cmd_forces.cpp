@@ -24,7 +24,7 @@ namespace {
 struct ForcesConfig {
     std::string input, output;
     EngineConfig engine;
-    bool domains = false;                        // --decomposition domains: the tree over Morton domains
+    bool domains = false;                        // --decomposition domains: the tree over Peano-Hilbert domains
     bool neighbours = false;                     // nearest neighbour of every particle
     double neighbour_radius = 0;                 // > 0: also the neighbours within it
     int max_neighbours = 32;                     // room per particle in NeighbourIDs
@@ -178,7 +178,7 @@ int command_forces(int argc, char** argv)
     options.add_options()("decomposition",
                           "under mpirun, tree engines: replicated (every rank holds every particle and "
                           "evaluates a share of the groups: bit-identical to one process) or domains (each rank "
-                          "the tree of one Morton domain, with the locally essential trees of the others)",
+                          "the tree of one Peano-Hilbert domain, with the locally essential trees of the others)",
                           cxxopts::value<std::string>()->default_value("replicated"));
     add_input_units_option(options);
     options.add_options("neighbours")(

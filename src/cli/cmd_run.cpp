@@ -48,7 +48,7 @@ void add_run_options(cxxopts::Options& options)
         cxxopts::value<long long>()->default_value("0"))(
         "decomposition",
         "under mpirun, the tree leapfrog: replicated (every rank holds every particle and evaluates a share "
-        "of the groups: bit-identical to one process) or domains (each rank holds one Morton domain, cut anew "
+        "of the groups: bit-identical to one process) or domains (each rank holds one Peano-Hilbert domain, cut anew "
         "every step, and evaluates it on its tree with the other domains' locally essential trees; the "
         "files gathered on the first rank)",
         cxxopts::value<std::string>()->default_value("replicated"))(

@@ -187,7 +187,7 @@ void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criter
     const ParticleSet slab = particle_range(p, begin, end);
     std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
     for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
-    const MortonDomains domains = MortonDomains::cut(slab.pos, {}, comm);
+    const HilbertDomains domains = HilbertDomains::cut(slab.pos, {}, comm);
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
     engine.compute_with(criterion, mine.pos, mine.mass, local);

@@ -4,7 +4,7 @@
 // own tree and lets a tree engine (tree-cpu, or tree-gpu on its host pipeline) evaluate its own
 // groups on that forest. compute() takes this rank's particles only and gives their forces from
 // everyone's. Correct for any split of the particles; fast when each rank's particles are a
-// compact Morton domain (parallel/domains.hpp), which is what keeps the LETs thin.
+// compact Peano-Hilbert domain (parallel/domains.hpp), which is what keeps the LETs thin.
 #pragma once
 
 #include <cstdint>
@@ -87,7 +87,7 @@ std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceE
                                                           const EngineConfig& config, const Communicator& comm);
 
 // Forces on a set that every rank holds whole (grove forces under mpirun): each rank takes an equal
-// slab, the slabs move to their Morton domains, the engine computes, and every rank gets every
+// slab, the slabs move to their domains, the engine computes, and every rank gets every
 // force back in the set's order.
 void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm);
 // The same under `criterion` (DomainTreeEngine::compute_with).

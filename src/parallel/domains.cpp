@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "tree/hilbert.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
@@ -75,7 +76,7 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
 
 } // namespace
 
-MortonDomains MortonDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm)
+HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
     if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
@@ -91,7 +92,7 @@ MortonDomains MortonDomains::cut(PositionsRef pos, const std::vector<double>& co
     double mn[3] = {x0, y0, z0}, mx[3] = {x1, y1, z1};
     comm.min(mn, 3);
     comm.max(mx, 3);
-    MortonDomains d;
+    HilbertDomains d;
     if (!(mn[0] <= mx[0])) mn[0] = mn[1] = mn[2] = mx[0] = mx[1] = mx[2] = 0; // no particles anywhere
     std::memcpy(d.lo_, mn, sizeof mn);
     d.scale_ = static_cast<double>(kMortonAxisCells) / key_cube_side(mn, mx);
@@ -113,19 +114,19 @@ MortonDomains MortonDomains::cut(PositionsRef pos, const std::vector<double>& co
     return d;
 }
 
-std::uint64_t MortonDomains::key(double x, double y, double z) const
+std::uint64_t HilbertDomains::key(double x, double y, double z) const
 {
-    return morton_key(morton_cell_coordinate(x, lo_[0], scale_), morton_cell_coordinate(y, lo_[1], scale_),
-                      morton_cell_coordinate(z, lo_[2], scale_));
+    return hilbert_key(morton_cell_coordinate(x, lo_[0], scale_), morton_cell_coordinate(y, lo_[1], scale_),
+                       morton_cell_coordinate(z, lo_[2], scale_));
 }
 
-int MortonDomains::owner(std::uint64_t key) const
+int HilbertDomains::owner(std::uint64_t key) const
 {
     const auto after = std::upper_bound(first_key_.begin() + 1, first_key_.end() - 1, key);
     return static_cast<int>(after - first_key_.begin()) - 1;
 }
 
-std::vector<int> MortonDomains::owners(PositionsRef pos) const
+std::vector<int> HilbertDomains::owners(PositionsRef pos) const
 {
     std::vector<int> out(static_cast<std::size_t>(pos.cols()), 0);
     if (ranks() == 1) return out;
@@ -305,7 +306,7 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
                       me = static_cast<std::size_t>(comm.rank());
     const std::size_t begin = n * me / ranks, end = n * (me + 1) / ranks;
     // The cut from each rank's slab (together the whole set), the owners from the whole set.
-    const MortonDomains domains = MortonDomains::cut(
+    const HilbertDomains domains = HilbertDomains::cut(
         all.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)), {}, comm);
     const std::vector<int> owner = domains.owners(all.pos);
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
@@ -313,14 +314,14 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
 
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost)
 {
-    const MortonDomains domains = MortonDomains::cut(local.pos, cost, comm);
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, cost, comm);
     const ParticleSet moved = migrate(local, domains.owners(local.pos), comm);
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }
 
 bool follow_domains(ParticleSet& local, const Communicator& comm)
 {
-    const MortonDomains domains = MortonDomains::cut(local.pos, {}, comm);
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm);
     const std::vector<int> owner = domains.owners(local.pos);
     std::vector<std::size_t> stay, leave;
     std::vector<int> destination;

@@ -1,8 +1,8 @@
-// Morton domains (docs/parallel-design.md): the keys of one cube around every rank's particles,
-// cut into one contiguous key range per rank, of equal cost. A rank's domain is then a union of
-// octree cells, compact in space, so that what other domains need of it (its LET, tree/
-// locally_essential.hpp) is a thin shell. The cost of a particle is what its force cost the last
-// time (interactions), or 1 before there was a last time.
+// Peano-Hilbert domains (docs/parallel-design.md): the Peano-Hilbert keys (tree/hilbert.hpp) of one
+// cube around every rank's particles, cut into one contiguous key range per rank, of equal cost. A
+// rank's domain is then a union of octree cells, compact in space (more so than a Morton range), so that what other
+// domains need of it (its LET, tree/ locally_essential.hpp) is a thin shell. The cost of a particle is what its force
+// cost the last time (interactions), or 1 before there was a last time.
 #pragma once
 
 #include <cstdint>
@@ -14,12 +14,12 @@
 
 namespace grove {
 
-class MortonDomains {
+class HilbertDomains {
   public:
     // Called by every rank with its own particles and their costs (empty: 1 each; else one
     // non-negative finite value per particle). The cube and the cuts are the same on every rank.
     // Throws std::invalid_argument for costs of the wrong length or value.
-    static MortonDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm);
+    static HilbertDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm);
 
     int ranks() const { return static_cast<int>(first_key_.size()) - 1; }
     std::uint64_t key(double x, double y, double z) const;
@@ -49,7 +49,7 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 
 // The same from any split of the set over the ranks (each rank's part of a file): every rank
 // ends with what own_domain would give it. With `cost` (one value per particle), the domains are
-// cut to equal cost instead (MortonDomains::cut).
+// cut to equal cost instead (HilbertDomains::cut).
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
 // The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order (as

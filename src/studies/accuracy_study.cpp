@@ -258,7 +258,7 @@ template <class Evaluate> void sweep_rows(AccuracyStudy& study, const AccuracyOp
     std::tie(study.fit_amplitude, study.fit_exponent) = fit_power_law(x, y);
 }
 
-// The sweep over Morton domains: each row one computation over the domains (the build, the LETs
+// The sweep over Peano-Hilbert domains: each row one computation over the domains (the build, the LETs
 // and their exchange included), every rank with all forces after it; the counts are the means of
 // each rank's own groups and particles, weighted by them.
 AccuracyStudy domains_study(const ParticleSet& p, const AccuracyOptions& o, EngineConfig config, const Forces& ref,

@@ -41,7 +41,7 @@ struct AccuracyOptions {
     std::uint64_t seed = 1;
     std::optional<ErrorTarget> target;             // also search theta (or alpha) for this
     std::uint64_t gpu_memory = 0, list_memory = 0; // the tree engine's limits (EngineConfig's)
-    // Under mpirun: the tree over Morton domains with locally essential trees
+    // Under mpirun: the tree over Peano-Hilbert domains with locally essential trees
     // (parallel/domain_tree.hpp), each row one force computation over the domains, build included;
     // otherwise every rank evaluates a share of the groups of one replicated tree.
     bool domains = false;

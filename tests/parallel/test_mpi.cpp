@@ -275,7 +275,7 @@ TEST_CASE("grove accuracy --decomposition domains on 3 ranks: the one process's 
                         test::scratch_path("mpi_accd_three.hdf5"),
                     &three) == 0);
         INFO(one << three);
-        CHECK_THAT(three, Catch::Contains("on 3 Morton domains"));
+        CHECK_THAT(three, Catch::Contains("on 3 Peano-Hilbert domains"));
         const auto a = rows(one), b = rows(three);
         REQUIRE(a.size() == 2);
         REQUIRE(b.size() == 2);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -15,6 +16,7 @@
 #include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/group_shares.hpp"
+#include "tree/hilbert.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
 #include "tree/moments.hpp"
@@ -54,6 +56,53 @@ TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
         REQUIRE(table.key(x, y, z) == morton_key(x, y, z));
     }
     CHECK(table.key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull);
+}
+
+TEST_CASE("Peano-Hilbert keys: every cell once, each octree cell one range, consecutive keys face neighbours",
+          "[tree][morton][hilbert]")
+{
+    // The corner cube of side 8 is the curve's first 512 cells, each once, each step to a cell
+    // that shares a face.
+    std::vector<std::array<std::uint32_t, 3>> cell_of(512);
+    std::vector<int> seen(512, 0);
+    for (std::uint32_t x = 0; x < 8; ++x)
+        for (std::uint32_t y = 0; y < 8; ++y)
+            for (std::uint32_t z = 0; z < 8; ++z) {
+                const std::uint64_t k = hilbert_key(x, y, z);
+                REQUIRE(k < 512);
+                ++seen[k];
+                cell_of[k] = {x, y, z};
+            }
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 512);
+    const auto apart = [](const std::array<std::uint32_t, 3>& a, const std::array<std::uint32_t, 3>& b) {
+        std::uint32_t d = 0;
+        for (int i = 0; i < 3; ++i) d += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+        return d;
+    };
+    for (int k = 1; k < 512; ++k) REQUIRE(apart(cell_of[k], cell_of[k - 1]) == 1);
+    // The root's octants take the eight values of the top three bits, so each is one range, as a
+    // Morton octant is.
+    std::vector<int> octant(8, 0);
+    const std::uint32_t half = 1u << 20;
+    for (std::uint32_t o = 0; o < 8; ++o)
+        ++octant[hilbert_key(o & 1 ? half : 0, o & 2 ? half : 0, o & 4 ? half : 0) >> 60];
+    CHECK(std::count(octant.begin(), octant.end(), 1) == 8);
+    // Anywhere in the cube, the next key is one of the six face neighbours.
+    std::mt19937 rng(5);
+    for (int i = 0; i < 3000; ++i) {
+        const std::uint32_t c[3] = {rng() & 0x1fffffu, rng() & 0x1fffffu, rng() & 0x1fffffu};
+        const std::uint64_t k = hilbert_key(c[0], c[1], c[2]);
+        if (k + 1 == std::uint64_t{1} << 63) continue;
+        bool next_found = false;
+        for (int axis = 0; axis < 3; ++axis)
+            for (const int step : {-1, 1}) {
+                std::uint32_t n[3] = {c[0], c[1], c[2]};
+                if ((step < 0 && n[axis] == 0) || (step > 0 && n[axis] == 0x1fffffu)) continue;
+                n[axis] += static_cast<std::uint32_t>(step);
+                next_found = next_found || hilbert_key(n[0], n[1], n[2]) == k + 1;
+            }
+        REQUIRE(next_found);
+    }
 }
 
 TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
