@@ -1,8 +1,8 @@
 // Locally essential trees (Salmon & Warren 1994; Bonsai's LET): the part of one domain's tree that
 // the groups of another domain need. The receiving domain is described by about a thousand boxes,
 // the bounding boxes of the particles of its tree's top cells, in a tree of their own (one box for
-// a whole domain would do, but a Morton domain can wrap around its neighbours: the box of
-// "everything but the centre" holds the centre).
+// a whole domain would do, but a domain, a range of a space-filling curve, can wrap around its
+// neighbours: the box of "everything but the centre" holds the centre).
 // The sending domain walks its own tree once under the same criterion (tree/mac.hpp), opening a
 // cell when any of the boxes would: a cell that every box accepts is accepted by every group (a
 // group's box lies within one of the boxes, so it is at least as far from the cell), and goes as

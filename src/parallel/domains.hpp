@@ -1,8 +1,9 @@
 // Peano-Hilbert domains (docs/parallel-design.md): the Peano-Hilbert keys (tree/hilbert.hpp) of one
 // cube around every rank's particles, cut into one contiguous key range per rank, of equal cost. A
-// rank's domain is then a union of octree cells, compact in space (more so than a Morton range), so that what other
-// domains need of it (its LET, tree/ locally_essential.hpp) is a thin shell. The cost of a particle is what its force
-// cost the last time (interactions), or 1 before there was a last time.
+// rank's domain is then a union of octree cells, compact in space (more so than a Morton range),
+// so that what other domains need of it (its LET, tree/locally_essential.hpp) is a thin shell.
+// The cost of a particle is what its force cost the last time (interactions), or 1 before there
+// was a last time.
 #pragma once
 
 #include <cstdint>
