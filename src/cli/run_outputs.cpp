@@ -94,22 +94,23 @@ double RunOutputs::log(const Diagnostics& d, double compute_seconds, double time
     return de;
 }
 
-void RunOutputs::snapshot(const ParticleSet& p)
+void RunOutputs::next_snapshot(const std::function<void(const std::string&)>& write)
 {
     const int index = snapshot_index_++;
     if (!writer_) return;
     const auto start = WallClock::now();
-    snapshots_->write(snapshot_name(dir_, index), p);
+    write(snapshot_name(dir_, index));
     io_seconds_ += seconds_since(start);
+}
+
+void RunOutputs::snapshot(const ParticleSet& p)
+{
+    next_snapshot([&](const std::string& path) { snapshots_->write(path, p); });
 }
 
 void RunOutputs::snapshot_borrowed(ParticleSet& p)
 {
-    const int index = snapshot_index_++;
-    if (!writer_) return;
-    const auto start = WallClock::now();
-    snapshots_->write_borrowed(snapshot_name(dir_, index), p);
-    io_seconds_ += seconds_since(start);
+    next_snapshot([&](const std::string& path) { snapshots_->write_borrowed(path, p); });
 }
 
 void RunOutputs::give_back(ParticleSet& p)

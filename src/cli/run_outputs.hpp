@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,8 @@ class RunOutputs {
     const SnapshotWriter& snapshot_writer() const { return *snapshots_; }
 
   private:
+    // The next snapshot's number taken (on every rank) and, on the writer, `write` of its path.
+    void next_snapshot(const std::function<void(const std::string&)>& write);
     std::string dir_;
     bool writer_;
     std::optional<RunLock> lock_;
