@@ -1,7 +1,7 @@
 // The kernels of hierarchical time steps on a particle store on the device (tree_resident_bins.cu,
 // docs/block-timesteps.md): the kicks and new bins of the due particles with the particles per
-// bin, and the groups that hold a due particle (the drift is resident_tree_kernels.cuh's). The arithmetic is
-// integrators/block_leapfrog.cpp's, operation for operation. Private to gpu/.
+// bin, and the groups that hold a due particle (the drift is resident_tree_kernels.cuh's). The
+// arithmetic is integrators/block_leapfrog.cpp's, operation for operation. Private to gpu/.
 #pragma once
 
 #include <cstdint>

@@ -189,14 +189,12 @@ __global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupo
                     out.size[i], out.com_offset[i]);
 }
 
-// Group k of the walk is group select[k] of the tree (all of them, in order, where select is null).
+// The walk's groups: the particles of ranges[k] (the tree's groups, or a block tick's pieces).
 __global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec4<double>* com,
-                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out,
-                                   const int* select = nullptr)
+                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < g)
-        out.groups[k] = float_group(ranges[select ? select[k] : k], out.particles, root_origin(com, cell, size).pad);
+    if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
 }
 
 // The relative criterion's scale (tree/mac.hpp) of the particles i of r from the smallest |a| / G

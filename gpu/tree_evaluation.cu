@@ -180,11 +180,11 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     // The relative criterion lists a few per cent of the groups; the geometric one only those that
     // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
     // came near full (finish), to an eighth of the groups at most, or to all of a block tick's.
-    const bool every_group = shape.list_class != 0;
-    const std::size_t most = every_group ? std::max<std::size_t>(1024, g) : std::max<std::size_t>(1024, g / 8);
-    long_capacity =
-        static_cast<int>(std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
-                                                  every_group ? g : 0, static_cast<std::size_t>(long_wanted)})));
+    const std::size_t most = std::max<std::size_t>(1024, g / 8);
+    long_capacity = static_cast<int>(
+        shape.list_class != 0 ? std::max<std::size_t>(1024, g)
+                              : std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
+                                                         static_cast<std::size_t>(long_wanted)})));
     for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
     for (auto& parts : d_long_parts)
         parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");

@@ -149,11 +149,7 @@ void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         gather_and_drift(0, 0, false); // into the tree's order, nothing moved
         launch_refit();
-        const auto g = static_cast<std::size_t>(e_.num_groups);
-        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
-                                                                    moments_.com_mass.data(), cell_.data(),
-                                                                    moments_.size.data(), pointers_of(e_.dev));
-        gpu::check_launch("pack_groups_kernel", e_.stream);
+        launch_pack_groups();
         if (by_type_) launch_softening();
         const OpeningCriterion criterion = e_.params.opening();
         Forces unused; // the forces stay on the device
@@ -162,10 +158,7 @@ void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
             e_.finish(e_.enqueue(OpeningCriterion::geometric(kFirstPassTheta), ForcesTo::device, true,
                                  GroupScales::on_device),
                       unused);
-            e_.dev.mac_scale.reserve(g, "tree group scales");
-            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), nullptr,
-                                                                         e_.d_sorted.data(), e_.dev.mac_scale.data());
-            gpu::check_launch("group_scales_kernel", e_.stream);
+            launch_group_scales(nullptr); // the sums are this tree's
         }
         e_.finish(e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device), unused);
         potentials_missing_ = true;
@@ -360,20 +353,11 @@ void TreeGpuResident::compute()
         // last tree, until the evaluation replaces them).
         launch_key_sort({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
         launch_refit();
-        const auto g = static_cast<std::size_t>(e_.num_groups);
-        const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
-        pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
-            e_.num_groups, group_range_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(), out);
-        gpu::check_launch("pack_groups_kernel", e_.stream);
+        launch_pack_groups();
         const OpeningCriterion criterion = e_.params.opening();
-        if (criterion.kind == MacKind::relative) {
-            // The last step's |a| scales the groups: its sums, in the last tree's order, are still
-            // the engine's (the evaluation below replaces them).
-            e_.dev.mac_scale.reserve(g, "tree group scales");
-            group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(
-                e_.num_groups, group_range_.data(), order_.data(), e_.d_sorted.data(), e_.dev.mac_scale.data());
-            gpu::check_launch("group_scales_kernel", e_.stream);
-        }
+        // The last step's |a| scales the groups: its sums, in the last tree's order, are still the
+        // engine's (the evaluation below replaces them).
+        if (criterion.kind == MacKind::relative) launch_group_scales(order_.data());
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
 
@@ -480,6 +464,24 @@ void TreeGpuResident::launch_refit()
                                                                moments_.quad.data(), cell_.data(), moments_.size.data(),
                                                                moments_.com_offset.data(), out);
     gpu::check_launch("pack_nodes_kernel", e_.stream);
+}
+
+void TreeGpuResident::launch_pack_groups()
+{
+    const auto g = static_cast<std::size_t>(e_.num_groups);
+    pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
+                                                                moments_.com_mass.data(), cell_.data(),
+                                                                moments_.size.data(), pointers_of(e_.dev));
+    gpu::check_launch("pack_groups_kernel", e_.stream);
+}
+
+void TreeGpuResident::launch_group_scales(const std::uint32_t* order)
+{
+    const auto g = static_cast<std::size_t>(e_.num_groups);
+    e_.dev.mac_scale.reserve(g, "tree group scales");
+    group_scales_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(), order,
+                                                                 e_.d_sorted.data(), e_.dev.mac_scale.data());
+    gpu::check_launch("group_scales_kernel", e_.stream);
 }
 
 void TreeGpuResident::launch_softening()

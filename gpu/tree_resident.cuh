@@ -107,6 +107,11 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void gather_and_drift(double h, double dt, bool block_tick);
     // The refit of the live structure to the positions, and the float particles and nodes.
     void launch_refit();
+    // The float groups of every group of the live structure, for a whole evaluation.
+    void launch_pack_groups();
+    // Their relative-criterion scales from the engine's sums (particle k's at order[k], or at k
+    // without an order: group_scales_kernel).
+    void launch_group_scales(const std::uint32_t* order);
     // How far ahead of `tick` a rebuild predicts the positions its staged structure is built from.
     double structure_lead(Tick tick, double dt) const;
     // compute() in block steps: the refit, the due groups, their walk queued.

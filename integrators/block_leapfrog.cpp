@@ -170,14 +170,7 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
     for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[static_cast<std::size_t>(t)] = gravity_.eps_of(t);
     device_phases_.clear();
     const auto add_phases = [&] {
-        for (const auto& [name, seconds] : engine_.last_phase_times()) {
-            auto it = std::find_if(device_phases_.begin(), device_phases_.end(),
-                                   [&](const auto& e) { return e.first == name; });
-            if (it == device_phases_.end())
-                device_phases_.emplace_back(name, seconds);
-            else
-                it->second += seconds;
-        }
+        for (const auto& [name, seconds] : engine_.last_phase_times()) add_phase(device_phases_, name, seconds);
     };
     auto start = WallClock::now();
     BinCounts bins = device.open_all(rule);

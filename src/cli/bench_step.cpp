@@ -73,15 +73,11 @@ StepTimes time_steps(Integrator& integrator, ParticleSet& p, const BenchConfig& 
         t.wall += step_seconds;
         t.slowest_step = std::max(t.slowest_step, step_seconds);
         for (const auto& [name, seconds] : integrator.last_phases()) {
-            auto it = std::find_if(t.sums.begin(), t.sums.end(), [&](const auto& e) { return e.first == name; });
-            if (it == t.sums.end()) {
-                t.sums.emplace_back(name, seconds);
+            const std::size_t k = add_phase(t.sums, name, seconds);
+            if (k == t.slowest.size())
                 t.slowest.emplace_back(name, seconds);
-            } else {
-                it->second += seconds;
-                auto& most = t.slowest[static_cast<std::size_t>(it - t.sums.begin())].second;
-                most = std::max(most, seconds);
-            }
+            else
+                t.slowest[k].second = std::max(t.slowest[k].second, seconds);
         }
     }
     return t;

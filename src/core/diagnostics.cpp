@@ -32,6 +32,7 @@ std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::V
                                      const Eigen::Vector3d& centre, const std::vector<double>& fractions,
                                      const std::vector<std::size_t>& selection)
 {
+    check_fractions(fractions);
     const bool all = selection.empty();
     const std::size_t size = all ? static_cast<std::size_t>(pos.cols()) : selection.size();
     std::vector<std::pair<double, double>> radius_mass(size);
@@ -48,7 +49,6 @@ std::vector<double> lagrangian_radii(const Eigen::Matrix3Xd& pos, const Eigen::V
     __gnu_parallel::sort(radius_mass.begin(), radius_mass.end());
     double total = 0;
     for (const auto& rm : radius_mass) total += rm.second;
-    check_fractions(fractions);
     std::vector<double> radii;
     for (double f : fractions) radii.push_back(radius_enclosing(radius_mass, f * total));
     return radii;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,18 @@ struct Forces {
 
 // Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
+
+// Adds `seconds` to the phase `name` of `sums` (appended where it has none); returns its index.
+inline std::size_t add_phase(PhaseTimes& sums, const std::string& name, double seconds)
+{
+    for (std::size_t k = 0; k < sums.size(); ++k)
+        if (sums[k].first == name) {
+            sums[k].second += seconds;
+            return k;
+        }
+    sums.emplace_back(name, seconds);
+    return sums.size() - 1;
+}
 
 class ForceEngine {
   public:

@@ -33,8 +33,10 @@ std::uint64_t planned_bytes_per_particle(Workload job, const std::string& engine
         if (integrator != "leapfrog") return 800;
         // tree-gpu: `grove run` of 2^22 and 2^24 Plummer particles peaked at 237 and 195 bytes per
         // particle (resident set sampled every 50 ms on the GPU host, snapshots and checkpoint
-        // included); on its host pipeline 709 and 648, with the tree and its copies on the host.
-        if (tree && gpu) return resident ? 300 : 760;
+        // included). Its host pipeline (--resident=false, or under MPI) keeps a tree and its
+        // copies on the host: the earlier plan, from `grove bench step`'s 593-606 at 2^22 to 2^24
+        // when the resident steps still started on that pipeline.
+        if (tree && gpu) return resident ? 300 : 640;
         return tree ? 960 : 400;
     }
     return 0;

@@ -90,7 +90,8 @@ TEST_CASE("Peano-Hilbert keys: every cell once, each octree cell one range, cons
     // Anywhere in the cube, the next key is one of the six face neighbours.
     std::mt19937 rng(5);
     for (int i = 0; i < 3000; ++i) {
-        const std::uint32_t c[3] = {rng() & 0x1fffffu, rng() & 0x1fffffu, rng() & 0x1fffffu};
+        const auto coordinate = [&] { return static_cast<std::uint32_t>(rng() & 0x1fffffu); };
+        const std::uint32_t c[3] = {coordinate(), coordinate(), coordinate()};
         const std::uint64_t k = hilbert_key(c[0], c[1], c[2]);
         if (k + 1 == std::uint64_t{1} << 63) continue;
         bool next_found = false;
