@@ -17,7 +17,9 @@ namespace {
 struct DeviceBinRule {
     double eta, dt_max, G;
     double eps_of_type[kNumParticleTypes];
-    double eps; // where the particles have no types
+    double eps;     // where the particles have no types
+    double eta_dyn; // > 0: the dynamical time caps the step, by `profile`
+    EnclosedMassProfile profile;
 };
 
 // |a| as the host's Eigen norm computes it: products and sums rounded one by one (no fused
@@ -31,8 +33,8 @@ __device__ inline double magnitude(const Vec4<double>& a)
 // their new bins (every bin free at tick 0 when not closing: the start of a dt_max) and the
 // opening half-kick of the new step. Then every particle's bin is counted into count[kMaxBin + 1].
 __global__ void bins_kernel(int n, Tick tick, bool close, bool open, DeviceBinRule rule, const float4* sums,
-                            const std::uint8_t* types, const std::uint32_t* caller, std::uint8_t* bins,
-                            Vec4<double>* vel, int* flags, unsigned long long* count)
+                            const std::uint8_t* types, const std::uint32_t* caller, const Vec4<double>* body,
+                            std::uint8_t* bins, Vec4<double>* vel, int* flags, unsigned long long* count)
 {
     __shared__ unsigned int local[kMaxBin + 1];
     for (int b = threadIdx.x; b <= kMaxBin; b += blockDim.x) local[b] = 0;
@@ -49,7 +51,12 @@ __global__ void bins_kernel(int n, Tick tick, bool close, bool open, DeviceBinRu
             }
             if (open) {
                 const double eps = types ? rule.eps_of_type[types[caller[k]]] : rule.eps;
-                const double wanted = gadget_time_step(rule.eta, eps, magnitude(a));
+                double wanted = gadget_time_step(rule.eta, eps, magnitude(a));
+                if (rule.eta_dyn > 0) {
+                    const Vec4<double> x = body[k];
+                    wanted = capped_step(wanted,
+                                         dynamical_time_step(rule.eta_dyn, rule.G, rule.profile, x.x, x.y, x.z, eps));
+                }
                 bin = next_bin(bin, bin_for_step(wanted, rule.dt_max), tick);
                 bins[k] = static_cast<std::uint8_t>(bin);
                 const double h = ldexp(rule.dt_max, -bin - 1);

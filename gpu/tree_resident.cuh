@@ -118,6 +118,11 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void compute_due_groups();
     // The bins kernel (resident_bin_kernels.cuh) over all particles, and the counts it makes.
     BinCounts launch_bins(Tick tick, bool close, bool open);
+    // The radii about `centre` enclosing each fraction of the mass (the host's `count` values, out
+    // to the host's `radii`), by a sort of the radii with their masses in spare_.
+    void lagrangian_radii(const Vec4<double>& centre, const double* fractions, std::size_t count, double* radii);
+    // The enclosed mass about the centre of mass for the dynamical time's cap (core/time_bins.hpp).
+    EnclosedMassProfile enclosed_mass_profile();
 
     // The steps' sums without potentials get them (from the last step's lists), once.
     void make_potentials();
@@ -241,6 +246,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // order load() received them, and the groups the tick walks.
     bool bins_active_ = false; // a tick is under way: compute() evaluates the due groups
     BinRule rule_;
+    EnclosedMassProfile profile_; // of the dt_max under way, where rule_.eta_dyn > 0
     Tick tick_ = 0;
     bool rebuild_tick_ = false;
     int ticks_since_rebuild_ = 0;

@@ -33,7 +33,7 @@ DeviceTimeBins* TreeGpuResident::time_bins()
 BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
 {
     const auto n = static_cast<std::size_t>(n_);
-    DeviceBinRule rule{rule_.eta, rule_.dt_max, e_.gravity.G, {}, e_.gravity.eps};
+    DeviceBinRule rule{rule_.eta, rule_.dt_max, e_.gravity.G, {}, e_.gravity.eps, rule_.eta_dyn, profile_};
     for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[t] = rule_.eps_of_type[static_cast<std::size_t>(t)];
     bin_count_.reserve(kMaxBin + 1, "particles per bin");
     h_bin_count_.reserve(kMaxBin + 1, "particles per bin");
@@ -42,7 +42,7 @@ BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
     CUDA_CHECK(cudaEventRecord(ev_[kKickStart], e_.stream));
     bins_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(
         n_, tick, close, open, rule, e_.d_sorted.data(), loaded_types_.empty() ? nullptr : types_.data(),
-        caller_[cur_].data(), bins_[cur_].data(), vel_.data(), flags_.data(), bin_count_.data());
+        caller_[cur_].data(), body_.data(), bins_[cur_].data(), vel_.data(), flags_.data(), bin_count_.data());
     gpu::check_launch("bins_kernel", e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kKickEnd], e_.stream));
     copy_async(h_bin_count_.data(), bin_count_.data(), static_cast<std::size_t>(kMaxBin + 1), cudaMemcpyDeviceToHost,
@@ -68,6 +68,7 @@ BinCounts TreeGpuResident::open_all(const BinRule& rule)
             CUDA_CHECK(cudaMemcpy(types_.data(), loaded_types_.data(), n, cudaMemcpyHostToDevice));
             types_uploaded_ = true;
         }
+        if (rule.eta_dyn > 0) profile_ = enclosed_mass_profile();
         // The forces of every particle are the engine's sums in the order of body_ (those loaded,
         // or the last evaluation's, which covered every group: every particle was due).
         counts = launch_bins(0, false, true);

@@ -64,6 +64,22 @@ struct SumsOfParticle {
     }
 };
 
+struct MassMomentOfParticle {
+    const Vec4<double>* body;
+    __device__ Vec4<double> operator()(int k) const
+    {
+        const Vec4<double> x = body[k];
+        return {x.w * x.x, x.w * x.y, x.w * x.z, x.w};
+    }
+};
+
+struct AddVec4 {
+    __device__ Vec4<double> operator()(const Vec4<double>& a, const Vec4<double>& b) const
+    {
+        return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
+    }
+};
+
 __global__ void radii_kernel(int n, const Vec4<double>* body, Vec4<double> centre, double* radius, double* mass)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -105,7 +121,6 @@ bool TreeGpuResident::diagnostics(const std::vector<double>& fractions, Diagnost
     check_fractions(fractions);
     guarded([&] {
         make_potentials();
-        const auto n = static_cast<std::size_t>(n_);
         const auto per_particle = thrust::make_transform_iterator(
             thrust::counting_iterator<int>(0),
             SumsOfParticle{body_.data(), vel_.data(), e_.d_sorted.data(), e_.gravity.G});
@@ -130,39 +145,71 @@ bool TreeGpuResident::diagnostics(const std::vector<double>& fractions, Diagnost
             out.angular_momentum[d] = s.angular[d];
             if (s.mass > 0) out.centre_of_mass[d] = s.moment[d] / s.mass;
         }
-        out.lagrangian_radii.clear();
+        out.lagrangian_radii.assign(fractions.size(), 0.0);
         if (fractions.empty()) return;
-        // The radii about the centre of mass with their masses, sorted, in spare_ (free between
-        // steps, once the last keys left it: its 32 bytes a particle hold both of the sort's
-        // double buffers).
-        static_assert(sizeof(Vec4<double>) >= 4 * sizeof(double));
-        CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysCopied], 0));
-        auto* radius = reinterpret_cast<double*>(spare_.data());
-        double* mass = radius + 2 * n;
         const Vec4<double> centre{out.centre_of_mass[0], out.centre_of_mass[1], out.centre_of_mass[2], 0};
-        radii_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_.data(), centre, radius, mass);
-        gpu::check_launch("radii_kernel", e_.stream);
-        cub::DoubleBuffer<double> radii(radius, radius + n), masses(mass, mass + n);
-        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, radii, masses, n_, 0, 64, e_.stream));
-        sort_temp_.reserve(bytes, "diagnostics workspace");
-        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), bytes, radii, masses, n_, 0, 64, e_.stream));
-        double* enclosed = masses.Current();
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, enclosed, enclosed, n_, e_.stream));
-        scan_temp_.reserve(bytes, "diagnostics workspace");
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp_.data(), bytes, enclosed, enclosed, n_, e_.stream));
-        const auto count = fractions.size();
-        diagnostic_fractions_.reserve(2 * count, "diagnostics");
-        copy_async(diagnostic_fractions_.data(), fractions.data(), count, cudaMemcpyHostToDevice, e_.stream);
-        enclosing_kernel<<<blocks_for(count), kBlock, 0, e_.stream>>>(
-            n_, radii.Current(), enclosed, diagnostic_fractions_.data(), static_cast<int>(count),
-            diagnostic_fractions_.data() + count);
-        gpu::check_launch("enclosing_kernel", e_.stream);
-        out.lagrangian_radii.resize(count);
-        copy_async(out.lagrangian_radii.data(), diagnostic_fractions_.data() + count, count, cudaMemcpyDeviceToHost,
-                   e_.stream);
-        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        lagrangian_radii(centre, fractions.data(), fractions.size(), out.lagrangian_radii.data());
     });
     return true;
+}
+
+void TreeGpuResident::lagrangian_radii(const Vec4<double>& centre, const double* fractions, std::size_t count,
+                                       double* radii)
+{
+    // The radii about the centre with their masses, sorted, in spare_ (free between steps, once
+    // the last keys left it: its 32 bytes a particle hold both of the sort's double buffers).
+    static_assert(sizeof(Vec4<double>) >= 4 * sizeof(double));
+    const auto n = static_cast<std::size_t>(n_);
+    CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysCopied], 0));
+    auto* radius = reinterpret_cast<double*>(spare_.data());
+    double* mass = radius + 2 * n;
+    radii_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_.data(), centre, radius, mass);
+    gpu::check_launch("radii_kernel", e_.stream);
+    cub::DoubleBuffer<double> sorted(radius, radius + n), masses(mass, mass + n);
+    std::size_t bytes = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, sorted, masses, n_, 0, 64, e_.stream));
+    sort_temp_.reserve(bytes, "diagnostics workspace");
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), bytes, sorted, masses, n_, 0, 64, e_.stream));
+    double* enclosed = masses.Current();
+    CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, enclosed, enclosed, n_, e_.stream));
+    scan_temp_.reserve(bytes, "diagnostics workspace");
+    CUDA_CHECK(cub::DeviceScan::InclusiveSum(scan_temp_.data(), bytes, enclosed, enclosed, n_, e_.stream));
+    diagnostic_fractions_.reserve(2 * count, "diagnostics");
+    copy_async(diagnostic_fractions_.data(), fractions, count, cudaMemcpyHostToDevice, e_.stream);
+    enclosing_kernel<<<blocks_for(count), kBlock, 0, e_.stream>>>(n_, sorted.Current(), enclosed,
+                                                                  diagnostic_fractions_.data(), static_cast<int>(count),
+                                                                  diagnostic_fractions_.data() + count);
+    gpu::check_launch("enclosing_kernel", e_.stream);
+    copy_async(radii, diagnostic_fractions_.data() + count, count, cudaMemcpyDeviceToHost, e_.stream);
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+}
+
+EnclosedMassProfile TreeGpuResident::enclosed_mass_profile()
+{
+    // The mass and its first moment by one reduction (no potentials: the profile needs none).
+    const auto per_particle =
+        thrust::make_transform_iterator(thrust::counting_iterator<int>(0), MassMomentOfParticle{body_.data()});
+    diagnostic_sums_.reserve(sizeof(Vec4<double>), "diagnostics");
+    auto* d_moment = reinterpret_cast<Vec4<double>*>(diagnostic_sums_.data());
+    std::size_t bytes = 0;
+    CUDA_CHECK(
+        cub::DeviceReduce::Reduce(nullptr, bytes, per_particle, d_moment, n_, AddVec4{}, Vec4<double>{}, e_.stream));
+    reduce_temp_.reserve(bytes, "diagnostics workspace");
+    CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), bytes, per_particle, d_moment, n_, AddVec4{},
+                                         Vec4<double>{}, e_.stream));
+    Vec4<double> moment;
+    CUDA_CHECK(cudaMemcpyAsync(&moment, d_moment, sizeof moment, cudaMemcpyDeviceToHost, e_.stream));
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    EnclosedMassProfile p;
+    p.mass = moment.w;
+    if (!(p.mass > 0)) throw std::runtime_error("tree-gpu: the dynamical time needs a positive total mass");
+    const Vec4<double> centre{moment.x / p.mass, moment.y / p.mass, moment.z / p.mass, 0};
+    p.centre[0] = centre.x;
+    p.centre[1] = centre.y;
+    p.centre[2] = centre.z;
+    for (int k = 0; k < kProfilePoints; ++k) p.fraction[k] = profile_fraction(k);
+    lagrangian_radii(centre, p.fraction, kProfilePoints, p.radius);
+    return p;
 }
 
 } // namespace grove

@@ -5,18 +5,42 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/diagnostics.hpp"
 #include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 
 namespace grove {
 
-BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double dt_max, double eta)
-    : engine_(engine), gravity_(gravity), dt_max_(dt_max), eta_(eta)
+namespace {
+
+// The enclosed mass about the centre of mass, at the profile's fractions, from the host's arrays.
+EnclosedMassProfile enclosed_mass_profile(const ParticleSet& p)
+{
+    EnclosedMassProfile profile;
+    profile.mass = p.mass.sum();
+    if (!(profile.mass > 0))
+        throw std::runtime_error("block time steps: the dynamical time needs a positive total mass");
+    const Eigen::Vector3d centre = p.pos * p.mass / profile.mass;
+    std::vector<double> fractions(kProfilePoints);
+    for (int k = 0; k < kProfilePoints; ++k)
+        fractions[static_cast<std::size_t>(k)] = profile.fraction[k] = profile_fraction(k);
+    const std::vector<double> radii = lagrangian_radii(p.pos, p.mass, centre, fractions);
+    for (int k = 0; k < kProfilePoints; ++k) profile.radius[k] = radii[static_cast<std::size_t>(k)];
+    for (int d = 0; d < 3; ++d) profile.centre[d] = centre[d];
+    return profile;
+}
+
+} // namespace
+
+BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double dt_max, double eta, double eta_dyn)
+    : engine_(engine), gravity_(gravity), dt_max_(dt_max), eta_(eta), eta_dyn_(eta_dyn)
 {
     if (!(dt_max > 0) || !std::isfinite(dt_max))
         throw std::invalid_argument("block time steps: --dt-max must be a finite number > 0");
     if (!(eta > 0) || !std::isfinite(eta))
         throw std::invalid_argument("block time steps: --eta must be a finite number > 0");
+    if (!(eta_dyn >= 0) || !std::isfinite(eta_dyn))
+        throw std::invalid_argument("block time steps: --eta-dyn must be a finite number >= 0");
     for (int t = 0; t < kNumParticleTypes; ++t)
         if (!(gravity.eps_of(t) > 0))
             throw std::invalid_argument("block time steps: the step criterion sqrt(2 eta eps / |a|) needs a "
@@ -72,10 +96,14 @@ void BlockLeapfrog::compute_due_forces(ParticleSet& p, const std::vector<std::in
 void BlockLeapfrog::rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open)
 {
     const auto n = static_cast<std::int32_t>(p.size());
+    if (all && eta_dyn_ > 0) profile_ = enclosed_mass_profile(p);
     const auto one = [&](std::int32_t i) {
         const auto c = static_cast<Eigen::Index>(i);
-        const double wanted =
-            gadget_time_step(eta_, gravity_.eps_of(p.type[static_cast<std::size_t>(i)]), p.acc.col(c).norm());
+        const double eps = gravity_.eps_of(p.type[static_cast<std::size_t>(i)]);
+        double wanted = gadget_time_step(eta_, eps, p.acc.col(c).norm());
+        if (eta_dyn_ > 0)
+            wanted = capped_step(wanted, dynamical_time_step(eta_dyn_, gravity_.G, profile_, p.pos(0, c), p.pos(1, c),
+                                                             p.pos(2, c), eps));
         const int k = next_bin(bins_[static_cast<std::size_t>(i)], bin_for_step(wanted, dt_max_), tick_);
         bins_[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(k);
         if (!open) return;
@@ -167,6 +195,7 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
     BinRule rule;
     rule.eta = eta_;
     rule.dt_max = dt_max_;
+    rule.eta_dyn = eta_dyn_;
     for (int t = 0; t < kNumParticleTypes; ++t) rule.eps_of_type[static_cast<std::size_t>(t)] = gravity_.eps_of(t);
     device_phases_.clear();
     const auto add_phases = [&] {

@@ -90,8 +90,9 @@ class LeapfrogIntegrator final : public Integrator {
 // state: its bins are chosen again from the accelerations, and a checkpoint needs nothing more.
 class BlockLeapfrogIntegrator final : public Integrator {
   public:
-    BlockLeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, GravityParams gravity, double dt_max, double eta)
-        : engine_(std::move(engine)), block_(*engine_, gravity, dt_max, eta), dt_max_(dt_max)
+    BlockLeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, GravityParams gravity, double dt_max, double eta,
+                            double eta_dyn)
+        : engine_(std::move(engine)), block_(*engine_, gravity, dt_max, eta, eta_dyn), dt_max_(dt_max)
     {
         if (TreeEngine* tree = as_tree_engine(*engine_))
             if (DeviceParticles* device = tree->device_particles(); device && device->time_bins()) device_ = device;
@@ -255,7 +256,7 @@ std::unique_ptr<Integrator> make_integrator(const IntegratorConfig& c, const Eng
     if (c.integrator == "leapfrog" && c.timestep == "block") {
         auto engine = engines.make_force(c.engine);
         return std::make_unique<BlockLeapfrogIntegrator>(wrap ? wrap(std::move(engine)) : std::move(engine),
-                                                         c.engine.gravity, c.dt_max, c.eta);
+                                                         c.engine.gravity, c.dt_max, c.eta, c.eta_dyn);
     }
     if (c.timestep != "shared" && c.timestep != "block")
         throw std::runtime_error("unknown --timestep '" + c.timestep + "' (use shared or block)");

@@ -84,6 +84,7 @@ struct IntegratorConfig {
     double dt = 0;            // leapfrog step
     double eta = 0.01;        // hermite: Aarseth's accuracy parameter (also the start-up one); block: GADGET's
     double dt_max = 1.0 / 16; // hermite, block: largest step, a power of two for hermite
+    double eta_dyn = 0;       // block: cap by eta_dyn times the dynamical time (0: none)
     // Whether the run loop's interval is dt_max (the Hermite integrators, block steps) or dt.
     bool steps_by_dt_max() const { return integrator != "leapfrog" || timestep == "block"; }
     // leapfrog: keep the particles in a tree engine's Morton order between outputs

@@ -122,6 +122,7 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.timestep = c.timestep;
     ic.dt_max = dt; // block steps: every particle's step ends at each dt
     ic.eta = c.eta;
+    ic.eta_dyn = c.eta_dyn;
     ic.keep_engine_order = c.keep_engine_order;
     return ic;
 }
@@ -203,8 +204,9 @@ int bench_step(const BenchConfig& c)
     std::printf("%s\n\n", describe(memory).c_str());
     if (c.timestep == "block") // the work per bin: one row below is one dt_max
         std::printf(
-            "block steps (eta %g; a row's step is one dt_max; counted over the warm-up and timed steps): %s\n\n", c.eta,
-            block_summary.c_str());
+            "block steps (eta %g, eta-dyn %g; a row's step is one dt_max; counted over the warm-up and timed steps): "
+            "%s\n\n",
+            c.eta, c.eta_dyn, block_summary.c_str());
     const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "

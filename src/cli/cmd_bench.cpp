@@ -2,6 +2,7 @@
 // bench_gpu.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include <omp.h>
 
@@ -13,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "core/ic_models.hpp"
 #include "core/particle_order.hpp"
+#include "integrators/block_leapfrog.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/build.hpp"
 #include "tree/interaction_lists.hpp"
@@ -107,6 +109,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     if (r.count("dt")) c.dt = r["dt"].as<double>();
     c.timestep = r["timestep"].as<std::string>();
     c.eta = r["eta"].as<double>();
+    c.eta_dyn = r["eta-dyn"].as<double>();
     c.steps = r["steps"].as<int>();
     c.warmup = r["warmup"].as<int>();
     c.rebuild_every = r["rebuild-every"].as<int>();
@@ -161,6 +164,9 @@ int command_bench(int argc, char** argv)
         "then one --dt, every particle's step ending there)",
         cxxopts::value<std::string>()->default_value("shared"))(
         "eta", "step, --timestep block: GADGET's accuracy parameter", cxxopts::value<double>()->default_value("0.025"))(
+        "eta-dyn",
+        "step, --timestep block: cap each step at this times the dynamical time sqrt(r^3 / (G M(<r))) (0: none)",
+        cxxopts::value<double>()->default_value(std::to_string(kDefaultEtaDyn)))(
         "n", "step: particles", cxxopts::value<long long>()->default_value("1048576"))(
         "theta", "step: opening angle, in (0, 1.1547]", cxxopts::value<double>()->default_value("0.5"))(
         "mac", "step: opening criterion, geometric (theta) or relative (alpha)",

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_simulation.hpp"
 #include "engines/engines.hpp"
+#include "integrators/block_leapfrog.hpp"
 
 namespace grove {
 
@@ -31,6 +32,10 @@ void add_run_options(cxxopts::Options& options)
         "eta",
         "hermite: Aarseth accuracy parameter (default 0.01; hermite6: 0.1, in eta ((|a||a2| + |a1|^2) / "
         "(|a3||a5| + |a4|^2))^(1/6)); --timestep block: GADGET's (default 0.025)",
+        cxxopts::value<double>())(
+        "eta-dyn",
+        "--timestep block: cap each step at this times the dynamical time sqrt(r^3 / (G M(<r))), r about the "
+        "centre of mass (default 0.2; 0: GADGET's criterion alone; docs/block-timesteps.md)",
         cxxopts::value<double>())("dt-max",
                                   "hermite: largest block step, a power of two (diagnostics come at its multiples); "
                                   "--timestep block: the longest step",
@@ -122,6 +127,8 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
                        : block                                 ? 0.025
                                                                : 0.01;
     c.integrator.dt_max = r["dt-max"].as<double>();
+    if (!block && r.count("eta-dyn")) throw std::runtime_error("--eta-dyn is --timestep block's");
+    c.integrator.eta_dyn = r.count("eta-dyn") ? r["eta-dyn"].as<double>() : block ? kDefaultEtaDyn : 0;
     c.integrator.engine = engine_config(r, 1.0);
     c.G_given = r.count("G") > 0;
     c.input_units = input_units(r);

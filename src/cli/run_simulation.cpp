@@ -194,8 +194,10 @@ void Run::begin()
     const IntegratorConfig& ic = ic_;
     std::ostringstream header;
     header << "# grove run diagnostics: " << integrator_->engine_name() << ", " << integrator_->name() << " "
-           << (plan_.by_dt_max ? "eta = " + std::to_string(ic.eta) + ", dt-max = " : "dt = ") << plan_.interval
-           << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
+           << (plan_.by_dt_max ? "eta = " + std::to_string(ic.eta) +
+                                     (ic.eta_dyn > 0 ? ", eta-dyn = " + std::to_string(ic.eta_dyn) : "") + ", dt-max = "
+                               : "dt = ")
+           << plan_.interval << ", eps = " << ic.engine.gravity.eps << ", G = " << ic.engine.gravity.G << "\n"
            << "# time step kinetic potential total rel_energy_error virial_ratio px py pz Lx Ly Lz r10 r50 r90 "
               "wall_s";
     for (const auto& count : integrator_->log_counts()) header << ' ' << count.first;

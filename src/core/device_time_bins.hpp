@@ -12,9 +12,11 @@
 
 namespace grove {
 
-// What chooses a particle's bin: GADGET's dt = sqrt(2 eta eps / |a|) against dt_max, eps by type.
+// What chooses a particle's bin: GADGET's dt = sqrt(2 eta eps / |a|) against dt_max, eps by type,
+// capped where eta_dyn > 0 by the dynamical time (core/time_bins.hpp), whose profile the device
+// makes at open_all() from the particles where they are.
 struct BinRule {
-    double eta = 0, dt_max = 0;
+    double eta = 0, dt_max = 0, eta_dyn = 0;
     std::array<double, kNumParticleTypes> eps_of_type{};
 };
 

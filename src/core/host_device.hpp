@@ -47,6 +47,26 @@ HOST_DEVICE inline double rsqrt_fast(double x)
 #endif
 }
 
+// a b and a + b rounded one by one on the device as on the host (no fused multiply-add), where a
+// decision such as a time bin must fall alike on both.
+HOST_DEVICE inline double mul_rn(double a, double b)
+{
+#if defined(__CUDA_ARCH__)
+    return __dmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+HOST_DEVICE inline double add_rn(double a, double b)
+{
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
 // c - a b. On the device one fused multiply-add with a negated operand: the compiler leaves
 // c - a * b as a multiply and a subtraction. On the host the plain expression, since std::fma
 // without FMA hardware in the target is a library call.

@@ -871,15 +871,19 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
     // by the tree's own error, not by rounding: few particles may change bin, orbits stay close.
     // Under the relative criterion each walked group is scaled by its due particles' smallest |a|
     // on the device, by all its particles' on the host. With softening by type, the bins'
-    // criterion takes each particle's own length on both.
+    // criterion takes each particle's own length on both. The dynamical time's cap reads a profile
+    // the device makes from its particles, the host from its own.
     const ParticleSet start = make_galaxy(20000, 5, GalaxyParams{});
     struct Case {
         const char* name;
         MacKind mac;
         bool by_type;
+        double eta_dyn;
     };
-    for (const Case c : {Case{"theta 0.5", MacKind::geometric, false}, Case{"alpha 1e-3", MacKind::relative, false},
-                         Case{"theta 0.5, softening by type", MacKind::geometric, true}}) {
+    for (const Case c :
+         {Case{"theta 0.5", MacKind::geometric, false, 0}, Case{"alpha 1e-3", MacKind::relative, false, 0},
+          Case{"theta 0.5, softening by type", MacKind::geometric, true, 0},
+          Case{"theta 0.5, the dynamical time's cap", MacKind::geometric, false, 0.1}}) {
         INFO(c.name);
         GravityParams g{start.units.G, 0.05};
         if (c.by_type) {
@@ -893,7 +897,8 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
         REQUIRE(device_engine.device_particles() != nullptr);
         REQUIRE(device_engine.device_particles()->time_bins() != nullptr);
         ParticleSet a = start, b = start;
-        BlockLeapfrog on_host(host_engine, g, 0.004, 0.025), on_device(device_engine, g, 0.004, 0.025);
+        BlockLeapfrog on_host(host_engine, g, 0.004, 0.025, c.eta_dyn),
+            on_device(device_engine, g, 0.004, 0.025, c.eta_dyn);
         on_host.start(a);
         on_device.start(b);
         ParticleStore store(b, false);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/particle_store.hpp"
 #include "core/softening.hpp"
@@ -172,6 +173,9 @@ TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
     CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.0, 0.02), Catch::Contains("--dt-max"));
     CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.01, -1), Catch::Contains("--eta"));
     CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.0}, 0.01, 0.02), Catch::Contains("softening > 0"));
+    CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.01, 0.02, -0.1), Catch::Contains("--eta-dyn"));
+    CHECK_THROWS_WITH(BlockLeapfrog(engine, GravityParams{1.0, 0.01}, 0.01, 0.02, std::nan("")),
+                      Catch::Contains("--eta-dyn"));
     BlockLeapfrog block(engine, GravityParams{1.0, 0.01}, 0.01, 0.02);
     ParticleSet p = test::kepler_pair(0.5);
     CHECK_THROWS_WITH(block.advance(p), Catch::Contains("before start"));
@@ -217,4 +221,44 @@ TEST_CASE("tree-cpu forces on a subset are compute()'s for those particles, bit 
     INFO("ticks " << block.ticks_stepped() << ", forces " << block.forces_computed());
     CHECK(block.forces_computed() < 2000 * (1 + block.ticks_stepped()));
     CHECK(block.forces_computed() >= 2000 * 2); // the start and the end of the dt_max at least
+}
+
+TEST_CASE("block time steps: the dynamical time's cap shortens the steps at a galaxy's centre", "[integrator][bins]")
+{
+    // A galaxy's bulge centre: |a| falls to zero within the softening while the orbits there are
+    // the shortest, so GADGET's criterion alone gives the centre steps too long for its orbits
+    // (bench/results/step.md). The cap moves those particles to shorter bins and leaves the
+    // others where they were.
+    const ParticleSet start = make_galaxy(4000, 3, GalaxyParams{});
+    const GravityParams g{start.units.G, 0.05};
+    TreeCpuEngine engine(TreeParams{0.5, {16, 32}}, g);
+    const double dt_max = 0.004, eta = 0.02, eta_dyn = 0.1;
+    ParticleSet a = start, b = start;
+    BlockLeapfrog plain(engine, g, dt_max, eta), capped(engine, g, dt_max, eta, eta_dyn);
+    plain.start(a);
+    capped.start(b);
+    REQUIRE(a.acc == b.acc);
+    const Eigen::Vector3d centre = b.pos * b.mass / b.mass.sum();
+    const double r_centre = 0.3; // where the bulge's orbits are shortest
+    int deeper = 0, deeper_outside = 0;
+    for (std::size_t i = 0; i < start.size(); ++i) {
+        const int k0 = plain.bins()[i], k1 = capped.bins()[i];
+        REQUIRE(k1 >= k0);
+        const auto c = static_cast<Eigen::Index>(i);
+        const double r = (b.pos.col(c) - centre).norm();
+        if (k1 > k0) ++(r < r_centre ? deeper : deeper_outside);
+    }
+    INFO("particles moved to a shorter bin: " << deeper << " within r = " << r_centre << ", " << deeper_outside
+                                              << " outside");
+    CHECK(deeper > 0);
+    CHECK(deeper_outside <= deeper);
+    // A dt_max with the cap: more forces at the centre only, and the dynamical time's bins kept.
+    plain.advance(a);
+    capped.advance(b);
+    CHECK(capped.forces_computed() > plain.forces_computed());
+    CHECK(capped.forces_computed() < 2 * plain.forces_computed());
+    const auto bins = capped.particles_per_bin();
+    long long total = 0;
+    for (long long c : bins) total += c;
+    CHECK(total == static_cast<long long>(start.size()));
 }

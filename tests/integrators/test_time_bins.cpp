@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/time_bins.hpp"
 
@@ -58,4 +59,40 @@ TEST_CASE("time bins: due ticks, and longer steps only where they are due", "[in
             REQUIRE(bin_due(k, tick));
             REQUIRE((k == wanted || k > wanted));
         }
+}
+
+TEST_CASE("time bins: the dynamical time's cap from a profile of enclosed mass", "[integrator][bins]")
+{
+    // A profile of a homogeneous sphere of mass 8 and radius 2 about (1, 0, 0): M(<r) = 8 (r / 2)^3,
+    // so the dynamical time sqrt(r^3 / (G M(<r))) is sqrt(1 / G) inside, wherever the particle is.
+    EnclosedMassProfile p;
+    p.mass = 8;
+    p.centre[0] = 1;
+    for (int k = 0; k < kProfilePoints; ++k) {
+        p.fraction[k] = profile_fraction(k);
+        p.radius[k] = 2 * std::cbrt(p.fraction[k]);
+    }
+    CHECK(p.fraction[0] == Approx(1e-5));
+    CHECK(p.fraction[kProfilePoints - 1] == Approx(1.0));
+    // Between two points the mass is interpolated linearly in r: exact at the points, within the
+    // spacing's second order between them.
+    for (int k = 0; k < kProfilePoints; ++k) CHECK(enclosed_mass(p, p.radius[k]) == Approx(8 * p.fraction[k]));
+    CHECK(enclosed_mass(p, 1.0) == Approx(1.0).epsilon(0.01));
+    CHECK(enclosed_mass(p, 2.0) == 8);
+    CHECK(enclosed_mass(p, 5.0) == 8);
+    // Inside the first point: that point's mass, more than the truth.
+    CHECK(enclosed_mass(p, 0.0) == Approx(8e-5));
+    CHECK(enclosed_mass(p, p.radius[0] / 2) == Approx(8e-5));
+    const double G = 4;
+    CHECK(dynamical_time_step(0.1, G, p, 1.5, 0, 0, 0.01) == Approx(0.1 * std::sqrt(1 / G)).epsilon(0.01));
+    CHECK(dynamical_time_step(0.1, G, p, 1, 0.5, 0.5, 0.01) == Approx(0.1 * std::sqrt(1 / G)).epsilon(0.01));
+    // Outside the sphere, Kepler's: sqrt(r^3 / (G M)).
+    CHECK(dynamical_time_step(0.1, G, p, 1, 4, 0, 0.01) == Approx(0.1 * std::sqrt(64 / (G * 8))));
+    // r floored at the softening: at the centre the step is that at r = eps.
+    CHECK(dynamical_time_step(0.1, G, p, 1, 0, 0, 0.5) == dynamical_time_step(0.1, G, p, 1.5, 0, 0, 0.5));
+    // The cap takes the shorter step; a step that is not a number stays one (the shortest bin).
+    CHECK(capped_step(2.0, 1.0) == 1.0);
+    CHECK(capped_step(1.0, 2.0) == 1.0);
+    CHECK(std::isnan(capped_step(std::nan(""), 1.0)));
+    CHECK(capped_step(1.0, std::numeric_limits<double>::infinity()) == 1.0);
 }
