@@ -25,6 +25,7 @@
 #include "core/snapshot_formats.hpp"
 #include "core/softening.hpp"
 #include "engines/engines.hpp"
+#include "integrators/block_leapfrog.hpp"
 #include "integrators/integrator.hpp"
 #include "studies/accuracy_study.hpp"
 
@@ -203,11 +204,11 @@ ParticleSet checked(ParticleSet p)
 // A run a notebook can steer: the integrator and its engine, the particles, the start energy.
 class Simulation {
   public:
-    Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt, double eta,
-               double dt_max, double theta, double eps, std::optional<double> G,
-               const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-               const std::string& mac, double alpha, MemoryLimit gpu_memory, MemoryLimit list_memory,
-               const py::object& eps_type)
+    Simulation(ParticleSet particles, const std::string& integrator, const std::string& engine, double dt,
+               std::optional<double> eta, double dt_max, const std::string& timestep, std::optional<double> eta_dyn,
+               double theta, double eps, std::optional<double> G, const std::optional<std::string>& precision,
+               std::optional<int> nleaf, std::optional<int> ncrit, const std::string& mac, double alpha,
+               MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type)
         : p_(std::move(particles))
     {
         plan(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
@@ -216,10 +217,20 @@ class Simulation {
         c.integrator = integrator;
         c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha,
                                  gpu_memory, list_memory, eps_type);
+        // The command line's rules: block steps (the leapfrog's) take dt_max and GADGET's eta
+        // (0.025 unless given), capped by the dynamical time (eta_dyn, grove run's default unless
+        // given); Hermite's eta is Aarseth's.
+        const bool block = timestep == "block";
+        if (timestep != "shared" && !block) throw py::value_error("timestep must be 'shared' or 'block'");
+        if (block && integrator != "leapfrog") throw py::value_error("timestep='block' is the leapfrog's");
+        if (block && dt > 0) throw py::value_error("timestep='block' takes dt_max and eta, not dt");
+        if (!block && eta_dyn) throw py::value_error("eta_dyn is timestep='block''s");
+        c.timestep = timestep;
         c.dt = dt;
-        c.eta = eta;
+        c.eta = eta ? *eta : block ? 0.025 : 0.01;
+        c.eta_dyn = block ? eta_dyn.value_or(kDefaultEtaDyn) : 0;
         c.dt_max = dt_max;
-        if (integrator == "leapfrog" && !(dt > 0)) throw py::value_error("leapfrog needs dt > 0");
+        if (integrator == "leapfrog" && !block && !(dt > 0)) throw py::value_error("leapfrog needs dt > 0");
         integrator_ = make_integrator(c, engines());
         t_start_ = p_.time;
         py::gil_scoped_release release;
@@ -493,12 +504,14 @@ PYBIND11_MODULE(grove, m)
         },
         py::arg("n"), py::kw_only(), py::arg("seed") = 1);
 
-    py::class_<Simulation>(m, "Simulation", "A leapfrog or Hermite run over any engine.")
-        .def(py::init<ParticleSet, std::string, std::string, double, double, double, double, double,
-                      std::optional<double>, std::optional<std::string>, std::optional<int>, std::optional<int>,
-                      std::string, double, MemoryLimit, MemoryLimit, const py::object&>(),
+    py::class_<Simulation>(m, "Simulation", "A leapfrog (shared or block time steps) or Hermite run over any engine.")
+        .def(py::init<ParticleSet, std::string, std::string, double, std::optional<double>, double, std::string,
+                      std::optional<double>, double, double, std::optional<double>, std::optional<std::string>,
+                      std::optional<int>, std::optional<int>, std::string, double, MemoryLimit, MemoryLimit,
+                      const py::object&>(),
              py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
-             py::arg("dt") = 0.0, py::arg("eta") = 0.01, py::arg("dt_max") = 0.0625, py::arg("theta") = 0.5,
+             py::arg("dt") = 0.0, py::arg("eta") = py::none(), py::arg("dt_max") = 0.0625,
+             py::arg("timestep") = "shared", py::arg("eta_dyn") = py::none(), py::arg("theta") = 0.5,
              py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
              py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
              py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
