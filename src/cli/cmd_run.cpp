@@ -1,6 +1,7 @@
 // grove run FILE -o DIR: the command line of a run, parsed into a RunConfig; the run itself is
 // run_simulation.cpp.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -205,6 +206,15 @@ int command_run(int argc, char** argv)
         parsed = parse_command(options, static_cast<int>(c_argv.size()), c_argv.data());
     }
     RunConfig config = run_config(*parsed, std::move(args));
+    if (config.integrator.timestep == "block" && !parsed->count("eta-dyn")) {
+        // The cap goes into the command line that the checkpoint keeps, so that a restart takes
+        // the run's own even if the default moves; a block run's checkpoint without it was made
+        // before the cap existed, and goes on as it began, without one.
+        if (restart) config.integrator.eta_dyn = 0;
+        char value[32];
+        std::snprintf(value, sizeof value, "%.17g", config.integrator.eta_dyn);
+        config.argv.insert(config.argv.end(), {"--eta-dyn", value});
+    }
     if (restart) {
         config.output = restart_dir; // the directory as named now, wherever the run began
         config.cadence_changed =

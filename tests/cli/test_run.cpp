@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -227,6 +228,39 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
     }
     // Bad restarts are refused with a message.
     CHECK(grove_run("--restart " + (root / "nothing").string(), (root / "bad.log").string()) == 1);
+}
+
+TEST_CASE("block runs keep their dynamical time's cap in the checkpoint; one made before the cap goes on without",
+          "[integrator][restart][slow]")
+{
+    // On a galaxy, whose centre the cap shortens: a run that took the default cap keeps it in its
+    // checkpoint's command line, and a checkpoint whose line has none (made before the cap
+    // existed) continues as a run with --eta-dyn 0 does, to the bit.
+    namespace fs = std::filesystem;
+    const fs::path root = empty_scratch_dir("restart_cap");
+    const std::string galaxy = test::data_path("galaxy_16k.hdf5");
+    const std::string args = " --engine tree-cpu --eps 0.05 --timestep block --dt-max 0.004 --eta 0.02 "
+                             "--snapshot-every 0.004 --log-every 1";
+    const std::string capped = (root / "capped").string(), plain = (root / "plain").string(),
+                      old = (root / "before_the_cap").string();
+    REQUIRE(grove_run(galaxy + " -o " + capped + args + " --t-end 0.008", capped + ".log") == 0);
+    REQUIRE(grove_run(galaxy + " -o " + plain + args + " --eta-dyn 0 --t-end 0.008", plain + ".log") == 0);
+    const Checkpoint kept = read_checkpoint(capped + "/checkpoint.hdf5");
+    const auto cap = std::find(kept.argv.begin(), kept.argv.end(), "--eta-dyn");
+    REQUIRE(cap != kept.argv.end());
+    CHECK(std::stod(*std::next(cap)) == 0.2);
+    CHECK_FALSE(same_particles(capped + "/snapshot_0002.hdf5", plain + "/snapshot_0002.hdf5"));
+
+    // The first half as a run before the cap made it, then its checkpoint as that run wrote it.
+    REQUIRE(grove_run(galaxy + " -o " + old + args + " --eta-dyn 0 --t-end 0.004", old + ".log") == 0);
+    Checkpoint before = read_checkpoint(old + "/checkpoint.hdf5");
+    const auto at = std::find(before.argv.begin(), before.argv.end(), "--eta-dyn");
+    REQUIRE(at != before.argv.end());
+    before.argv.erase(at, at + 2);
+    write_checkpoint(old + "/checkpoint.hdf5", before);
+    REQUIRE(grove_run("--restart " + old + " --t-end 0.008", old + ".restart.log") == 0);
+    CHECK(same_particles(old + "/snapshot_0002.hdf5", plain + "/snapshot_0002.hdf5"));
+    CHECK(read_checkpoint(old + "/checkpoint.hdf5").argv.back() == "0");
 }
 
 TEST_CASE("grove run --target chooses the opening at the start, reports its error, and a restart keeps it",
