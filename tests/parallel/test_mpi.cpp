@@ -69,7 +69,7 @@ TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[
     }
 }
 
-TEST_CASE("mpirun -np 3 grove forces --decomposition domains: the one-process tree's errors", "[mpi][slow]")
+TEST_CASE("mpirun -np 3 and 8 grove forces --decomposition domains: the one-process tree's errors", "[mpi][slow]")
 {
     if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
     const std::string in = test::scratch_path("mpi_domains_galaxy.hdf5"), exe = GROVE_EXE;
@@ -80,19 +80,26 @@ TEST_CASE("mpirun -np 3 grove forces --decomposition domains: the one-process tr
     std::string log;
     REQUIRE(run(exe + " forces " + in + " --engine direct-cpu --eps 0.05 -o " + exact) == 0);
     REQUIRE(run(exe + " forces " + in + " --engine tree-cpu --eps 0.05 -o " + one) == 0);
-    REQUIRE(run(kMpirun + "-np 3 " + exe + " forces " + in +
-                    " --engine tree-cpu --eps 0.05 --decomposition domains -o " + three,
-                &log) == 0);
-    INFO(log);
-    CHECK_THAT(log, Catch::Contains("tree-cpu on 3 domains") && Catch::Contains("LET walks"));
-    const ParticleSet reference = read_snapshot(exact), a = read_snapshot(one), b = read_snapshot(three);
-    REQUIRE(b.id == reference.id); // every particle's force back in the file's order
+    const ParticleSet reference = read_snapshot(exact), a = read_snapshot(one);
     const auto e1 = percentiles(relative_errors(a.acc, reference.acc), {50, 99});
-    const auto e3 = percentiles(relative_errors(b.acc, reference.acc), {50, 99});
-    // Each domain's tree has cells and groups of its own, so the errors differ a little, both ways.
-    CHECK(e3[0] < 1.1 * e1[0]);
-    CHECK(e3[1] < 1.1 * e1[1]);
-    CHECK(e3[0] > 0.5 * e1[0]);
+    std::vector<double> e3;
+    // 8 domains: each LET crosses to seven others, most of them not neighbours.
+    for (const int ranks : {8, 3}) {
+        INFO(ranks << " ranks");
+        REQUIRE(run(kMpirun + "-np " + std::to_string(ranks) + " " + exe + " forces " + in +
+                        " --engine tree-cpu --eps 0.05 --decomposition domains -o " + three,
+                    &log) == 0);
+        INFO(log);
+        CHECK_THAT(log, Catch::Contains("tree-cpu on " + std::to_string(ranks) + " domains") &&
+                            Catch::Contains("LET walks"));
+        const ParticleSet b = read_snapshot(three);
+        REQUIRE(b.id == reference.id); // every particle's force back in the file's order
+        e3 = percentiles(relative_errors(b.acc, reference.acc), {50, 99});
+        // Each domain's tree has cells and groups of its own, so the errors differ a little, both ways.
+        CHECK(e3[0] < 1.1 * e1[0]);
+        CHECK(e3[1] < 1.1 * e1[1]);
+        CHECK(e3[0] > 0.5 * e1[0]);
+    }
     // The relative criterion: each rank's |a| from a geometric pass over the domains first, then
     // LETs cut for its groups' scales; the errors of one process's.
     REQUIRE(run(exe + " forces " + in + " --engine tree-cpu --eps 0.05 --mac relative --alpha 1e-3 -o " + one) == 0);
@@ -177,9 +184,21 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     CHECK(c.time == b.time);
     CHECK(c.pos == b.pos);
     CHECK(c.vel == b.vel);
-    // On 2 ranks it goes on from the same file (other domains, so not bit for bit).
+    // On 2 ranks it goes on from the same file (other domains, so not bit for bit), and on 8,
+    // where each rank's LETs go to seven others, as on 2 to the tree's error.
+    const std::string eight = test::scratch_path("mpi_domains_run_8");
+    fs::remove_all(eight);
+    fs::copy(half, eight, fs::copy_options::recursive);
     REQUIRE(run(kMpirun + "-np 2 " + exe + " run --restart " + half + " --t-end 0.01", &log) == 0);
     CHECK(fs::exists(half + "/snapshot_0010.hdf5"));
+    REQUIRE(run(kMpirun + "-np 8 " + exe + " run --restart " + eight + " --t-end 0.01", &log) == 0);
+    const ParticleSet on_two = read_snapshot(half + "/snapshot_0010.hdf5"),
+                      on_eight = read_snapshot(eight + "/snapshot_0010.hdf5");
+    CHECK(on_eight.time == on_two.time);
+    const double e2 = compute_diagnostics(on_two, on_two.pot).total,
+                 e8 = compute_diagnostics(on_eight, on_eight.pot).total;
+    CHECK(std::abs(e8 - e2) < 1e-4 * std::abs(e2));
+    CHECK(on_eight.pos != on_two.pos);
     // Under the relative criterion too: its |a| travel with the particles and the checkpoint.
     const std::string rel = test::scratch_path("mpi_domains_run_rel"),
                       rel_half = test::scratch_path("mpi_domains_rel_half");
