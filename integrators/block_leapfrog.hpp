@@ -18,8 +18,7 @@
 namespace grove {
 
 // The dynamical time's cap that `grove run --timestep block` takes unless told (and `grove bench
-// step`'s default): on the 2^20 galaxy it cut the energy error of a run to t = 0.048 sixteenfold
-// for 7 % more time (bench/results/step.md).
+// step`'s default): the best of the values tried on the 2^20 galaxy (bench/results/step.md).
 constexpr double kDefaultEtaDyn = 0.2;
 
 class BlockLeapfrog {
