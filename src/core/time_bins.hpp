@@ -40,8 +40,8 @@ HOST_DEVICE inline double gadget_time_step(double eta, double eps, double accele
 // r a particle's distance from the centre of mass, floored at its softening, and M(<r) the mass
 // within r, read off a profile made at the start of each dt_max. GADGET's criterion alone looks
 // at |a|, which levels off in a cusp and falls to zero within the softening, while the orbits
-// there are the shortest: it gives a galaxy's centre steps too long for its orbits, most of a
-// block run's energy error (bench/results/step.md).
+// there are the shortest: it gives a galaxy's centre steps too long for its orbits, which made
+// most of a block run's energy error (bench/results/step.md).
 constexpr int kProfilePoints = 64;
 
 // The mass fraction of the profile's point k: 1e-5 to 1, evenly spaced in log (host only; the
