@@ -200,14 +200,11 @@ EnclosedMassProfile TreeGpuResident::enclosed_mass_profile()
     Vec4<double> moment;
     CUDA_CHECK(cudaMemcpyAsync(&moment, d_moment, sizeof moment, cudaMemcpyDeviceToHost, e_.stream));
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-    EnclosedMassProfile p;
-    p.mass = moment.w;
-    if (!(p.mass > 0)) throw std::runtime_error("tree-gpu: the dynamical time needs a positive total mass");
-    const Vec4<double> centre{moment.x / p.mass, moment.y / p.mass, moment.z / p.mass, 0};
-    p.centre[0] = centre.x;
-    p.centre[1] = centre.y;
-    p.centre[2] = centre.z;
-    for (int k = 0; k < kProfilePoints; ++k) p.fraction[k] = profile_fraction(k);
+    const double mass = moment.w;
+    if (!(mass > 0)) throw std::runtime_error("tree-gpu: the dynamical time needs a positive total mass");
+    const Vec4<double> centre{moment.x / mass, moment.y / mass, moment.z / mass, 0};
+    const double at[3] = {centre.x, centre.y, centre.z};
+    EnclosedMassProfile p = profile_about(mass, at);
     lagrangian_radii(centre, p.fraction, kProfilePoints, p.radius);
     return p;
 }

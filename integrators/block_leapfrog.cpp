@@ -16,17 +16,13 @@ namespace {
 // The enclosed mass about the centre of mass, at the profile's fractions, from the host's arrays.
 EnclosedMassProfile enclosed_mass_profile(const ParticleSet& p)
 {
-    EnclosedMassProfile profile;
-    profile.mass = p.mass.sum();
-    if (!(profile.mass > 0))
-        throw std::runtime_error("block time steps: the dynamical time needs a positive total mass");
-    const Eigen::Vector3d centre = p.pos * p.mass / profile.mass;
-    std::vector<double> fractions(kProfilePoints);
-    for (int k = 0; k < kProfilePoints; ++k)
-        fractions[static_cast<std::size_t>(k)] = profile.fraction[k] = profile_fraction(k);
-    const std::vector<double> radii = lagrangian_radii(p.pos, p.mass, centre, fractions);
-    for (int k = 0; k < kProfilePoints; ++k) profile.radius[k] = radii[static_cast<std::size_t>(k)];
-    for (int d = 0; d < 3; ++d) profile.centre[d] = centre[d];
+    const double mass = p.mass.sum();
+    if (!(mass > 0)) throw std::runtime_error("block time steps: the dynamical time needs a positive total mass");
+    const Eigen::Vector3d centre = p.pos * p.mass / mass;
+    EnclosedMassProfile profile = profile_about(mass, centre.data());
+    const std::vector<double> radii = lagrangian_radii(
+        p.pos, p.mass, centre, std::vector<double>(profile.fraction, profile.fraction + kProfilePoints));
+    std::copy(radii.begin(), radii.end(), profile.radius);
     return profile;
 }
 

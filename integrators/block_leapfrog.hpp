@@ -17,8 +17,10 @@
 
 namespace grove {
 
-// The dynamical time's cap that `grove run --timestep block` takes unless told (and `grove bench
-// step`'s default): the best of the values tried on the 2^20 galaxy (bench/results/step.md).
+// What `grove run --timestep block`, `grove bench step` and Python's Simulation take unless told:
+// GADGET's eta, and the dynamical time's cap, the best of the values tried on the 2^20 galaxy
+// (bench/results/step.md).
+constexpr double kDefaultBlockEta = 0.025;
 constexpr double kDefaultEtaDyn = 0.2;
 
 class BlockLeapfrog {

@@ -227,7 +227,7 @@ class Simulation {
         if (!block && eta_dyn) throw py::value_error("eta_dyn is timestep='block''s");
         c.timestep = timestep;
         c.dt = dt;
-        c.eta = eta ? *eta : block ? 0.025 : 0.01;
+        c.eta = eta ? *eta : block ? kDefaultBlockEta : 0.01;
         c.eta_dyn = block ? eta_dyn.value_or(kDefaultEtaDyn) : 0;
         c.dt_max = dt_max;
         if (integrator == "leapfrog" && !block && !(dt > 0)) throw py::value_error("leapfrog needs dt > 0");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/engine_registry.hpp"
+#include "integrators/block_leapfrog.hpp"
 
 namespace grove {
 
@@ -21,8 +22,8 @@ struct BenchConfig {
     std::optional<double> eps;       // direct, hermite: 0.01 when absent; step: by model
     std::string eps_type;            // step: softening by type (core/softening.hpp), empty for one
     std::string timestep = "shared"; // step: shared, or block (each particle by dt / 2^k; dt is then dt_max)
-    double eta = 0.025;              // step, block: GADGET's accuracy parameter
-    double eta_dyn = 0;              // step, block: the dynamical time's cap (0: none)
+    double eta = kDefaultBlockEta;   // step, block: GADGET's accuracy parameter
+    double eta_dyn = kDefaultEtaDyn; // step, block: the dynamical time's cap (0: none)
     int repeat = 3;
     std::string models = "uniform,galaxy";    // tree
     std::string tree_sizes = "20,23";         // tree: log2 N

@@ -163,7 +163,8 @@ int command_bench(int argc, char** argv)
         "step: shared, or block (hierarchical steps of --dt / 2^k from GADGET's criterion with --eta; a row is "
         "then one --dt, every particle's step ending there)",
         cxxopts::value<std::string>()->default_value("shared"))(
-        "eta", "step, --timestep block: GADGET's accuracy parameter", cxxopts::value<double>()->default_value("0.025"))(
+        "eta", "step, --timestep block: GADGET's accuracy parameter",
+        cxxopts::value<double>()->default_value(std::to_string(kDefaultBlockEta)))(
         "eta-dyn",
         "step, --timestep block: cap each step at this times the dynamical time sqrt(r^3 / (G M(<r))) (0: none)",
         cxxopts::value<double>()->default_value(std::to_string(kDefaultEtaDyn)))(

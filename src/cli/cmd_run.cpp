@@ -125,7 +125,7 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     // Aarseth's parameter has another scale at 6th order (grove run --help).
     c.integrator.eta = r.count("eta")                          ? r["eta"].as<double>()
                        : c.integrator.integrator == "hermite6" ? 0.1
-                       : block                                 ? 0.025
+                       : block                                 ? kDefaultBlockEta
                                                                : 0.01;
     c.integrator.dt_max = r["dt-max"].as<double>();
     if (!block && r.count("eta-dyn")) throw std::runtime_error("--eta-dyn is --timestep block's");

@@ -60,6 +60,16 @@ struct EnclosedMassProfile {
     double radius[kProfilePoints] = {};
 };
 
+// A profile of `mass` about `centre` with its fractions set, its radii still to fill.
+inline EnclosedMassProfile profile_about(double mass, const double centre[3])
+{
+    EnclosedMassProfile p;
+    p.mass = mass;
+    for (int d = 0; d < 3; ++d) p.centre[d] = centre[d];
+    for (int k = 0; k < kProfilePoints; ++k) p.fraction[k] = profile_fraction(k);
+    return p;
+}
+
 // The mass within r, interpolated linearly between the profile's points; within its first
 // point, that point's mass (more than the truth: a shorter step). Rounded alike on the host and
 // the device, so that the bins it sets are the same on both.
