@@ -96,6 +96,10 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     BinCounts open_all(const BinRule& rule) override;
     void drift(double dt, Tick tick, long long due) override;
     BinCounts close(bool reopen) override;
+    std::vector<std::uint8_t> bins_in_load_order() override;
+    EnclosedMassProfile profile() const override { return profile_; }
+    BinCounts continue_within(const BinRule& rule, const std::vector<std::uint8_t>& bins,
+                              const EnclosedMassProfile& profile) override;
 
   private:
     // The predictions' Morton keys sorted on the second stream and sent to the host; `pred` makes
@@ -118,6 +122,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void compute_due_groups();
     // The bins kernel (resident_bin_kernels.cuh) over all particles, and the counts it makes.
     BinCounts launch_bins(Tick tick, bool close, bool open);
+    // Room for the bins, the particles' types on the device, and the rule: before the bins of a
+    // dt_max are opened or taken back.
+    void prepare_bins(const BinRule& rule);
     // The radii about `centre` enclosing each fraction of the mass (the host's `count` values, out
     // to the host's `radii`), by a sort of the radii with their masses in spare_.
     void lagrangian_radii(const Vec4<double>& centre, const double* fractions, std::size_t count, double* radii);

@@ -54,26 +54,72 @@ BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)
     return last_counts_;
 }
 
+void TreeGpuResident::prepare_bins(const BinRule& rule)
+{
+    if (forces_due_ || kick_due_ || bins_active_)
+        throw std::logic_error("tree-gpu: block steps opened in the middle of a step");
+    const auto n = static_cast<std::size_t>(n_);
+    rule_ = rule;
+    for (int b = 0; b < 2; ++b) bins_[b].reserve(n, "time bins");
+    if (!types_uploaded_ && !loaded_types_.empty()) {
+        types_.reserve(n, "particle types");
+        CUDA_CHECK(cudaMemcpy(types_.data(), loaded_types_.data(), n, cudaMemcpyHostToDevice));
+        types_uploaded_ = true;
+    }
+}
+
 BinCounts TreeGpuResident::open_all(const BinRule& rule)
 {
     BinCounts counts;
     guarded([&] {
-        if (forces_due_ || kick_due_ || bins_active_)
-            throw std::logic_error("tree-gpu: block steps opened in the middle of a step");
-        const auto n = static_cast<std::size_t>(n_);
-        rule_ = rule;
-        for (int b = 0; b < 2; ++b) bins_[b].reserve(n, "time bins");
-        if (!types_uploaded_ && !loaded_types_.empty()) {
-            types_.reserve(n, "particle types");
-            CUDA_CHECK(cudaMemcpy(types_.data(), loaded_types_.data(), n, cudaMemcpyHostToDevice));
-            types_uploaded_ = true;
-        }
+        prepare_bins(rule);
         if (rule.eta_dyn > 0) profile_ = enclosed_mass_profile();
         // The forces of every particle are the engine's sums in the order of body_ (those loaded,
         // or the last evaluation's, which covered every group: every particle was due).
         counts = launch_bins(0, false, true);
     });
     return counts;
+}
+
+std::vector<std::uint8_t> TreeGpuResident::bins_in_load_order()
+{
+    std::vector<std::uint8_t> out;
+    guarded([&] {
+        if (forces_due_ || kick_due_ || bins_active_) throw std::logic_error("tree-gpu: bins read within a tick");
+        const auto n = static_cast<std::size_t>(n_);
+        std::vector<std::uint8_t> bins(n);
+        std::vector<std::uint32_t> caller(n);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        CUDA_CHECK(cudaMemcpy(bins.data(), bins_[cur_].data(), n, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(caller.data(), caller_[cur_].data(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+        out.resize(n);
+        for (std::size_t k = 0; k < n; ++k) out[caller[k]] = bins[k];
+    });
+    return out;
+}
+
+BinCounts TreeGpuResident::continue_within(const BinRule& rule, const std::vector<std::uint8_t>& bins,
+                                           const EnclosedMassProfile& profile)
+{
+    guarded([&] {
+        const auto n = static_cast<std::size_t>(n_);
+        if (bins.size() != n) throw std::invalid_argument("tree-gpu: bins for another number of particles");
+        prepare_bins(rule);
+        profile_ = profile;
+        // Into the order of body_: bins_[cur_][k] = bins[caller_[cur_][k]].
+        std::vector<std::uint32_t> caller(n);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+        CUDA_CHECK(cudaMemcpy(caller.data(), caller_[cur_].data(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+        std::vector<std::uint8_t> ordered(n);
+        for (std::size_t k = 0; k < n; ++k) ordered[k] = bins[caller[k]];
+        CUDA_CHECK(cudaMemcpy(bins_[cur_].data(), ordered.data(), n, cudaMemcpyHostToDevice));
+        // The counts the last close() left, as a run that never paused has them (the next
+        // structure's look-ahead reads them).
+        last_counts_.count.assign(kMaxBin + 1, 0);
+        for (std::uint8_t k : bins) ++last_counts_.count[k];
+        last_counts_.finite = true;
+    });
+    return last_counts_;
 }
 
 void TreeGpuResident::drift(double dt, Tick tick, long long due)

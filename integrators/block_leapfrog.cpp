@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/diagnostics.hpp"
 #include "core/step_update.hpp"
@@ -67,6 +68,9 @@ void BlockLeapfrog::compute_forces(ParticleSet& p, const std::vector<std::int32_
 void BlockLeapfrog::compute_due_forces(ParticleSet& p, const std::vector<std::int32_t>& due)
 {
     const auto n = static_cast<Eigen::Index>(p.size());
+    // The relative criterion's |a|: each particle's last forces, which a checkpoint keeps, so that a
+    // restart opens the same cells (the engine's own would be its last full evaluation's).
+    if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
     if (due.empty() || !subsets_) {
         engine_.compute(p.pos, p.mass, p.type, scratch_);
         if (due.empty()) {
@@ -135,13 +139,34 @@ void BlockLeapfrog::resume(ParticleSet& p, long long ticks, long long forces)
     started_ = true;
 }
 
-void BlockLeapfrog::advance(ParticleSet& p)
+void BlockLeapfrog::resume_within(ParticleSet& p, long long ticks, long long forces, Tick tick,
+                                  std::vector<std::uint8_t> bins, const EnclosedMassProfile& profile)
+{
+    device_count_.clear();
+    if (!(tick > 0 && tick < kTicksPerMaxStep))
+        throw std::runtime_error("block time steps: the checkpoint's tick " + std::to_string(tick) +
+                                 " lies outside a dt_max");
+    if (bins.size() != p.size())
+        throw std::runtime_error("block time steps: the checkpoint's bins are not one per particle");
+    // Every tick so far stepped by the shortest occupied bin, so the tick is a multiple of its step.
+    const int shortest = bins.empty() ? 0 : *std::max_element(bins.begin(), bins.end());
+    if (shortest > kMaxBin || tick % ticks_of_bin(shortest) != 0)
+        throw std::runtime_error("block time steps: the checkpoint's bins do not fit its tick");
+    bins_ = std::move(bins);
+    profile_ = profile;
+    tick_ = tick;
+    substeps_ = ticks;
+    forces_computed_ = forces;
+    started_ = true;
+}
+
+bool BlockLeapfrog::advance(ParticleSet& p, const PauseRequest& pause)
 {
     if (!started_) throw std::logic_error("block time steps: advance() before start()");
     if (bins_.size() != p.size()) throw std::logic_error("block time steps: another number of particles");
     // At a multiple of dt_max every particle is due: bins from the accelerations there, and the
-    // opening kicks the last call left.
-    rebin_and_open(p, {}, true, true);
+    // opening kicks the last call left. Within one (after a pause) the due particles have had theirs.
+    if (tick_ == 0) rebin_and_open(p, {}, true, true);
     std::vector<std::int32_t> due;
     const auto n = static_cast<Eigen::Index>(p.size());
     while (tick_ < kTicksPerMaxStep) {
@@ -169,24 +194,31 @@ void BlockLeapfrog::advance(ParticleSet& p)
         if (!finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(p.time) + " (--dt-max too large, or --eta?)");
-        if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false, true);
+        if (tick_ < kTicksPerMaxStep) {
+            rebin_and_open(p, due, false, true);
+            if (pause && pause()) return false;
+        }
     }
     tick_ = 0;
+    return true;
 }
 
-void BlockLeapfrog::advance(ParticleStore& s)
+bool BlockLeapfrog::advance(ParticleStore& s, const PauseRequest& pause)
 {
     if (!started_) throw std::logic_error("block time steps: advance() before start()");
-    if (DeviceTimeBins* device = s.device_time_bins()) {
-        advance_on_device(*device, s);
-        return;
+    if (std::exchange(drop_device_, false)) {
+        // After a pause the device's state goes (where restore_order() has not dropped it yet):
+        // the particles load afresh, as a run restarted from a checkpoint written there finds
+        // them, so that the two go on alike to the bit.
+        s.restore_order();
     }
-    advance(s.host());
+    if (DeviceTimeBins* device = s.device_time_bins()) return advance_on_device(*device, s, pause);
+    return advance(s.host(), pause);
 }
 
 // The loop of advance() with the bins where the particles are: the host keeps the timeline and
 // the particles per bin, which tell it each tick's step and how many are due.
-void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
+bool BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s, const PauseRequest& pause)
 {
     BinRule rule;
     rule.eta = eta_;
@@ -198,9 +230,10 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
         for (const auto& [name, seconds] : engine_.last_phase_times()) add_phase(device_phases_, name, seconds);
     };
     auto start = WallClock::now();
-    BinCounts bins = device.open_all(rule);
+    // Within a dt_max (after a pause, or from a checkpoint written there) the device has loaded
+    // the particles afresh and takes the bins and profile back.
+    BinCounts bins = tick_ == 0 ? device.open_all(rule) : device.continue_within(rule, bins_, profile_);
     force_seconds_ += seconds_since(start);
-    tick_ = 0;
     while (tick_ < kTicksPerMaxStep) {
         const int shortest = bins.shortest();
         const double dt = std::ldexp(dt_max_, -shortest);
@@ -218,9 +251,17 @@ void BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s)
         if (!bins.finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(s.time()) + " (--dt-max too large, or --eta?)");
+        if (tick_ < kTicksPerMaxStep && pause && pause()) {
+            bins_ = device.bins_in_load_order();
+            profile_ = device.profile();
+            device_count_ = bins.count;
+            drop_device_ = true;
+            return false;
+        }
     }
     device_count_ = bins.count;
     tick_ = 0;
+    return true;
 }
 
 } // namespace grove

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/device_time_bins.hpp"
@@ -32,18 +33,34 @@ class BlockLeapfrog {
     // dt_max or eta not finite and > 0, or eta_dyn negative or not finite.
     BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double dt_max, double eta, double eta_dyn = 0);
 
+    // Asked after each tick of a dt_max but its last: true stops advance() there (a run that
+    // must checkpoint now, within a dt_max).
+    using PauseRequest = std::function<bool()>;
+
     // The forces of the initial particles (into acc and pot) and their bins.
     void start(ParticleSet& p);
     // Continues from particles with the forces of their positions at a multiple of dt_max (a
     // checkpoint), and the counters it kept.
     void resume(ParticleSet& p, long long ticks, long long forces);
+    // Continues from within a dt_max, where advance() paused (a checkpoint written there): the
+    // particles as they were then (positions at `tick`, the due particles' velocities kicked
+    // half a step ahead), their bins, and the profile of the dt_max's start.
+    void resume_within(ParticleSet& p, long long ticks, long long forces, Tick tick, std::vector<std::uint8_t> bins,
+                       const EnclosedMassProfile& profile);
     // One dt_max: every tick where some bin is due, until all are due again. The velocities are
-    // then synchronous with the positions (the next opening kicks wait for the next call).
-    void advance(ParticleSet& p);
+    // then synchronous with the positions (the next opening kicks wait for the next call), and it
+    // returns true. Where `pause` stops it first it returns false at tick() > 0: the state is
+    // then the particles (a device store's where restore_order() brings them), bins() and
+    // profile(), and the next call goes on (on a device from the particles loaded afresh).
+    bool advance(ParticleSet& p, const PauseRequest& pause = {});
     // The same on a store: on its device where that runs time bins, else on the host's arrays.
-    void advance(ParticleStore& s);
+    bool advance(ParticleStore& s, const PauseRequest& pause = {});
 
+    Tick tick() const { return tick_; } // within the current dt_max; 0 between them
+    // Each particle's bin, in the order of the host's arrays (on a device: as of the last pause).
     const std::vector<std::uint8_t>& bins() const { return bins_; }
+    // The enclosed-mass profile of the current dt_max's start (where eta_dyn > 0).
+    const EnclosedMassProfile& profile() const { return profile_; }
     std::vector<long long> particles_per_bin() const;              // kMaxBin + 1 counts
     long long ticks_stepped() const { return substeps_; }          // ticks with some bin due, so far
     long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
@@ -59,7 +76,7 @@ class BlockLeapfrog {
     // step only where it is due at the current tick; then, with `open`, their opening half-kicks.
     void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open);
     double half_step(int bin) const; // dt_max / 2^(bin + 1), exact
-    void advance_on_device(DeviceTimeBins& device, ParticleStore& s);
+    bool advance_on_device(DeviceTimeBins& device, ParticleStore& s, const PauseRequest& pause);
 
     ForceEngine& engine_;
     GravityParams gravity_;
@@ -71,6 +88,7 @@ class BlockLeapfrog {
     PhaseTimes device_phases_;
     Tick tick_ = 0; // within the current dt_max; 0 at its start
     bool started_ = false;
+    bool drop_device_ = false; // paused on a device store: its state goes before the next tick
     long long substeps_ = 0, forces_computed_ = 0;
     double force_seconds_ = 0;
     Forces scratch_;

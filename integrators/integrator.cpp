@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -88,6 +89,7 @@ class LeapfrogIntegrator final : public Integrator {
 // device of a tree engine that runs time bins there (the store keeps the caller's order on the
 // host). At each dt_max every particle is due, so the particles with their forces are the whole
 // state: its bins are chosen again from the accelerations, and a checkpoint needs nothing more.
+// Within a dt_max (a pause) a checkpoint also keeps the tick, the bins and the dt_max's profile.
 class BlockLeapfrogIntegrator final : public Integrator {
   public:
     BlockLeapfrogIntegrator(std::unique_ptr<ForceEngine> engine, GravityParams gravity, double dt_max, double eta,
@@ -110,8 +112,10 @@ class BlockLeapfrogIntegrator final : public Integrator {
         ParticleStore& s = bound(p);
         const auto start = std::chrono::steady_clock::now();
         const double force_before = block_.force_seconds();
-        block_.advance(s);
-        p.time = t; // no accumulated rounding in the clock
+        within_ = !block_.advance(s, pause_);
+        // No accumulated rounding in the clock: t, or within the dt_max its tick's time before t.
+        p.time =
+            within_ ? t - std::ldexp(dt_max_, -kMaxBin) * static_cast<double>(kTicksPerMaxStep - block_.tick()) : t;
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const double force = block_.force_seconds() - force_before;
         last_ = block_.last_device_phases(); // the engine's phases, where the ticks ran on its device
@@ -119,6 +123,8 @@ class BlockLeapfrogIntegrator final : public Integrator {
         last_.emplace_back("integration", std::max(0.0, wall - force));
     }
     PhaseTimes last_phases() const override { return last_; }
+    void pause_when(std::function<bool()> pause) override { pause_ = std::move(pause); }
+    bool within_interval() const override { return within_; }
     // At dt_max every particle's forces are current; a device brings them (and the particles) here.
     void synchronize(ParticleSet& p) override { bound(p).host(); }
     bool diagnostics_where_they_are(ParticleSet& p, const std::vector<double>& fractions, Diagnostics& out) override
@@ -129,15 +135,31 @@ class BlockLeapfrogIntegrator final : public Integrator {
     // The store never moves the particles, but a device's state is dropped here as the shared
     // leapfrog's is: a run continued past a checkpoint then loads it afresh, as its restart does.
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
-    IntegratorState save(ParticleSet&) const override
+    IntegratorState save(ParticleSet& snapshot) const override
     {
         IntegratorState s;
         s.counters = {{"ticks", block_.ticks_stepped()}, {"forces", block_.forces_computed()}};
+        if (!within_) return s;
+        s.counters.emplace_back("tick", block_.tick());
+        const std::vector<std::uint8_t>& bins = block_.bins();
+        if (bins.size() != snapshot.size()) throw std::logic_error("block time steps: bins for other particles");
+        Eigen::MatrixXd bin(1, static_cast<Eigen::Index>(bins.size()));
+        for (std::size_t i = 0; i < bins.size(); ++i) bin(0, static_cast<Eigen::Index>(i)) = bins[i];
+        s.fields.push_back({"bin", bin});
+        const EnclosedMassProfile& profile = block_.profile();
+        std::vector<double> values(profile.centre, profile.centre + 3);
+        values.push_back(profile.mass);
+        values.insert(values.end(), profile.radius, profile.radius + kProfilePoints);
+        s.arrays.push_back({"mass_profile", values});
         return s;
     }
     void resume(const IntegratorState& s, ParticleSet& p) override
     {
-        block_.resume(p, s.counter("ticks"), s.counter("forces"));
+        within_ = s.has_counter("tick") && s.counter("tick") > 0;
+        if (within_)
+            resume_within(s, p);
+        else
+            block_.resume(p, s.counter("ticks"), s.counter("forces"));
         bind(p);
     }
     double force_seconds() const override { return block_.force_seconds(); }
@@ -162,6 +184,23 @@ class BlockLeapfrogIntegrator final : public Integrator {
     }
 
   private:
+    void resume_within(const IntegratorState& s, ParticleSet& p)
+    {
+        const Eigen::MatrixXd& bin = s.field("bin");
+        std::vector<std::uint8_t> bins(static_cast<std::size_t>(bin.cols()));
+        for (std::size_t i = 0; i < bins.size(); ++i) {
+            const double k = bin(0, static_cast<Eigen::Index>(i));
+            if (!(k >= 0 && k <= kMaxBin) || k != std::floor(k))
+                throw std::runtime_error("block time steps: the checkpoint holds a bin that is none");
+            bins[i] = static_cast<std::uint8_t>(k);
+        }
+        const std::vector<double>& values = s.array("mass_profile");
+        if (values.size() != 4 + kProfilePoints)
+            throw std::runtime_error("block time steps: the checkpoint's mass profile has the wrong length");
+        EnclosedMassProfile profile = profile_about(values[3], values.data());
+        std::copy(values.begin() + 4, values.end(), profile.radius);
+        block_.resume_within(p, s.counter("ticks"), s.counter("forces"), s.counter("tick"), std::move(bins), profile);
+    }
     void bind(ParticleSet& p)
     {
         store_ = std::make_unique<ParticleStore>(p, false);
@@ -178,6 +217,8 @@ class BlockLeapfrogIntegrator final : public Integrator {
     DeviceParticles* device_ = nullptr; // where the particles live between outputs, if anywhere
     std::unique_ptr<ParticleStore> store_;
     PhaseTimes last_;
+    std::function<bool()> pause_;
+    bool within_ = false; // the last advance_to() paused within its dt_max
 };
 
 class HermiteIntegrator final : public Integrator {

@@ -32,6 +32,13 @@ class Integrator {
     // run (a resident leapfrog keeps them on its device until then), in the order
     // restore_order() describes.
     virtual void advance_to(double t, ParticleSet& particles) = 0;
+    // Where an interval has substeps (block steps: the ticks of a dt_max), advance_to() asks
+    // `pause` after each but the last and stops there when it says so: within_interval() is then
+    // true, the particles' time lies before t, save() keeps the state (a checkpoint within the
+    // interval), and the next advance_to(t) goes on. Integrators whose intervals are not cut never
+    // ask it.
+    virtual void pause_when(std::function<bool()> /*pause*/) {}
+    virtual bool within_interval() const { return false; }
     // Brings particles.acc and particles.pot to the particles' current time (for diagnostics and
     // snapshots); a no-op where every step computes them.
     virtual void synchronize(ParticleSet& particles) = 0;

@@ -1,6 +1,6 @@
 // What the relative opening criterion (tree/mac.hpp) reads: |a| / G of every particle, in the
 // caller's order, from the previous step (a particle store's accelerations, or
-// TreeEngine::set_acceleration_estimate) or, where there is none, from a geometric first pass at
+// ForceEngine::set_acceleration_estimate) or, where there is none, from a geometric first pass at
 // kFirstPassTheta. Both tree engines keep one.
 #pragma once
 

@@ -186,8 +186,7 @@ int bench_step(const BenchConfig& c)
     fresh_config.rebuild_every = 1;
     Forces fresh;
     const auto fresh_engine = engines().make_force(fresh_config);
-    if (TreeEngine* tree = as_tree_engine(*fresh_engine)) // the relative criterion's |a|, as in the run
-        tree->set_acceleration_estimate(p.acc);
+    fresh_engine->set_acceleration_estimate(p.acc); // the relative criterion's |a|, as in the run
     fresh_engine->compute(p.pos, p.mass, p.type, fresh);
     const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 

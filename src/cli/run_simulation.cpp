@@ -29,7 +29,8 @@ namespace grove {
 
 namespace {
 
-// Set by SIGINT/SIGTERM: the run finishes its interval, writes a checkpoint and exits.
+// Set by SIGINT/SIGTERM: the run finishes its interval (or, with block steps, the tick under
+// way), writes a checkpoint and exits.
 volatile std::sig_atomic_t g_stop_signal = 0;
 extern "C" void request_stop(int signal)
 {
@@ -98,6 +99,11 @@ class Run {
     void begin();
     // What one interval's end asks for; the process status to return, or -1 to go on.
     int end_of_interval(long long step);
+    // Whether the integrator should stop within an interval, where it can: a stop signal, or a
+    // checkpoint due by the wall clock (the same answer on every rank).
+    bool pause_requested() const;
+    // The checkpoint of a pause within interval `step`; the process status, or -1 to go on.
+    int pause_within_interval(long long step);
     void progress(long long step, double de) const;
     // The next snapshot of `p` (p_, or on domains every rank's particles gathered).
     void snapshot(ParticleSet& p);
@@ -125,6 +131,7 @@ class Run {
     long long first_step_ = 1;
     double next_snapshot_ = 0, e0_ = 0, last_de_ = 0;
     std::size_t count_ = 0; // the particles p_ held at the start (its arrays may be lent later)
+    long long checkpoints_ = 0, checkpoints_within_ = 0; // written by this process
     bool tty_ = false;
 };
 
@@ -209,7 +216,10 @@ void Run::begin()
         outputs_->set_snapshots(restart_->snapshot_index);
         e0_ = restart_->reference_energy;
         outputs_->open_diagnostics(&*restart_, header.str());
-        if (outputs_->writer())
+        if (outputs_->writer() && integrator_->within_interval())
+            std::printf("restarting %s at t = %.10g (within step %lld)\n", outputs_->path().c_str(), p_.time,
+                        first_step_);
+        else if (outputs_->writer())
             std::printf("restarting %s at t = %.10g (step %lld)\n", outputs_->path().c_str(), p_.time, restart_->step);
     } else {
         integrator_->start(p_);
@@ -233,8 +243,14 @@ int Run::execute()
 {
     begin();
     const StopSignals signals;
+    integrator_->pause_when([this] { return pause_requested(); });
     for (long long s = first_step_; s <= plan_.total_steps; ++s) {
         integrator_->advance_to(plan_.time_of(s), p_);
+        while (integrator_->within_interval()) {
+            const int status = pause_within_interval(s);
+            if (status >= 0) return status;
+            integrator_->advance_to(plan_.time_of(s), p_);
+        }
         if (s == first_step_ && outputs_->writer()) // what the steps hold, once they all exist
             std::printf(
                 "%s\n",
@@ -307,6 +323,30 @@ int Run::end_of_interval(long long s)
     return 128 + stop_signal;
 }
 
+bool Run::pause_requested() const
+{
+    const bool wanted = g_stop_signal != 0 || seconds_since(last_checkpoint_) > plan_.checkpoint_every;
+    return comm_.max(wanted ? 1 : 0) != 0;
+}
+
+int Run::pause_within_interval(long long s)
+{
+    const int stop_signal = comm_.max(static_cast<int>(g_stop_signal));
+    // No snapshot or diagnostics line here: the velocities are not those of the positions' time.
+    outputs_->give_back(p_);
+    integrator_->restore_order(p_);
+    write_checkpoint_now(s - 1, p_); // a restart goes on within interval s
+    ++checkpoints_within_;
+    if (!stop_signal) return -1;
+    if (outputs_->writer()) {
+        if (tty_) std::fprintf(stderr, "\n");
+        std::printf("interrupted (signal %d) at t = %.10g within step %lld: checkpoint written; continue with "
+                    "grove run --restart %s\n",
+                    stop_signal, p_.time, s, outputs_->path().c_str());
+    }
+    return 128 + stop_signal;
+}
+
 double Run::log_line(long long step, const std::optional<Diagnostics>& made, double made_seconds)
 {
     // One process, or the ranks of the replicated mode: the first rank alone (all hold the same).
@@ -365,15 +405,19 @@ void Run::write_checkpoint_now(long long step, ParticleSet& p)
     c.integrator = integrator_->save(c.particles);
     outputs_->checkpoint(c);
     last_checkpoint_ = WallClock::now();
+    ++checkpoints_;
 }
 
 void Run::summary() const
 {
     const double wall = seconds_since(wall_start_);
     const auto done = static_cast<double>(plan_.total_steps - first_step_ + 1);
-    std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots in %s\n", plan_.total_steps,
-                plan_.by_dt_max ? "dt-max intervals" : "steps", p_.time, wall, 1e3 * wall / std::max(1.0, done),
-                outputs_->snapshots(), outputs_->path().c_str());
+    const std::string within =
+        checkpoints_within_ > 0 ? " (" + std::to_string(checkpoints_within_) + " within an interval)" : "";
+    std::printf("done: %lld %s to t = %.6g in %.2f s (%.2f ms each); %d snapshots, %lld checkpoints%s in %s\n",
+                plan_.total_steps, plan_.by_dt_max ? "dt-max intervals" : "steps", p_.time, wall,
+                1e3 * wall / std::max(1.0, done), outputs_->snapshots(), checkpoints_, within.c_str(),
+                outputs_->path().c_str());
     const SnapshotWriter& writer = outputs_->snapshot_writer();
     const double force = integrator_->force_seconds(), io = outputs_->io_seconds();
     const double diagnostics = outputs_->diagnostics_seconds();

@@ -103,6 +103,11 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c)
         sum.add(name);
         sum.add(value);
     }
+    for (const StateArray& a : c.integrator.arrays) { // after the rest: older checkpoints sum as they did
+        sum.add(a.name);
+        sum.add(static_cast<long long>(a.values.size()));
+        for (double v : a.values) sum.add(v);
+    }
     return sum.value();
 }
 
@@ -138,6 +143,14 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
             }
             h5::write_attribute(g.id(), "state_fields", join(field_names));
             h5::write_attribute(g.id(), "state_counters", join(counter_names));
+            if (!c.integrator.arrays.empty()) {
+                std::vector<std::string> array_names;
+                for (const StateArray& a : c.integrator.arrays) {
+                    array_names.push_back(a.name);
+                    h5::write_dataset(g.id(), a.name, a.values.data(), a.values.size(), 1);
+                }
+                h5::write_attribute(g.id(), "state_arrays", join(array_names));
+            }
             // The snapshot keeps every value bit for bit and the memory order restores the
             // particles' order: the restart reads back what this sums.
             h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checkpoint_checksum(c)});
@@ -206,6 +219,13 @@ Checkpoint read_checkpoint(const std::string& path)
             throw std::runtime_error(path + ": checkpoint field " + name + " does not match the particles");
         c.integrator.fields.push_back({name, Eigen::Map<const Eigen::MatrixXd>(values.data(), rows, n)});
     }
+    if (h5::has_attribute(g.id(), "state_arrays"))
+        for (const std::string& name : split(h5::read_attribute_string(g.id(), "state_arrays"))) {
+            if (name.empty()) continue;
+            if (!h5::has_link(g.id(), name))
+                throw std::runtime_error(path + ": checkpoint array " + name + " is missing");
+            c.integrator.arrays.push_back({name, h5::read_dataset_doubles(g.id(), name)});
+        }
     for (const std::string& name : counters)
         if (!name.empty())
             c.integrator.counters.emplace_back(name,

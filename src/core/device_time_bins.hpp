@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "core/particles.hpp"
@@ -55,6 +56,15 @@ class DeviceTimeBins {
     // The closing half-kicks of the due particles with the forces just computed; with `reopen`
     // (the tick is not the dt_max's last) their new bins and opening half-kicks.
     virtual BinCounts close(bool reopen) = 0;
+
+    // Within a dt_max, after a close(): each particle's bin in the order load() received the
+    // particles, and the profile open_all() made (what a checkpoint there keeps).
+    virtual std::vector<std::uint8_t> bins_in_load_order() = 0;
+    virtual EnclosedMassProfile profile() const = 0;
+    // Goes on within a dt_max from particles just loaded (a pause's, or a checkpoint's), with
+    // their bins in load order and the dt_max's profile: the next call is drift().
+    virtual BinCounts continue_within(const BinRule& rule, const std::vector<std::uint8_t>& bins,
+                                      const EnclosedMassProfile& profile) = 0;
 };
 
 } // namespace grove

@@ -88,6 +88,11 @@ class ForceEngine {
     // Whether compute_subset works (it costs less than compute for few targets): the direct
     // engines and tree-cpu.
     virtual bool computes_subsets() const { return false; }
+    // The accelerations of each particle's last forces (3 x N, G included, in the order of the
+    // positions the next compute() or compute_subset() gets), which the tree's relative criterion
+    // reads; other engines ignore them. compute(store) reads the store's instead. Given from the
+    // caller's arrays, so that a restarted run makes the same decisions as an uninterrupted one.
+    virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& /*acc*/) {}
     virtual PhaseTimes last_phase_times() const { return {}; }
 
   private:

@@ -1,6 +1,6 @@
-// An integrator's state beyond the particles, as a list of named per-particle arrays and counters
-// (REBOUND's field-list idea): a checkpoint stores whatever the list holds, so writing and
-// reading one needs no code that knows which integrator made it.
+// An integrator's state beyond the particles, as lists of named per-particle arrays, run-wide
+// arrays and counters (REBOUND's field-list idea): a checkpoint stores whatever the lists hold, so
+// writing and reading one needs no code that knows which integrator made it.
 #pragma once
 
 #include <stdexcept>
@@ -17,8 +17,15 @@ struct StateField {
     Eigen::MatrixXd values; // rows x N, columns in the particles' memory order
 };
 
+// Values that belong to the run, not to a particle (block steps' enclosed-mass profile).
+struct StateArray {
+    std::string name;
+    std::vector<double> values;
+};
+
 struct IntegratorState {
     std::vector<StateField> fields;
+    std::vector<StateArray> arrays;
     std::vector<std::pair<std::string, long long>> counters;
 
     const Eigen::MatrixXd& field(const std::string& name) const
@@ -26,6 +33,18 @@ struct IntegratorState {
         for (const auto& f : fields)
             if (f.name == name) return f.values;
         throw std::runtime_error("checkpoint: the integrator state has no field '" + name + "'");
+    }
+    const std::vector<double>& array(const std::string& name) const
+    {
+        for (const auto& a : arrays)
+            if (a.name == name) return a.values;
+        throw std::runtime_error("checkpoint: the integrator state has no array '" + name + "'");
+    }
+    bool has_counter(const std::string& name) const
+    {
+        for (const auto& entry : counters)
+            if (entry.first == name) return true;
+        return false;
     }
     long long counter(const std::string& name) const
     {

@@ -1,6 +1,7 @@
 // What the tree engines (tree-cpu, tree-gpu) offer beyond ForceEngine, for the callers that need
-// it: the relative criterion's estimate of |a|, shares of the work for MPI ranks, and the device
-// side of a particle store. Reached from a registry-made engine with as_tree_engine().
+// it: shares of the work for MPI ranks, and the device side of a particle store (the relative
+// criterion's estimate of |a| is ForceEngine::set_acceleration_estimate). Reached from a registry-made engine with
+// as_tree_engine().
 #pragma once
 
 #include <cstdint>
@@ -23,10 +24,6 @@ struct DeviceMemory {
 class TreeEngine {
   public:
     virtual ~TreeEngine() = default;
-    // The accelerations of the previous step (3 x N, G included, in the order of the positions the
-    // next compute(pos, ...) gets), which the relative criterion reads. compute(store) reads the
-    // store's instead, so that a restarted run makes the same decisions as an uninterrupted one.
-    virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) = 0;
     // Share `index` of `count` parts of the work (parallel/distributed_engine.hpp): compute() then
     // gives the forces of the share's groups only, zero elsewhere. Cut to equal costs by
     // set_share_costs (tree/group_shares.hpp), else to equal particle counts.

@@ -16,7 +16,7 @@ DistributedForceEngine::DistributedForceEngine(std::unique_ptr<ForceEngine> engi
 void DistributedForceEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
-    if (tree_ && p.has_forces()) tree_->set_acceleration_estimate(p.acc);
+    if (p.has_forces()) engine_->set_acceleration_estimate(p.acc);
     compute(p.pos, p.mass, store.types(), forces_);
     store.take_forces(forces_);
 }

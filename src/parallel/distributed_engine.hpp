@@ -30,6 +30,7 @@ class DistributedForceEngine final : public ForceEngine {
                         Forces& out) override;
     PhaseTimes last_phase_times() const override { return engine_->last_phase_times(); }
     bool computes_subsets() const override { return engine_->computes_subsets(); }
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { engine_->set_acceleration_estimate(acc); }
 
   private:
     std::unique_ptr<ForceEngine> engine_;

@@ -146,7 +146,7 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
         Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, static_cast<Eigen::Index>(forest_.particles.size()));
         const std::vector<double>& a = estimate_.magnitudes();
         for (std::size_t i = 0; i < n; ++i) acc(0, static_cast<Eigen::Index>(i)) = a[i] * gravity_.G;
-        as_tree_engine(*engine_)->set_acceleration_estimate(acc);
+        engine_->set_acceleration_estimate(acc);
     }
     times_.push_back({"load", seconds_since(phase)});
     sweep_->evaluate_loaded(criterion, forest_forces_);

@@ -45,7 +45,7 @@ class DomainTreeEngine final : public ForceEngine {
     // The store's accelerations (the last step's, moved with the particles between domains) are
     // the relative criterion's estimate.
     void compute(ParticleStore& store) override;
-    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) { estimate_.set(acc, gravity_.G); }
+    void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // build, LETs (their walks), exchange, append, then the engine's own phases.
     PhaseTimes last_phase_times() const override { return times_; }
     const LetTraffic& last_traffic() const { return traffic_; }

@@ -362,7 +362,7 @@ AccuracyStudy run_accuracy_study(const ParticleSet& p, const AccuracyOptions& o)
         t0 = WallClock::now();
         sweep->evaluate_loaded(OpeningCriterion::geometric(kFirstPassTheta), first);
         combine(first);
-        tree_engine->set_acceleration_estimate(first.acc);
+        engine->set_acceleration_estimate(first.acc);
         study.first_pass_seconds = seconds_since(t0);
     }
     auto evaluate = [&](double value) {

@@ -168,6 +168,10 @@ TEST_CASE("a finished run extended with --restart continues bit-identically, fro
          "--engine tree-cpu --eps 0.01 --timestep block --dt-max 0.015625 --eta 0.02 --snapshot-every 0.03125 "
          "--log-every 1",
          "0.03125", "0.0625", plummer},
+        {"block_steps_relative",
+         "--engine tree-cpu --mac relative --alpha 0.003 --eps 0.01 --timestep block --dt-max 0.015625 --eta 0.02 "
+         "--snapshot-every 0.03125 --log-every 1",
+         "0.03125", "0.0625", plummer},
         {"softening_by_type",
          "--engine tree-cpu --eps 0.05 --eps-type halo=0.1,bulge=0.02 --dt 0.00025 --snapshot-every 0.0005", "0.0005",
          "0.001", galaxy},
@@ -261,6 +265,43 @@ TEST_CASE("block runs keep their dynamical time's cap in the checkpoint; one mad
     REQUIRE(grove_run("--restart " + old + " --t-end 0.008", old + ".restart.log") == 0);
     CHECK(same_particles(old + "/snapshot_0002.hdf5", plain + "/snapshot_0002.hdf5"));
     CHECK(read_checkpoint(old + "/checkpoint.hdf5").argv.back() == "0");
+}
+
+TEST_CASE("block runs checkpoint within a dt_max when the wall clock or a signal asks, and go on bit for bit",
+          "[integrator][restart][slow]")
+{
+    // A dt_max of 64 ticks takes seconds here: a checkpoint due by --checkpoint-every, or a stop
+    // signal, waits only for the tick under way. Going on past such checkpoints, or restarting
+    // from one, ends as the run that never paused.
+    namespace fs = std::filesystem;
+    const fs::path root = empty_scratch_dir("restart_within");
+    const std::string galaxy = test::data_path("galaxy_16k.hdf5");
+    const std::string args = " --engine tree-cpu --eps 0.05 --timestep block --dt-max 0.004 --eta 0.02 "
+                             "--snapshot-every 0.004 --log-every 1 --t-end 0.008";
+    const std::string plain = (root / "plain").string(), often = (root / "often").string(),
+                      stopped = (root / "stopped").string();
+    REQUIRE(grove_run(galaxy + " -o " + plain + args, plain + ".log") == 0);
+    REQUIRE(grove_run(galaxy + " -o " + often + args + " --checkpoint-every 0.001", often + ".log") == 0);
+    std::ifstream log(often + ".log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("within an interval)") != std::string::npos); // every tick took longer than 1 ms
+    CHECK(same_particles(plain + "/snapshot_0002.hdf5", often + "/snapshot_0002.hdf5"));
+
+    // Stopped after a second (within the first dt_max on this machine, or the second on a faster
+    // one), then restarted.
+    CHECK(grove_run(galaxy + " -o " + stopped + args, stopped + ".log", "timeout -s INT 1 ") == 124);
+    const Checkpoint left = read_checkpoint(stopped + "/checkpoint.hdf5");
+    INFO("stopped at t = " << left.particles.time << (left.integrator.has_counter("tick") ? ", within" : ", between")
+                           << " dt_max intervals");
+    REQUIRE(grove_run("--restart " + stopped, stopped + ".restart.log") == 0);
+    CHECK(same_particles(plain + "/snapshot_0002.hdf5", stopped + "/snapshot_0002.hdf5"));
+    std::ifstream da(plain + "/diagnostics.txt"), db(stopped + "/diagnostics.txt");
+    std::string la, lb;
+    while (std::getline(da, la)) {
+        REQUIRE(std::getline(db, lb));
+        CHECK(without_wall_time(la) == without_wall_time(lb));
+    }
+    CHECK_FALSE(std::getline(db, lb));
 }
 
 TEST_CASE("grove run --target chooses the opening at the start, reports its error, and a restart keeps it",

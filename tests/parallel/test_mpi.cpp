@@ -341,7 +341,12 @@ TEST_CASE("runs on 2 ranks, restarted on 3, end as the one-process run, bit for 
           Case{"hermite6",
                " --integrator hermite6 --engine direct-cpu --eps 0.01 --dt-max 0.0625 "
                "--snapshot-every 0.125",
-               "0.125", "0.25"}}) {
+               "0.125", "0.25"},
+          // The relative criterion's |a| in block steps: each particle's last forces, on every rank.
+          Case{"block_relative",
+               " --engine tree-cpu --mac relative --alpha 0.003 --eps 0.01 --timestep block --dt-max 0.015625 "
+               "--eta 0.02 --snapshot-every 0.03125",
+               "0.03125", "0.0625"}}) {
         INFO(c.name);
         const std::string one = test::scratch_path(std::string("mpi_run_one_") + c.name),
                           many = test::scratch_path(std::string("mpi_run_many_") + c.name);
