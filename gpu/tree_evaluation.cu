@@ -147,7 +147,13 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
         const std::size_t room = params.device_memory > others ? params.device_memory - others : 0;
         budget = std::min(budget, static_cast<long long>(room / kEntry));
     }
-    if (wanted * kEntry > static_cast<long long>(held)) {
+    if (wanted * kEntry <= static_cast<long long>(held)) {
+        // Lists that fit in what the list buffers hold may take that, no more: buffers shaped for
+        // other batches then give their memory back before the others grow into it
+        // (launch_batches). Without a bound they kept it, and one batch's buffer grew beside
+        // another's into memory that was not free.
+        budget = std::min(budget, static_cast<long long>(held / kEntry));
+    } else {
         // Room to grow into: what is free besides what the lists hold, less a reserve for what a
         // step allocates after its lists (a grown tree, the group order's keys) and for an output's
         // potentials, made on the lists while they are held (a float4 a particle).
