@@ -813,6 +813,72 @@ TEST_CASE("tree-gpu: a device limit bounds the lists and names what does not fit
 
 namespace {
 
+// Device memory taken from the engines' budget for a test's span, outside every DeviceBuffer.
+struct MemoryBlock {
+    void* data = nullptr;
+    explicit MemoryBlock(std::size_t bytes) { REQUIRE(cudaMalloc(&data, bytes) == cudaSuccess); }
+    ~MemoryBlock() { cudaFree(data); }
+    MemoryBlock(const MemoryBlock&) = delete;
+    MemoryBlock& operator=(const MemoryBlock&) = delete;
+};
+
+std::size_t free_device_bytes()
+{
+    std::size_t free_bytes = 0, total_bytes = 0;
+    REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+    return free_bytes;
+}
+
+} // namespace
+
+TEST_CASE("tree-gpu: lists that fit in what two batches' buffers hold take it, with little memory free beside",
+          "[gpu][tree][batches]")
+{
+    // A walk in two batches leaves two list buffers. A later walk whose lists fit in what they
+    // hold, in one buffer, must have the others give their memory back before that one grows:
+    // with little memory free, growing beside the other buffer's memory runs out.
+    const ParticleSet p = make_plummer(1 << 20, 3);
+    const GravityParams gravity{1.0, 0.01};
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 64});
+    const TreeParams params{0.5, {16, 64}};
+    const OpeningCriterion first = OpeningCriterion::geometric(0.8), wide = OpeningCriterion::geometric(0.4),
+                           later = OpeningCriterion::geometric(0.6);
+    Forces ref, f;
+    std::size_t later_lists = 0;
+    {
+        TreeGpuEngine unhindered(params, gravity);
+        unhindered.upload(tree);
+        unhindered.evaluate(later, ref);
+        later_lists = unhindered.device_memory().lists;
+    }
+    TreeGpuEngine engine(params, gravity);
+    engine.upload(tree);
+    engine.evaluate(first, f); // every buffer but the lists sized, the lists short
+    // The wide walk's budget (what is free and what the lists hold, less the reserve for the rest
+    // of a step: the engine's rule) set to 1.2 times the later walk's lists: two batches.
+    std::size_t total_bytes = 0, free_bytes = 0;
+    REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+    const std::size_t reserve =
+        std::max<std::size_t>(total_bytes / 16, std::size_t{512} << 20) + p.size() * sizeof(float4);
+    const std::size_t held = engine.device_memory().lists, room = later_lists + later_lists / 5;
+    REQUIRE(room > held);
+    REQUIRE(free_bytes > reserve + (room - held));
+    {
+        const MemoryBlock block(free_bytes - reserve - (room - held));
+        engine.evaluate(wide, f);
+    }
+    REQUIRE(engine.last_list_batches() >= 2);
+    REQUIRE(engine.device_memory().lists >= later_lists);
+    // Then 32 MiB free beside the lists.
+    const MemoryBlock block(free_device_bytes() - (std::size_t{32} << 20));
+    engine.evaluate(later, f);
+    CHECK(engine.last_list_batches() == 1);
+    CHECK(f.acc == ref.acc);
+    CHECK(f.pot == ref.pot);
+}
+
+namespace {
+
 // For two runs a and b from `start`: each particle's distance between the runs over its
 // displacement in run a, sorted.
 std::vector<double> sorted_position_differences(const ParticleSet& start, const ParticleSet& a, const ParticleSet& b)
