@@ -104,6 +104,9 @@ class Run {
     bool pause_requested() const;
     // The checkpoint of a pause within interval `step`; the process status, or -1 to go on.
     int pause_within_interval(long long step);
+    // The status of a run that a signal stopped, its checkpoint written, said on the terminal:
+    // `where` is "after" or "within" step `step`.
+    int stopped(int signal, const char* where, long long step) const;
     void progress(long long step, double de) const;
     // The next snapshot of `p` (p_, or on domains every rank's particles gathered).
     void snapshot(ParticleSet& p);
@@ -314,13 +317,18 @@ int Run::end_of_interval(long long s)
         write_checkpoint_now(s, written);
     }
     if (!stop_signal || last) return -1;
+    return stopped(stop_signal, "after", s);
+}
+
+int Run::stopped(int signal, const char* where, long long s) const
+{
     if (outputs_->writer()) {
         if (tty_) std::fprintf(stderr, "\n");
-        std::printf("interrupted (signal %d) at t = %.10g after step %lld: checkpoint written; continue with "
+        std::printf("interrupted (signal %d) at t = %.10g %s step %lld: checkpoint written; continue with "
                     "grove run --restart %s\n",
-                    stop_signal, p_.time, s, outputs_->path().c_str());
+                    signal, p_.time, where, s, outputs_->path().c_str());
     }
-    return 128 + stop_signal;
+    return 128 + signal;
 }
 
 bool Run::pause_requested() const
@@ -338,13 +346,7 @@ int Run::pause_within_interval(long long s)
     write_checkpoint_now(s - 1, p_); // a restart goes on within interval s
     ++checkpoints_within_;
     if (!stop_signal) return -1;
-    if (outputs_->writer()) {
-        if (tty_) std::fprintf(stderr, "\n");
-        std::printf("interrupted (signal %d) at t = %.10g within step %lld: checkpoint written; continue with "
-                    "grove run --restart %s\n",
-                    stop_signal, p_.time, s, outputs_->path().c_str());
-    }
-    return 128 + stop_signal;
+    return stopped(stop_signal, "within", s);
 }
 
 double Run::log_line(long long step, const std::optional<Diagnostics>& made, double made_seconds)
