@@ -5,9 +5,11 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "core/checkpoint.hpp"
 #include "core/diagnostics.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/time_bins.hpp"
 
 namespace grove {
 
@@ -48,6 +50,17 @@ int run_info(const std::string& path, const std::optional<Units>& units)
         std::printf("\n");
     }
     std::printf("total mass  %.10g\n", p.mass.sum());
+    if (format == SnapshotFormat::hdf5 && is_checkpoint(path)) {
+        // Where the run that wrote it stands; within a block-step interval its velocities are those
+        // of each particle's last kick, half its step ahead of the positions.
+        const Checkpoint c = read_checkpoint(path);
+        if (c.integrator.has_counter("tick"))
+            std::printf("checkpoint  within step %lld (tick %lld of %lld): velocities of the last kicks, half a "
+                        "step ahead; the energy below is approximate\n",
+                        c.step + 1, c.integrator.counter("tick"), static_cast<long long>(kTicksPerMaxStep));
+        else
+            std::printf("checkpoint  after step %lld\n", c.step);
+    }
     if (p.has_forces()) {
         const Diagnostics d = compute_diagnostics(p, p.pot);
         std::printf("energy      T %.10g  W %.10g  E %.10g  2T/|W| %.6f\n", d.kinetic, d.potential, d.total,

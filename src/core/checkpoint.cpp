@@ -165,6 +165,12 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
     std::filesystem::rename(tmp, path);
 }
 
+bool is_checkpoint(const std::string& path)
+{
+    const h5::Handle file = h5::open_file_read(path);
+    return h5::has_link(file.id(), "Checkpoint");
+}
+
 Checkpoint read_checkpoint(const std::string& path)
 {
     Checkpoint c;

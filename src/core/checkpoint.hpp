@@ -35,5 +35,7 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c);
 // Written under a temporary name and renamed, so a crash while writing keeps the previous one.
 void write_checkpoint(const std::string& path, const Checkpoint& c);
 Checkpoint read_checkpoint(const std::string& path);
+// Whether an HDF5 file is a checkpoint (holds the /Checkpoint group), without reading it.
+bool is_checkpoint(const std::string& path);
 
 } // namespace grove

@@ -291,8 +291,14 @@ TEST_CASE("block runs checkpoint within a dt_max when the wall clock or a signal
     // one), then restarted.
     CHECK(grove_run(galaxy + " -o " + stopped + args, stopped + ".log", "timeout -s INT 1 ") == 124);
     const Checkpoint left = read_checkpoint(stopped + "/checkpoint.hdf5");
-    INFO("stopped at t = " << left.particles.time << (left.integrator.has_counter("tick") ? ", within" : ", between")
-                           << " dt_max intervals");
+    const bool within = left.integrator.has_counter("tick");
+    INFO("stopped at t = " << left.particles.time << (within ? ", within" : ", between") << " dt_max intervals");
+    REQUIRE(std::system(
+                (std::string(GROVE_EXE) + " info " + stopped + "/checkpoint.hdf5 > " + stopped + ".info").c_str()) ==
+            0);
+    std::ifstream info(stopped + ".info");
+    const std::string described((std::istreambuf_iterator<char>(info)), std::istreambuf_iterator<char>());
+    CHECK(described.find(within ? "checkpoint  within step 1 (tick " : "checkpoint  after step ") != std::string::npos);
     REQUIRE(grove_run("--restart " + stopped, stopped + ".restart.log") == 0);
     CHECK(same_particles(plain + "/snapshot_0002.hdf5", stopped + "/snapshot_0002.hdf5"));
     std::ifstream da(plain + "/diagnostics.txt"), db(stopped + "/diagnostics.txt");
