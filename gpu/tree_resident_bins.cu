@@ -233,8 +233,7 @@ void TreeGpuResident::compute_due_groups()
         e_.num_groups = walked;
         // Ticks whose longest due bin is the same, as long after a rebuild, walk alike groups on
         // alike trees: each such kind keeps the room its last walk measured, and walks once into it.
-        int longest_due = kMaxBin;
-        while (longest_due > 0 && bin_due(longest_due - 1, tick_)) --longest_due;
+        const int longest_due = longest_due_bin(tick_);
         WalkShape shape;
         shape.list_class = 1 + longest_due + (kMaxBin + 1) * std::min(ticks_since_rebuild_, 7);
         shape.few_groups = !whole_groups_;

@@ -45,6 +45,14 @@ BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double 
     subsets_ = engine.computes_subsets();
 }
 
+void BlockLeapfrog::count_tick(long long due, double seconds)
+{
+    TickCost& c = tick_costs_[static_cast<std::size_t>(longest_due_bin(tick_ % kTicksPerMaxStep))];
+    ++c.ticks;
+    c.due += due;
+    c.seconds += seconds;
+}
+
 double BlockLeapfrog::half_step(int bin) const
 {
     return std::ldexp(dt_max_, -bin - 1);
@@ -170,6 +178,7 @@ bool BlockLeapfrog::advance(ParticleSet& p, const PauseRequest& pause)
     std::vector<std::int32_t> due;
     const auto n = static_cast<Eigen::Index>(p.size());
     while (tick_ < kTicksPerMaxStep) {
+        const auto tick_start = WallClock::now();
         const int shortest = *std::max_element(bins_.begin(), bins_.end());
         const double dt = std::ldexp(dt_max_, -shortest);
         for (Eigen::Index i = 0; i < n; ++i)
@@ -194,10 +203,9 @@ bool BlockLeapfrog::advance(ParticleSet& p, const PauseRequest& pause)
         if (!finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(p.time) + " (--dt-max too large, or --eta?)");
-        if (tick_ < kTicksPerMaxStep) {
-            rebin_and_open(p, due, false, true);
-            if (pause && pause()) return false;
-        }
+        if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false, true);
+        count_tick(static_cast<long long>(due.size()), seconds_since(tick_start));
+        if (tick_ < kTicksPerMaxStep && pause && pause()) return false;
     }
     tick_ = 0;
     return true;
@@ -240,6 +248,7 @@ bool BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s, 
         tick_ += ticks_of_bin(shortest);
         const long long due = bins.due_at(tick_);
         start = WallClock::now();
+        const auto tick_start = start;
         device.drift(dt, tick_, due);
         s.advance_time(dt);
         ++substeps_;
@@ -248,6 +257,7 @@ bool BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s, 
         force_seconds_ += seconds_since(start);
         add_phases();
         forces_computed_ += due;
+        count_tick(due, seconds_since(tick_start));
         if (!bins.finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(s.time()) + " (--dt-max too large, or --eta?)");

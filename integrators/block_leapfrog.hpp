@@ -6,6 +6,7 @@
 // With every particle in bin 0 a dt_max is the shared leapfrog's step, operation for operation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -65,6 +66,13 @@ class BlockLeapfrog {
     long long ticks_stepped() const { return substeps_; }          // ticks with some bin due, so far
     long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
     double force_seconds() const { return force_seconds_; }        // wall time inside the engine
+    // The ticks so far by their longest due bin k (every bin from k on is due; k = 0 ends a
+    // dt_max): how many, the particles due at them, and their wall time from drift to kicks.
+    struct TickCost {
+        long long ticks = 0, due = 0;
+        double seconds = 0;
+    };
+    const std::array<TickCost, kMaxBin + 1>& tick_costs() const { return tick_costs_; }
     // The engine's phases summed over the last advance()'s ticks on a device (else empty).
     const PhaseTimes& last_device_phases() const { return device_phases_; }
 
@@ -90,6 +98,8 @@ class BlockLeapfrog {
     bool started_ = false;
     bool drop_device_ = false; // paused on a device store: its state goes before the next tick
     long long substeps_ = 0, forces_computed_ = 0;
+    std::array<TickCost, kMaxBin + 1> tick_costs_{};
+    void count_tick(long long due, double seconds);
     double force_seconds_ = 0;
     Forces scratch_;
 };

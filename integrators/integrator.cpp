@@ -172,6 +172,16 @@ class BlockLeapfrogIntegrator final : public Integrator {
         for (std::size_t k = 0; k < count.size(); ++k) out.emplace_back("bin" + std::to_string(k), count[k]);
         return out;
     }
+    std::vector<SubstepCost> substep_costs() const override
+    {
+        std::vector<SubstepCost> out;
+        const auto& costs = block_.tick_costs();
+        for (std::size_t k = 0; k < costs.size(); ++k)
+            if (costs[k].ticks > 0)
+                out.push_back({"bins " + std::to_string(k) + (k == 0 ? " (all)" : "+"), costs[k].ticks, costs[k].due,
+                               costs[k].seconds});
+        return out;
+    }
     std::string summary() const override
     {
         std::string bins;

@@ -18,6 +18,14 @@
 
 namespace grove {
 
+// What one kind of substep cost, summed since the start (block steps: the ticks whose longest due
+// bin is the same): how many there were, the particles whose forces they computed, wall seconds.
+struct SubstepCost {
+    std::string kind;
+    long long count = 0, particles = 0;
+    double seconds = 0;
+};
+
 class Integrator {
   public:
     virtual ~Integrator() = default;
@@ -63,6 +71,8 @@ class Integrator {
     // Counts an integrator adds to each diagnostics line after the standard columns, by name (the
     // same names at every call): block time steps give the particles per bin.
     virtual std::vector<std::pair<std::string, long long>> log_counts() const { return {}; }
+    // The substeps of its intervals by kind, where it has substeps of different cost (empty else).
+    virtual std::vector<SubstepCost> substep_costs() const { return {}; }
     // The diagnostics of the particles at their current time, made where they live without
     // bringing them here (a resident leapfrog's device sums them); false where the caller must
     // synchronize() and compute them from the particles.

@@ -171,6 +171,7 @@ int bench_step(const BenchConfig& c)
     const double e0 = compute_diagnostics(p, p.pot).total;
     const StepTimes times = time_steps(*integrator, p, c, dt);
     const std::string block_summary = integrator->summary();
+    const std::vector<SubstepCost> ticks = integrator->substep_costs();
     const MemoryUse memory = memory_use(integrator->force_engine(), p.size());
     integrator->restore_order(p); // the sample's indices are in the model's order
     const bool resident = integrator->resident();
@@ -206,6 +207,19 @@ int bench_step(const BenchConfig& c)
             "block steps (eta %g, eta-dyn %g; a row's step is one dt_max; counted over the warm-up and timed steps): "
             "%s\n\n",
             c.eta, c.eta_dyn, block_summary.c_str());
+    if (!ticks.empty()) { // what a tick costs against one where every bin is due (the first row)
+        const auto ms_per = [](const SubstepCost& t) { return 1e3 * t.seconds / static_cast<double>(t.count); };
+        std::printf("ticks by the longest bin due at them, over the warm-up and timed steps; a tick's wall time runs "
+                    "from its drift to its kicks\n\n");
+        std::printf("| ticks due | ticks | particles due per tick | share of N | ms per tick | of the all-due tick |\n"
+                    "|---|---|---|---|---|---|\n");
+        for (const SubstepCost& t : ticks) {
+            const double per = static_cast<double>(t.particles) / static_cast<double>(t.count);
+            std::printf("| %s | %lld | %.0f | %.2f %% | %.3f | %.1f %% |\n", t.kind.c_str(), t.count, per,
+                        100 * per / static_cast<double>(p.size()), ms_per(t), 100 * ms_per(t) / ms_per(ticks.front()));
+        }
+        std::printf("\n");
+    }
     const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
                 "step (fresh build); at the last step, from a tree refitted %d times since its build; and from a "

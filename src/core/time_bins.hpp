@@ -28,6 +28,14 @@ HOST_DEVICE constexpr bool bin_due(int k, Tick t)
     return (t & (ticks_of_bin(k) - 1)) == 0;
 }
 
+// The longest step's bin due at tick t: every bin from it to kMaxBin is due there (0 where all are).
+HOST_DEVICE constexpr int longest_due_bin(Tick t)
+{
+    int k = kMaxBin;
+    while (k > 0 && bin_due(k - 1, t)) --k;
+    return k;
+}
+
 // GADGET's criterion dt = sqrt(2 eta eps / |a|) (eps: the particle's softening length). Infinite
 // where |a| is 0 (the caller clamps to dt_max); NaN where |a| is not finite, which bin_for_step
 // sends to the shortest bin.

@@ -167,6 +167,30 @@ TEST_CASE("block time steps on a store without a device are those on its particl
     CHECK(a.time == b.time);
 }
 
+TEST_CASE("block time steps count each kind of tick: how many, the particles due, the time", "[integrator][bins]")
+{
+    const ParticleSet start = make_plummer(300, 4);
+    const GravityParams g{1.0, 0.02};
+    TreeCpuEngine engine(TreeParams{0.6, {8, 16}}, g);
+    ParticleSet p = start;
+    BlockLeapfrog block(engine, g, 1.0 / 32, 0.02);
+    block.start(p);
+    for (int k = 0; k < 3; ++k) block.advance(p);
+    long long ticks = 0, due = 0;
+    int kinds = 0;
+    for (const auto& c : block.tick_costs()) {
+        ticks += c.ticks;
+        due += c.due;
+        kinds += c.ticks > 0;
+        CHECK(c.seconds >= 0);
+    }
+    CHECK(block.tick_costs()[0].ticks == 3); // one tick per dt_max has every bin due
+    CHECK(block.tick_costs()[0].due == 3 * 300);
+    CHECK(kinds > 1);
+    CHECK(ticks == block.ticks_stepped());
+    CHECK(due == block.forces_computed() - 300); // start() computed every particle's forces
+}
+
 TEST_CASE("block time steps: what they refuse", "[integrator][bins]")
 {
     DirectCpuEngine engine(GravityParams{1.0, 0.01});
