@@ -17,8 +17,9 @@ namespace grove {
 namespace {
 
 // A tick rebuilds the tree when at least this share of the particles is due: its walk is then long
-// enough to hide the host's build of the next structure. The other ticks refit the live one.
-constexpr long long kRebuildShare = 8; // 1 / 8
+// enough to hide the host's build of the next structure. The other ticks refit the live one, whose
+// cells grow with every refit and lengthen the lists of the ticks that follow.
+constexpr long long kRebuildShare = 16; // 1 / 16
 // A tick walks whole groups, as a full step does, when at least this share is due (1 / 2); else
 // 32-particle pieces of the groups that hold a due particle, with long walks cut into parts.
 constexpr long long kWholeGroupsShare = 2;
