@@ -20,9 +20,10 @@ namespace {
 // enough to hide the host's build of the next structure. The other ticks refit the live one, whose
 // cells grow with every refit and lengthen the lists of the ticks that follow.
 constexpr long long kRebuildShare = 16; // 1 / 16
-// A tick walks whole groups, as a full step does, when at least this share is due (1 / 2); else
+// A tick walks whole groups, as a full step does, when at least this share is due (1 / 3): then
+// most groups hold a due particle, and walking them whole costs less than their pieces. Else
 // 32-particle pieces of the groups that hold a due particle, with long walks cut into parts.
-constexpr long long kWholeGroupsShare = 2;
+constexpr long long kWholeGroupsShare = 3;
 
 } // namespace
 
@@ -188,7 +189,7 @@ void TreeGpuResident::compute_due_groups()
         if (rebuild_tick_) launch_key_sort({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, lead_});
         e_.num_groups = live_info_.groups;
         launch_refit();
-        // A tick with fewer than half the particles due walks pieces of groups that hold one, a
+        // A tick with fewer than a third of the particles due walks pieces of groups that hold one, a
         // warp's targets at most: its few groups would otherwise leave most of the GPU idle while
         // each warp works through a whole group's lists (the densest groups, which are due most
         // often, the longest of them).
