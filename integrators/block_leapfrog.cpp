@@ -45,12 +45,13 @@ BlockLeapfrog::BlockLeapfrog(ForceEngine& engine, GravityParams gravity, double 
     subsets_ = engine.computes_subsets();
 }
 
-void BlockLeapfrog::count_tick(long long due, double seconds)
+void BlockLeapfrog::count_tick(long long due, double seconds, const PhaseTimes& phases)
 {
     TickCost& c = tick_costs_[static_cast<std::size_t>(longest_due_bin(tick_ % kTicksPerMaxStep))];
     ++c.ticks;
     c.due += due;
     c.seconds += seconds;
+    for (const auto& [name, s] : phases) add_phase(c.phases, name, s);
 }
 
 double BlockLeapfrog::half_step(int bin) const
@@ -257,7 +258,7 @@ bool BlockLeapfrog::advance_on_device(DeviceTimeBins& device, ParticleStore& s, 
         force_seconds_ += seconds_since(start);
         add_phases();
         forces_computed_ += due;
-        count_tick(due, seconds_since(tick_start));
+        count_tick(due, seconds_since(tick_start), engine_.last_phase_times());
         if (!bins.finite)
             throw std::runtime_error("block time steps: positions or velocities became non-finite at t = " +
                                      std::to_string(s.time()) + " (--dt-max too large, or --eta?)");

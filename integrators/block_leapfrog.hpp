@@ -67,10 +67,12 @@ class BlockLeapfrog {
     long long forces_computed() const { return forces_computed_; } // due particles' forces, summed
     double force_seconds() const { return force_seconds_; }        // wall time inside the engine
     // The ticks so far by their longest due bin k (every bin from k on is due; k = 0 ends a
-    // dt_max): how many, the particles due at them, and their wall time from drift to kicks.
+    // dt_max): how many, the particles due at them, their wall time from drift to kicks, and on a
+    // device the engine's phases summed over them.
     struct TickCost {
         long long ticks = 0, due = 0;
         double seconds = 0;
+        PhaseTimes phases;
     };
     const std::array<TickCost, kMaxBin + 1>& tick_costs() const { return tick_costs_; }
     // The engine's phases summed over the last advance()'s ticks on a device (else empty).
@@ -99,7 +101,7 @@ class BlockLeapfrog {
     bool drop_device_ = false; // paused on a device store: its state goes before the next tick
     long long substeps_ = 0, forces_computed_ = 0;
     std::array<TickCost, kMaxBin + 1> tick_costs_{};
-    void count_tick(long long due, double seconds);
+    void count_tick(long long due, double seconds, const PhaseTimes& phases = {});
     double force_seconds_ = 0;
     Forces scratch_;
 };

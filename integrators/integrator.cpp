@@ -179,7 +179,7 @@ class BlockLeapfrogIntegrator final : public Integrator {
         for (std::size_t k = 0; k < costs.size(); ++k)
             if (costs[k].ticks > 0)
                 out.push_back({"bins " + std::to_string(k) + (k == 0 ? " (all)" : "+"), costs[k].ticks, costs[k].due,
-                               costs[k].seconds});
+                               costs[k].seconds, costs[k].phases});
         return out;
     }
     std::string summary() const override

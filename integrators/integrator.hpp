@@ -24,6 +24,7 @@ struct SubstepCost {
     std::string kind;
     long long count = 0, particles = 0;
     double seconds = 0;
+    PhaseTimes phases; // the engine's, summed over them, where it times its own
 };
 
 class Integrator {

@@ -219,6 +219,28 @@ int bench_step(const BenchConfig& c)
                         100 * per / static_cast<double>(p.size()), ms_per(t), 100 * ms_per(t) / ms_per(ticks.front()));
         }
         std::printf("\n");
+        // The engine's phases per tick of each kind, where it times them (tree-gpu's device).
+        PhaseTimes names;
+        for (const SubstepCost& t : ticks)
+            for (const auto& [name, seconds] : t.phases) add_phase(names, name, 0);
+        if (!names.empty()) {
+            std::printf("| ticks due |");
+            for (const auto& [name, unused] : names) std::printf(" %s |", name.c_str());
+            std::printf("\n|---|");
+            for (std::size_t k = 0; k < names.size(); ++k) std::printf("---|");
+            std::printf("\n");
+            for (const SubstepCost& t : ticks) {
+                std::printf("| %s |", t.kind.c_str());
+                for (const auto& [name, unused] : names) {
+                    double seconds = 0;
+                    for (const auto& [own, s] : t.phases)
+                        if (own == name) seconds = s;
+                    std::printf(" %.3f |", 1e3 * seconds / static_cast<double>(t.count));
+                }
+                std::printf("\n");
+            }
+            std::printf("\n");
+        }
     }
     const auto [host, transfer, gpu] = print_phases(times, c.steps);
     std::printf("\nforce errors against the double-precision direct sum for %zu random particles: at the first "
