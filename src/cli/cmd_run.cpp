@@ -47,11 +47,13 @@ void add_run_options(cxxopts::Options& options)
         cxxopts::value<double>())("snapshot-every", "Time between snapshots (default t-end / 10)",
                                   cxxopts::value<double>())(
         "log-every", "Steps (leapfrog) or dt-max intervals (hermite) between diagnostics lines",
-        cxxopts::value<int>()->default_value("10"))("checkpoint-every",
-                                                    "Wall-clock seconds between checkpoints (DIR/checkpoint.hdf5)",
-                                                    cxxopts::value<double>()->default_value("1800"))(
-        "checkpoint-steps", "Also checkpoint every K steps or intervals (0: off)",
-        cxxopts::value<long long>()->default_value("0"))(
+        cxxopts::value<int>()->default_value("10"))(
+        "checkpoint-every",
+        "Wall-clock seconds between checkpoints (DIR/checkpoint.hdf5; with --timestep block one falls due "
+        "within a dt_max too, after the tick under way)",
+        cxxopts::value<double>()->default_value("1800"))("checkpoint-steps",
+                                                         "Also checkpoint every K steps or intervals (0: off)",
+                                                         cxxopts::value<long long>()->default_value("0"))(
         "decomposition",
         "under mpirun, the tree leapfrog: replicated (every rank holds every particle and evaluates a share "
         "of the groups: bit-identical to one process) or domains (each rank holds one Peano-Hilbert domain, cut anew "
