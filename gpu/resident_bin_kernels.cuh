@@ -26,7 +26,7 @@ struct DeviceBinRule {
 // multiply-add), so that a bin's boundary falls where the host's does.
 __device__ inline double magnitude(const Vec4<double>& a)
 {
-    return ::sqrt(__dadd_rn(__dadd_rn(__dmul_rn(a.x, a.x), __dmul_rn(a.y, a.y)), __dmul_rn(a.z, a.z)));
+    return ::sqrt(add_rn(add_rn(mul_rn(a.x, a.x), mul_rn(a.y, a.y)), mul_rn(a.z, a.z)));
 }
 
 // The particles due at `tick`: with `close`, the closing half-kick of their step; with `open`,

@@ -1065,7 +1065,8 @@ TEST_CASE("tree-gpu block steps paused within a dt_max: going on and restarting 
         const std::vector<double> moved = sorted_position_differences(start, straight, paused);
         INFO("position differences over displacements against the run never paused: p50 "
              << moved[moved.size() / 2] << ", p99 " << moved[moved.size() * 99 / 100]);
-        CHECK(moved[moved.size() / 2] < 5e-6);
-        CHECK(moved[moved.size() * 99 / 100] < 5e-3);
+        // About ten times what the H100 gave (p50 2.3e-10 and 3.1e-10, p99 6.8e-5 and 3.9e-5).
+        CHECK(moved[moved.size() / 2] < 3e-9);
+        CHECK(moved[moved.size() * 99 / 100] < 7e-4);
     }
 }
