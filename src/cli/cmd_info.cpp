@@ -50,16 +50,15 @@ int run_info(const std::string& path, const std::optional<Units>& units)
         std::printf("\n");
     }
     std::printf("total mass  %.10g\n", p.mass.sum());
-    if (format == SnapshotFormat::hdf5 && is_checkpoint(path)) {
-        // Where the run that wrote it stands; within a block-step interval its velocities are those
-        // of each particle's last kick, half its step ahead of the positions.
-        const Checkpoint c = read_checkpoint(path);
-        if (c.integrator.has_counter("tick"))
+    // Where the run that wrote a checkpoint stands; within a block-step interval its velocities are
+    // those of each particle's last kick, half its step ahead of the positions.
+    if (const auto place = format == SnapshotFormat::hdf5 ? checkpoint_place(path) : std::nullopt) {
+        if (place->tick > 0)
             std::printf("checkpoint  within step %lld (tick %lld of %lld): velocities of the last kicks, half a "
                         "step ahead; the energy below is approximate\n",
-                        c.step + 1, c.integrator.counter("tick"), static_cast<long long>(kTicksPerMaxStep));
+                        place->step + 1, place->tick, static_cast<long long>(kTicksPerMaxStep));
         else
-            std::printf("checkpoint  after step %lld\n", c.step);
+            std::printf("checkpoint  after step %lld\n", place->step);
     }
     if (p.has_forces()) {
         const Diagnostics d = compute_diagnostics(p, p.pot);

@@ -165,10 +165,17 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
     std::filesystem::rename(tmp, path);
 }
 
-bool is_checkpoint(const std::string& path)
+std::optional<CheckpointPlace> checkpoint_place(const std::string& path)
 {
     const h5::Handle file = h5::open_file_read(path);
-    return h5::has_link(file.id(), "Checkpoint");
+    if (!h5::has_link(file.id(), "Checkpoint")) return std::nullopt;
+    const h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    CheckpointPlace place;
+    place.step = static_cast<long long>(h5::read_attribute_doubles(g.id(), "step").at(0));
+    if (h5::has_attribute(g.id(), "state_counters"))
+        for (const std::string& name : split(h5::read_attribute_string(g.id(), "state_counters")))
+            if (name == "tick") place.tick = static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0));
+    return place;
 }
 
 Checkpoint read_checkpoint(const std::string& path)

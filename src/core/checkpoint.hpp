@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,12 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c);
 // Written under a temporary name and renamed, so a crash while writing keeps the previous one.
 void write_checkpoint(const std::string& path, const Checkpoint& c);
 Checkpoint read_checkpoint(const std::string& path);
-// Whether an HDF5 file is a checkpoint (holds the /Checkpoint group), without reading it.
-bool is_checkpoint(const std::string& path);
+// Where a checkpoint's run stands, read from its attributes alone (no particles, no checksum):
+// the intervals done, and the tick within the next one where it was written there (else 0).
+// Nothing for an HDF5 file that is not a checkpoint.
+struct CheckpointPlace {
+    long long step = 0, tick = 0;
+};
+std::optional<CheckpointPlace> checkpoint_place(const std::string& path);
 
 } // namespace grove
