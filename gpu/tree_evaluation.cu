@@ -193,7 +193,7 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
                                                          static_cast<std::size_t>(long_wanted)})));
     for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
     for (auto& parts : d_long_parts)
-        parts.reserve(2 * static_cast<std::size_t>(long_capacity) * gpu::kLongWalkParts, "long walks' parts");
+        parts.reserve(static_cast<std::size_t>(long_capacity) * gpu::kPartTableInts, "long walks' parts");
     d_long_listed.reserve(std::max<std::size_t>(g, 1), "long walks");
     d_long_count.reserve(3, "long walks");
     h_long_count.reserve(3, "long walks");

@@ -138,9 +138,10 @@ struct BoundedList {
     }
 };
 
-// Group g's one-thread walk on the packed nodes, at most `budget` of them: false when it ran out.
-// Without a budget (INT32_MAX, the same for every thread) the walk counts no nodes.
-template <class Sink> __device__ bool walk_packed(const OctreeView<float>& tree, int g, Sink& sink, int budget)
+// Group g's one-thread walk on the packed nodes, at most `budget` of them: the node it stopped
+// before, tree.num_nodes when it walked them all (walk_group_path). Without a budget (INT32_MAX,
+// the same for every thread) the walk counts no nodes.
+template <class Sink> __device__ std::int32_t walk_packed(const OctreeView<float>& tree, int g, Sink& sink, int budget)
 {
     const Group<float> group = tree.groups[g];
     const auto walk = [&](const auto& open) {
@@ -158,29 +159,33 @@ __device__ int lane_index()
     return static_cast<int>(threadIdx.x & 31u);
 }
 
-// One part of group g's walk: the entries among nodes [lo, hi) of the one-thread walk's
-// path, in its order; an accepted node belongs to the part that holds its index, so the parts of
-// the node range one after the other are the whole walk (the walk lists nodes in increasing index
-// order). The path reaches lo unless the group accepts one of lo's ancestors, the first of which
-// (from the root) sends it past its subtree: the part's thread tests the ancestors (their loads
-// independent of each other) and starts there. `ancestors`: lo's, root first, or null where the
-// table had no room for them; the thread then follows the path from the root, passing without a
-// test the subtrees that end before lo.
-template <class Open, class Sink>
-__device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open, int lo, int hi,
-                          const std::int32_t* ancestors, int count, Sink& sink)
+// Where the one-thread walk's path enters the node range from lo on: lo, unless the group accepts
+// one of lo's ancestors, the first of which (from the root) sends it past its subtree. The part's
+// thread tests the ancestors (their loads independent of each other). `ancestors`: lo's, root
+// first, or null where the table had no room for them; the path is then followed from the root.
+template <class Open>
+__device__ std::int32_t part_start(const Group<float>& group, const Open& open, int lo, const std::int32_t* ancestors,
+                                   int count)
 {
-    std::int32_t i = 0;
-    if (ancestors != nullptr) {
-        i = lo;
-        std::int32_t past = -1;
+    if (ancestors == nullptr) return 0;
+    std::int32_t past = -1;
 #pragma unroll 4
-        for (int k = 0; k < count; ++k) {
-            const NodeStep step = open(group, ancestors[k]);
-            if (!step.opened && past < 0) past = step.skip;
-        }
-        if (past >= 0) i = past;
+    for (int k = 0; k < count; ++k) {
+        const NodeStep step = open(group, ancestors[k]);
+        if (!step.opened && past < 0) past = step.skip;
     }
+    return past >= 0 ? past : lo;
+}
+
+// One part of group g's walk, from node `start` of its path on: the entries among nodes [lo, hi)
+// of the one-thread walk's path, in its order; an accepted node belongs to the part that holds its
+// index, so the parts of the node range one after the other are the whole walk (the walk lists
+// nodes in increasing index order). Subtrees that end before lo are passed without a test.
+template <class Open, class Sink>
+__device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open, std::int32_t start,
+                          int lo, int hi, Sink& sink)
+{
+    std::int32_t i = start;
     while (i < hi) {
         const NodeStep step = open(group, i);
         if (step.skip <= lo) { // the whole subtree lies before the part
@@ -227,30 +232,42 @@ __global__ void part_starts_kernel(OctreeView<float> tree, std::int32_t* table)
 // A listed walk's parts: kLongWalkParts equal ranges of node indices, each walked by a thread of
 // its own. Thread t takes part t / L of listed walk t % L (L walks listed), so that neighbouring
 // threads walk the same part for groups listed together (neighbours, mostly): their paths and
-// loads are alike, as those of a warp of one-thread walks are.
+// loads are alike, as those of a warp of one-thread walks are. `resume`: the node where the
+// one-thread walk's kept prefix stopped; the parts before it have nothing left to walk, and the
+// part that holds it starts there, on the path, with no ancestor to test.
 template <class Sink>
 __device__ void walk_lists_part(const OctreeView<float>& tree, int g, int part, const std::int32_t* part_starts,
-                                Sink& sink)
+                                std::int32_t resume, Sink& sink)
 {
-    const int lo = part_first_node(tree.num_nodes, part), hi = part_first_node(tree.num_nodes, part + 1);
-    const std::int32_t* row = part_starts ? part_starts + part * kPartStartInts : nullptr;
-    const int count = row ? row[0] : -1;
-    const std::int32_t* ancestors = count >= 0 ? row + 1 : nullptr;
+    int lo = part_first_node(tree.num_nodes, part);
+    const int hi = part_first_node(tree.num_nodes, part + 1);
+    if (hi <= resume) return;
     const Group<float> group = tree.groups[g];
+    const auto walk = [&](const auto& open) {
+        std::int32_t start = resume;
+        if (lo > resume) {
+            const std::int32_t* row = part_starts ? part_starts + part * kPartStartInts : nullptr;
+            const int count = row ? row[0] : -1;
+            start = part_start(group, open, lo, count >= 0 ? row + 1 : nullptr, count);
+        } else {
+            lo = resume;
+        }
+        walk_part(tree, group, open, start, lo, hi, sink);
+    };
     if (tree.r_rel2 != nullptr)
-        walk_part(tree, group, PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]}, lo, hi, ancestors, count,
-                  sink);
+        walk(PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]});
     else
-        walk_part(tree, group, PackedOpening<float, false>{tree.walk_nodes, 0.f}, lo, hi, ancestors, count, sink);
+        walk(PackedOpening<float, false>{tree.walk_nodes, 0.f});
 }
 
-// Lists group g for the long-walk kernels; false when the queue is full (the caller walks it whole).
-__device__ bool list_long_walk(const LongWalks& long_walks, int g)
+// Lists group g for the long-walk kernels: its slot in the queue, -1 when the queue is full (the
+// caller walks it whole).
+__device__ int list_long_walk(const LongWalks& long_walks, int g)
 {
     const int slot = atomicAdd(long_walks.count, 1);
-    if (slot >= long_walks.capacity) return false;
+    if (slot >= long_walks.capacity) return -1;
     long_walks.queue[slot] = g;
-    return true;
+    return slot;
 }
 
 __device__ int listed_walks(const LongWalks& long_walks)
@@ -258,10 +275,35 @@ __device__ int listed_walks(const LongWalks& long_walks)
     return min(*long_walks.count, long_walks.capacity);
 }
 
+// Listed walk q's prefix in the part table (kPrefixInts).
+__device__ int* prefix_entry(const LongWalks& long_walks, int q)
+{
+    return long_walks.parts + static_cast<long long>(q) * kPartTableInts;
+}
+
+// Lists group g with the one-thread walk's prefix: `lengths` entries, kept where `kept` (the
+// parts then walk from `stop` on), else walked again by the parts from the root. False when the
+// queue is full.
+__device__ bool list_long_walk(const LongWalks& long_walks, int g, ListLengths lengths, std::int32_t stop, bool kept)
+{
+    const int q = list_long_walk(long_walks, g);
+    if (q < 0) return false;
+    int* prefix = prefix_entry(long_walks, q);
+    prefix[0] = kept ? lengths.nodes : 0;
+    prefix[1] = kept ? lengths.leaves : 0;
+    prefix[2] = kept ? stop : 0;
+    return true;
+}
+
 // Listed walk q's part p in the part table: its node and leaf list lengths, then their offsets.
 __device__ int* part_entry(const LongWalks& long_walks, int q, int p)
 {
-    return long_walks.parts + 2 * (static_cast<long long>(q) * kLongWalkParts + p);
+    return prefix_entry(long_walks, q) + kPrefixInts + 2 * p;
+}
+
+__device__ std::int32_t resume_node(const LongWalks& long_walks, int q)
+{
+    return prefix_entry(long_walks, q)[2];
 }
 
 // Each thread of the parts kernels takes (walk, part) items in turn.
@@ -278,18 +320,20 @@ __global__ void count_parts_kernel(OctreeView<float> tree, LongWalks long_walks)
 {
     for_each_part(long_walks, [&](int q, int p) {
         CountPass pass;
-        walk_lists_part(tree, long_walks.queue[q], p, long_walks.part_starts, pass);
+        walk_lists_part(tree, long_walks.queue[q], p, long_walks.part_starts, resume_node(long_walks, q), pass);
         int* entry = part_entry(long_walks, q, p);
         entry[0] = pass.lengths.nodes;
         entry[1] = pass.lengths.leaves;
     });
 }
 
-// A warp per listed walk: the parts' lengths become their offsets; returns the whole lists'
-// lengths (on every lane).
+// A warp per listed walk: the parts' lengths become their offsets, after the prefix; returns the
+// whole lists' lengths (on every lane).
 __device__ ListLengths scan_parts(const LongWalks& long_walks, int q)
 {
     const int lane = lane_index();
+    const int* prefix = prefix_entry(long_walks, q);
+    const int prefix_nodes = prefix[0], prefix_leaves = prefix[1];
     constexpr int kPerLane = kLongWalkParts / 32;
     int* first = part_entry(long_walks, q, kPerLane * lane);
     int nodes = 0, leaves = 0;
@@ -305,7 +349,7 @@ __device__ ListLengths scan_parts(const LongWalks& long_walks, int q)
             leaves += l;
         }
     }
-    int node_at = nodes - own_nodes, leaf_at = leaves - own_leaves;
+    int node_at = prefix_nodes + nodes - own_nodes, leaf_at = prefix_leaves + leaves - own_leaves;
     for (int k = 0; k < kPerLane; ++k) {
         const int n = first[2 * k], l = first[2 * k + 1];
         first[2 * k] = node_at;
@@ -313,7 +357,7 @@ __device__ ListLengths scan_parts(const LongWalks& long_walks, int q)
         node_at += n;
         leaf_at += l;
     }
-    return {__shfl_sync(kAllLanes, nodes, 31), __shfl_sync(kAllLanes, leaves, 31)};
+    return {prefix_nodes + __shfl_sync(kAllLanes, nodes, 31), prefix_leaves + __shfl_sync(kAllLanes, leaves, 31)};
 }
 
 template <class Walk> __device__ void for_each_listed_walk(const LongWalks& long_walks, Walk&& walk)
@@ -349,26 +393,43 @@ __device__ long long place_list(long long length, int capacity, long long room_a
     return at + length <= pool_capacity ? pool_base + at : -1;
 }
 
+// A warp copies a kept prefix of `length` entries from its group's room to the list's place in
+// the pool (where the whole list did not fit the room).
+__device__ void move_prefix(std::int32_t* list, long long room_at, long long at, int length)
+{
+    if (at < 0 || at == room_at) return;
+    for (int k = lane_index(); k < length; k += 32) list[at + k] = list[room_at + k];
+}
+
 // The one pass: the listed walks' lengths, and their places.
 __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
 {
     for_each_listed_walk(long_walks, [&](int q) {
         const ListLengths n = scan_parts(long_walks, q);
-        if (lane_index() != 0) return;
         const int g = long_walks.queue[q];
-        const long long node_at = place_list(n.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity,
-                                             out.node_pool_base, out.node_pool_capacity, &out.pool[0], &out.totals[2]);
-        const long long leaf_at = place_list(n.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity,
-                                             out.leaf_pool_base, out.leaf_pool_capacity, &out.pool[1], &out.totals[3]);
-        out.node_count[g] = node_at >= 0 ? n.nodes : 0; // a list left out is evaluated as empty, and walked again
-        out.leaf_count[g] = leaf_at >= 0 ? n.leaves : 0;
-        out.node_place[g] = node_at;
-        out.leaf_place[g] = leaf_at;
-        atomicMax(&out.longest[0], n.nodes);
-        atomicMax(&out.longest[1], n.leaves);
-        if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
-        atomicAdd(&out.totals[0], static_cast<unsigned long long>(n.nodes));
-        atomicAdd(&out.totals[1], static_cast<unsigned long long>(n.leaves));
+        const long long node_room = static_cast<long long>(g) * out.node_capacity,
+                        leaf_room = static_cast<long long>(g) * out.leaf_capacity;
+        long long node_at = 0, leaf_at = 0;
+        if (lane_index() == 0) {
+            node_at = place_list(n.nodes, out.node_capacity, node_room, out.node_pool_base, out.node_pool_capacity,
+                                 &out.pool[0], &out.totals[2]);
+            leaf_at = place_list(n.leaves, out.leaf_capacity, leaf_room, out.leaf_pool_base, out.leaf_pool_capacity,
+                                 &out.pool[1], &out.totals[3]);
+            out.node_count[g] = node_at >= 0 ? n.nodes : 0; // a list left out is evaluated as empty, and walked again
+            out.leaf_count[g] = leaf_at >= 0 ? n.leaves : 0;
+            out.node_place[g] = node_at;
+            out.leaf_place[g] = leaf_at;
+            atomicMax(&out.longest[0], n.nodes);
+            atomicMax(&out.longest[1], n.leaves);
+            if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
+            atomicAdd(&out.totals[0], static_cast<unsigned long long>(n.nodes));
+            atomicAdd(&out.totals[1], static_cast<unsigned long long>(n.leaves));
+        }
+        node_at = __shfl_sync(kAllLanes, node_at, 0);
+        leaf_at = __shfl_sync(kAllLanes, leaf_at, 0);
+        const int* prefix = prefix_entry(long_walks, q);
+        move_prefix(out.node_list, node_room, node_at, prefix[0]);
+        move_prefix(out.leaf_list, leaf_room, leaf_at, prefix[1]);
     });
 }
 
@@ -394,7 +455,8 @@ __global__ void write_parts_placed_kernel(OctreeView<float> tree, BoundedLists o
         const int* at = part_entry(long_walks, q, p);
         PartWrite sink{node_at >= 0 ? out.node_list + node_at + at[0] : nullptr,
                        leaf_at >= 0 ? out.leaf_list + leaf_at + at[1] : nullptr};
-        if (sink.nodes || sink.leaves) walk_lists_part(tree, g, p, long_walks.part_starts, sink);
+        if (sink.nodes || sink.leaves)
+            walk_lists_part(tree, g, p, long_walks.part_starts, resume_node(long_walks, q), sink);
     });
 }
 
@@ -408,7 +470,7 @@ __global__ void write_parts_kernel(OctreeView<float> tree, const long long* node
         if (g < 0 || g >= tree.num_groups) return; // another batch's
         const int* at = part_entry(long_walks, q, p);
         PartWrite sink{node_list + node_offset[g] + at[0], leaf_list + leaf_offset[g] + at[1]};
-        walk_lists_part(tree, g, p, long_walks.part_starts, sink);
+        walk_lists_part(tree, g, p, long_walks.part_starts, resume_node(long_walks, q), sink);
     });
 }
 
@@ -418,8 +480,9 @@ __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, 
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= tree.num_groups) return;
     CountPass pass;
-    if (!walk_packed(tree, g, pass, long_walks.budget)) {
-        if (list_long_walk(long_walks, g)) {
+    const std::int32_t stop = walk_packed(tree, g, pass, long_walks.budget);
+    if (stop < tree.num_nodes) {
+        if (list_long_walk(long_walks, g, pass.lengths, stop, true)) { // pass 2 writes the prefix again
             long_walks.listed[g] = 1;
             return;
         }
@@ -446,10 +509,18 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
             return walk_packed(tree, g, pass, budget);
         };
         ListPass<BoundedList> pass;
-        bool listed = false, whole = walk(long_walks.budget, pass);
+        const std::int32_t stop = walk(long_walks.budget, pass);
+        bool whole = stop >= tree.num_nodes;
         if (!whole) {
-            listed = list_long_walk(long_walks, g);
-            if (!listed) whole = walk(INT32_MAX, pass); // the queue is full: this thread walks it all
+            // The prefix stays in the room where it fits it (place_parts moves it to the pool where
+            // the whole list does not).
+            const bool kept = pass.nodes.length <= nc && pass.leaves.length <= lc;
+            if (kept) {
+                pass.nodes.flush();
+                pass.leaves.flush();
+            }
+            if (!list_long_walk(long_walks, g, {pass.nodes.length, pass.leaves.length}, stop, kept))
+                whole = walk(INT32_MAX, pass) >= tree.num_nodes; // the queue is full: this thread walks it all
         }
         if (whole && pass.nodes.length <= nc && pass.leaves.length <= lc) {
             pass.nodes.flush();
@@ -460,7 +531,7 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
             atomicMax(&out.longest[1], pass.leaves.length);
             atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
             atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
-        } else if (whole && !list_long_walk(long_walks, g)) { // longer than its room, and no walk for the pool
+        } else if (whole && !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
             out.node_count[g] = out.leaf_count[g] = 0;
             atomicMax(&out.longest[0], pass.nodes.length);
             atomicMax(&out.longest[1], pass.leaves.length);
@@ -471,19 +542,22 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
     if (threadIdx.x < 2) atomicAdd(&out.totals[threadIdx.x], block_totals[threadIdx.x]);
 }
 
+// Pass 2's one-thread walks; a listed walk writes the prefix that pass 1 counted (the same budget
+// stops it at the same node), its parts the rest.
 __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
                                   std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch,
-                                  const std::uint8_t* listed)
+                                  const std::uint8_t* listed, std::int32_t budget)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= tree.num_groups || listed[g]) return; // a listed walk's lists are written by parts
+    if (g >= tree.num_groups) return;
     ListPass<StagedList> pass{{node_list + node_offset[g]}, {leaf_list + leaf_offset[g]}};
-    walk_packed(tree, g, pass, INT32_MAX);
+    const bool prefix = listed[g] != 0;
+    walk_packed(tree, g, pass, prefix ? budget : INT32_MAX);
     pass.nodes.flush();
     pass.leaves.flush();
     // The lists were sized by pass 1: a pass that wrote another length is a bug, reported.
-    if (pass.nodes.written != node_offset[g + 1] - node_offset[g] ||
-        pass.leaves.written != leaf_offset[g + 1] - leaf_offset[g])
+    if (!prefix && (pass.nodes.written != node_offset[g + 1] - node_offset[g] ||
+                    pass.leaves.written != leaf_offset[g + 1] - leaf_offset[g]))
         atomicCAS(mismatch, 0, g + 1);
 }
 
@@ -574,7 +648,7 @@ void launch_walk_write(const OctreeView<float>& tree, const long long* node_offs
 {
     if (tree.num_groups == 0) return;
     walk_write_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks.listed + first);
+        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks.listed + first, long_walks.budget);
     check_launch("walk_write_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
     write_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, node_offset, leaf_offset, node_list,

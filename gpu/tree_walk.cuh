@@ -30,12 +30,13 @@ void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out,
 // Walks longer than `budget` nodes (most come from the relative criterion's groups of small |a|,
 // whose walks run several times the others'): the one-thread kernels stop them there and list
 // their groups in queue[0 .. *count) (the caller zeroes *count first; past `capacity` a thread
-// walks its group whole itself). Each listed walk is then cut into kLongWalkParts ranges of node
-// indices, each walked by a thread of its own (the walk lists nodes in increasing index order, so
-// the parts one after the other are the one-thread walk's lists): a count, the parts' offsets in
-// `parts` (2 x kLongWalkParts ints per listed walk), then the lists. A kernel of one thread per
-// group lasts as long as its longest walk, one dependent load per node; the budget bounds that.
-// INT32_MAX lists none. listed[g]: set by pass 1 for the groups it listed, read by pass 2.
+// walks its group whole itself). What the one-thread walk listed before it stopped is kept (its
+// prefix), and the rest of the walk, from the node where it stopped, is cut into kLongWalkParts
+// ranges of node indices, each walked by a thread of its own (the walk lists nodes in increasing
+// index order, so prefix and parts one after the other are the one-thread walk's lists): a count,
+// the offsets in `parts` (kPartTableInts per listed walk), then the lists. A kernel of one thread
+// per group lasts as long as its longest walk, one dependent load per node; the budget bounds
+// that. INT32_MAX lists none. listed[g]: set by pass 1 for the groups it listed, read by pass 2.
 struct LongWalks {
     std::int32_t budget = INT32_MAX;
     int* queue = nullptr;
@@ -50,6 +51,11 @@ struct LongWalks {
 // per part, the number of ancestors of its first node, then those ancestors.
 constexpr int kLongWalkParts = 256;
 constexpr int kPartStartInts = 32;
+// Per listed walk in LongWalks::parts: its prefix's node and leaf list lengths, the node where
+// the rest begins (0 where the prefix was not kept and the parts walk it all), one int of
+// padding, then a node and a leaf int per part.
+constexpr int kPrefixInts = 4;
+constexpr int kPartTableInts = kPrefixInts + 2 * kLongWalkParts;
 
 // The table for the tree's packed walk nodes (kLongWalkParts x kPartStartInts entries).
 void launch_part_starts(const OctreeView<float>& tree, std::int32_t* table, cudaStream_t stream);

@@ -81,24 +81,26 @@ template <class T, bool kRelative> struct PackedOpening {
 };
 
 // Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
-// to sink.leaf(i), in walk order. kBudgeted: over at most `budget` nodes, false when the budget ran
-// out first (the sink then holding the walk's first entries only; the GPU's one-thread walks stop
-// there and leave the rest of a long walk to threads of its own, gpu/tree_walk.cu); without it
-// the loop counts nothing and the budget is not read.
+// to sink.leaf(i), in walk order, and returns the node it stopped before: tree.num_nodes when it
+// walked the whole tree. kBudgeted: over at most `budget` nodes; where the budget runs out first,
+// the sink holds the walk's first entries and the node returned is where the rest begins (the
+// walk's whole state is that index: the GPU's one-thread walks stop there and leave the rest of a
+// long walk to threads of its own, gpu/tree_walk.cu). Without it the loop counts nothing and the
+// budget is not read.
 template <bool kBudgeted, class Open, class Sink, class T>
-HOST_DEVICE inline bool walk_group_path(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink,
-                                        std::int32_t budget)
+HOST_DEVICE inline std::int32_t walk_group_path(const OctreeView<T>& tree, const Group<T>& group, const Open& open,
+                                                Sink& sink, std::int32_t budget)
 {
     std::int32_t i = 0;
     for (std::int32_t visited = 0; i < tree.num_nodes; ++visited) {
         if constexpr (kBudgeted)
-            if (visited == budget) return false;
+            if (visited == budget) return i;
         const NodeStep step = open(group, i);
         if (step.opened && step.leaf) sink.leaf(i);
         if (!step.opened) sink.node(i);
         i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
     }
-    return true;
+    return tree.num_nodes;
 }
 
 template <class Open, class Sink, class T>
