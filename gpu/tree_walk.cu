@@ -182,8 +182,8 @@ __device__ std::int32_t part_start(const Group<float>& group, const Open& open, 
 // index, so the parts of the node range one after the other are the whole walk (the walk lists
 // nodes in increasing index order). Subtrees that end before lo are passed without a test.
 template <class Open, class Sink>
-__device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open, std::int32_t start,
-                          int lo, int hi, Sink& sink)
+__device__ void walk_part(const OctreeView<float>& tree, const Group<float>& group, const Open& open,
+                          std::int32_t start, int lo, int hi, Sink& sink)
 {
     std::int32_t i = start;
     while (i < hi) {
@@ -531,7 +531,8 @@ __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, Lo
             atomicMax(&out.longest[1], pass.leaves.length);
             atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
             atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
-        } else if (whole && !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
+        } else if (whole &&
+                   !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
             out.node_count[g] = out.leaf_count[g] = 0;
             atomicMax(&out.longest[0], pass.nodes.length);
             atomicMax(&out.longest[1], pass.leaves.length);
