@@ -1,45 +1,74 @@
 // 63-bit Peano-Hilbert keys of the same 21-bit cell coordinates as the Morton keys (tree/morton.hpp):
 // the curve visits every octree cell as one contiguous range of keys, as the Morton curve does, and
 // consecutive keys are cells that share a face, so that a range of keys is a more compact region
-// (fewer cells on its surface) than a Morton range of the same size. Skilling's algorithm
-// (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 381, 2004): the coordinates
-// are turned into the "transposed" index in place, whose bits interleaved give the key.
+// (fewer cells on its surface) than a Morton range of the same size.
+//
+// The curve is defined by Skilling's algorithm (J. Skilling, "Programming the Hilbert curve", AIP
+// Conf. Proc. 707, 381, 2004: the coordinates turned into the "transposed" index in place, whose
+// bits interleaved give the key). It is self-similar: below any cell the curve is the whole curve
+// turned and mirrored one of a few ways, so a key can also be read one level at a time from a table
+// of those ways (states) by the cell's octant, the way the domains compute their keys for every
+// particle at every step. The table is derived from Skilling's keys themselves, and checked against
+// them.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "core/host_device.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
 
-// The key of integer cell coordinates (each < 2^21).
-HOST_DEVICE inline std::uint64_t hilbert_key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
+// The key of integer cell coordinates (each < 2^21), by Skilling's transposition.
+inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
 {
     std::uint32_t x[3] = {ix, iy, iz};
     constexpr std::uint32_t top = 1u << (kMortonBitsPerAxis - 1);
-    // Undo the rotations and reflections of the cells above each level.
+    // Undo the rotations and reflections of the cells above each level: where the level's bit of
+    // axis i is set, invert the lower bits of the first axis, else exchange them with axis i's
+    // (without a branch on the bit, which is as likely set as not).
     for (std::uint32_t q = top; q > 1; q >>= 1) {
         const std::uint32_t p = q - 1;
         for (int i = 0; i < 3; ++i) {
-            if (x[i] & q) {
-                x[0] ^= p; // invert the lower bits of the first axis
-            } else {       // exchange the lower bits of the first axis and this one
-                const std::uint32_t t = (x[0] ^ x[i]) & p;
-                x[0] ^= t;
-                x[i] ^= t;
-            }
+            const std::uint32_t set = 0u - ((x[i] & q) != 0); // all ones where the bit is set
+            const std::uint32_t t = (x[0] ^ x[i]) & p & ~set;
+            x[0] ^= (p & set) | t;
+            x[i] ^= t;
         }
     }
     // Gray encode.
     x[1] ^= x[0];
     x[2] ^= x[1];
     std::uint32_t t = 0;
-    for (std::uint32_t q = top; q > 1; q >>= 1)
-        if (x[2] & q) t ^= q - 1;
+    for (std::uint32_t q = top; q > 1; q >>= 1) t ^= (q - 1) & (0u - ((x[2] & q) != 0));
     for (std::uint32_t& c : x) c ^= t;
     // Each level's triple, the first axis's bit the highest.
     return morton_key(x[2], x[1], x[0]);
 }
+
+// The same keys, a level at a time: per state and octant, the key's three bits and the next state.
+class HilbertTable {
+  public:
+    HilbertTable(); // derived from hilbert_key_by_transposition
+    std::uint64_t key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz) const
+    {
+        std::uint64_t key = 0;
+        unsigned state = 0;
+        for (int level = kMortonBitsPerAxis - 1; level >= 0; --level) {
+            const unsigned octant = ((ix >> level) & 1u) | ((iy >> level) & 1u) << 1 | ((iz >> level) & 1u) << 2;
+            const std::uint8_t step = steps_[state * 8 + octant];
+            key = key << 3 | (step & 7u);
+            state = step >> 3;
+        }
+        return key;
+    }
+    int states() const { return static_cast<int>(steps_.size() / 8); }
+
+  private:
+    std::vector<std::uint8_t> steps_; // [state * 8 + octant]: the key's bits | next state << 3
+};
+
+// The key of integer cell coordinates (each < 2^21), from one table made on first use.
+std::uint64_t hilbert_key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz);
 
 } // namespace grove

@@ -76,7 +76,8 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
 
 } // namespace
 
-HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm)
+HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
+                                   std::vector<std::uint64_t>* keys_out)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
     if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
@@ -111,6 +112,7 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
     comm.sum(&total, 1);
     if (!(total > 0)) std::fill(weight.begin(), weight.end(), 1.0);
     d.first_key_ = cut_keys(keys, weight, comm.size(), comm);
+    if (keys_out) *keys_out = std::move(keys);
     return d;
 }
 
@@ -124,6 +126,17 @@ int HilbertDomains::owner(std::uint64_t key) const
 {
     const auto after = std::upper_bound(first_key_.begin() + 1, first_key_.end() - 1, key);
     return static_cast<int>(after - first_key_.begin()) - 1;
+}
+
+std::vector<int> HilbertDomains::owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const
+{
+    std::vector<int> out(count, 0);
+    if (ranks() == 1) return out;
+    if (keys.size() != count) throw std::logic_error("domains: one key per particle");
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i)
+        out[static_cast<std::size_t>(i)] = owner(keys[static_cast<std::size_t>(i)]);
+    return out;
 }
 
 std::vector<int> HilbertDomains::owners(PositionsRef pos) const
@@ -321,8 +334,9 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 
 bool follow_domains(ParticleSet& local, const Communicator& comm)
 {
-    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm);
-    const std::vector<int> owner = domains.owners(local.pos);
+    std::vector<std::uint64_t> keys;
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm, &keys);
+    const std::vector<int> owner = domains.owners_of_keys(keys, local.size());
     std::vector<std::size_t> stay, leave;
     std::vector<int> destination;
     for (std::size_t i = 0; i < local.size(); ++i) {

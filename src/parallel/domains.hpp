@@ -19,8 +19,10 @@ class HilbertDomains {
   public:
     // Called by every rank with its own particles and their costs (empty: 1 each; else one
     // non-negative finite value per particle). The cube and the cuts are the same on every rank.
-    // Throws std::invalid_argument for costs of the wrong length or value.
-    static HilbertDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm);
+    // Throws std::invalid_argument for costs of the wrong length or value. `keys`, where given,
+    // gets the particles' keys (none on one rank, which needs no keys), for owners_of_keys.
+    static HilbertDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
+                              std::vector<std::uint64_t>* keys = nullptr);
 
     int ranks() const { return static_cast<int>(first_key_.size()) - 1; }
     std::uint64_t key(double x, double y, double z) const;
@@ -28,6 +30,8 @@ class HilbertDomains {
     int owner(std::uint64_t key) const;
     std::uint64_t first_key(int rank) const { return first_key_[static_cast<std::size_t>(rank)]; }
     std::vector<int> owners(PositionsRef pos) const;
+    // The same from the keys cut() gave for these particles.
+    std::vector<int> owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const;
 
   private:
     double lo_[3] = {0, 0, 0};

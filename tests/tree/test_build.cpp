@@ -106,6 +106,26 @@ TEST_CASE("Peano-Hilbert keys: every cell once, each octree cell one range, cons
     }
 }
 
+TEST_CASE("Peano-Hilbert keys by table: Skilling's keys, level by level from the curve's 24 states", "[tree][hilbert]")
+{
+    const HilbertTable table;
+    CHECK(table.states() == 24); // the 3D Hilbert curve's orientations
+    std::mt19937 rng(11);
+    for (int i = 0; i < 200000; ++i) {
+        const std::uint32_t x = rng() & 0x1fffffu, y = rng() & 0x1fffffu, z = rng() & 0x1fffffu;
+        REQUIRE(table.key(x, y, z) == hilbert_key_by_transposition(x, y, z));
+        REQUIRE(hilbert_key(x, y, z) == table.key(x, y, z));
+    }
+    // Both corners of the cube, and a run of cells along each edge of it.
+    for (std::uint32_t a = 0; a < 64; ++a)
+        for (const std::uint32_t b : {0u, 0x1fffffu})
+            for (const std::uint32_t c : {0u, 0x1fffffu}) {
+                REQUIRE(table.key(a, b, c) == hilbert_key_by_transposition(a, b, c));
+                REQUIRE(table.key(b, a, c) == hilbert_key_by_transposition(b, a, c));
+                REQUIRE(table.key(b, c, 0x1fffffu - a) == hilbert_key_by_transposition(b, c, 0x1fffffu - a));
+            }
+}
+
 TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")
 {
     // Sizes on both sides of the in-cache limit (65536) at which the sample-sort stage begins.
