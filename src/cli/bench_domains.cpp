@@ -7,6 +7,7 @@
 // the slowest rank's time and phases, the load imbalance, the LET traffic, and the errors of a
 // sample against the direct sum in double over every rank's particles.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "core/force_errors.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
+#include "parallel/distributed_diagnostics.hpp"
 #include "parallel/domain_tree.hpp"
 #include "parallel/domains.hpp"
 
@@ -212,6 +214,88 @@ int bench_domain_scaling(const BenchConfig& c)
         std::printf("\nerrors by component (the same sample):\n");
         for (const std::string& line : component_lines) std::printf("%s\n", line.c_str());
     }
+    return 0;
+}
+
+} // namespace grove
+
+namespace grove {
+
+int bench_domain_step(const BenchConfig& c)
+{
+    const Communicator& world = Communicator::world();
+    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
+    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
+    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
+    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    if (c.timestep != "shared")
+        throw std::runtime_error("grove bench step --decomposition domains times shared steps (--timestep shared)");
+    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
+    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
+    ParticleSet p = own_share(c.model, c.n, world);
+    move_to_domains(p, world);
+    IntegratorConfig ic = step_config(c, p, dt, eps, false);
+    if (world.size() > 1 && engines().device_count() > 0)
+        ic.engine.device = world.local_rank() % engines().device_count();
+    if (world.is_root()) report_engine_choice(c.engine);
+    auto integrator = make_integrator(
+        ic, engines(),
+        [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {
+            return make_domain_tree_engine(std::move(engine), ic.engine, world);
+        },
+        nullptr);
+    integrator->start(p);
+    Forces first;
+    first.acc = p.acc;
+    const SampleErrors errors = sample_errors(p, first, c.n, c.sample, ic.engine, world);
+    const double e0 = compute_diagnostics(p, p.pot, world).total;
+    // Each step as a run on domains takes it: the leapfrog, then the domains cut anew and the
+    // particles that crossed a cut moved (parallel/domains.hpp: follow_domains).
+    PhaseTimes sums;
+    double wall = 0, slowest = 0, follow = 0;
+    for (int s = 1; s <= c.warmup + c.steps; ++s) {
+        world.barrier();
+        const auto start = WallClock::now();
+        integrator->advance_to(s * dt, p);
+        world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
+        const auto moving = WallClock::now();
+        integrator->restore_order(p);
+        integrator->synchronize(p);
+        if (follow_domains(p, world)) integrator->resume({}, p);
+        double times[2] = {seconds_since(start), seconds_since(moving)};
+        world.max(times, 2);
+        if (s <= c.warmup) continue;
+        wall += times[0];
+        slowest = std::max(slowest, times[0]);
+        follow += times[1];
+        for (const auto& [name, seconds] : integrator->last_phases()) add_phase(sums, name, seconds);
+    }
+    integrator->synchronize(p);
+    const double de = std::abs((compute_diagnostics(p, p.pot, world).total - e0) / e0);
+    // The slowest rank's time in each phase (every rank's engine has the same phases).
+    std::vector<double> phase_seconds(sums.size());
+    for (std::size_t k = 0; k < sums.size(); ++k) phase_seconds[k] = sums[k].second;
+    if (!phase_seconds.empty()) world.max(phase_seconds.data(), phase_seconds.size());
+    if (!world.is_root()) return 0;
+
+    const double per = 1e3 / c.steps;
+    const std::string criterion = opening_text(c);
+    std::printf("grove bench step: %s, N = %lld on %d Peano-Hilbert domains, %s, eps %.6g, dt %.6g, engine %s; "
+                "mean of %d steps after %d warm-up steps, the slowest rank's\n\n",
+                c.model.c_str(), c.n, world.size(), criterion.c_str(), eps, dt, integrator->engine_name().c_str(),
+                c.steps, c.warmup);
+    std::printf("| phase | ms per step (slowest rank) |\n|---|---|\n");
+    for (std::size_t k = 0; k < sums.size(); ++k)
+        std::printf("| %s | %.3f |\n", sums[k].first.c_str(), per * phase_seconds[k]);
+    std::printf("| domains followed (cut anew, particles moved) | %.3f |\n", per * follow);
+    std::printf("| whole step | %.3f |\n\n", per * wall);
+    const auto q = percentiles(errors.all, {50, 99});
+    std::printf("| model | N | ranks | criterion | engine | ms per step | slowest step | particles/s | abs(dE/E) after "
+                "%d steps | first p50 / p99 |\n|---|---|---|---|---|---|---|---|---|---|\n",
+                c.warmup + c.steps);
+    std::printf("| %s | %lld | %d | %s | %s | **%.2f** | %.2f | %.3g | %.2e | %.2e / %.2e |\n", c.model.c_str(), c.n,
+                world.size(), criterion.c_str(), integrator->engine_name().c_str(), per * wall, 1e3 * slowest,
+                static_cast<double>(c.n) * c.steps / wall, de, q[0], q[1]);
     return 0;
 }
 

@@ -101,6 +101,13 @@ std::array<double, 3> print_phases(const StepTimes& t, int steps)
     return split;
 }
 
+} // namespace
+
+std::string opening_text(const BenchConfig& c)
+{
+    return c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
+}
+
 IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double dt, double eps, bool lookahead)
 {
     IntegratorConfig ic;
@@ -126,8 +133,6 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.keep_engine_order = c.keep_engine_order;
     return ic;
 }
-
-} // namespace
 
 int bench_step(const BenchConfig& c)
 {
@@ -191,7 +196,7 @@ int bench_step(const BenchConfig& c)
     fresh_engine->compute(p.pos, p.mass, p.type, fresh);
     const auto fresh_errors = sample_errors(fresh.acc, last_reference);
 
-    const std::string criterion = c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
+    const std::string criterion = opening_text(c);
     std::printf(
         "grove bench step: %s, N = %lld, %s, eps %.6g%s%s, dt %.6g, nleaf %d, ncrit %d, rebuild every %d; "
         "particles between steps in the %s order; look-ahead %s; resident %s; engine %s; %d OpenMP threads; mean of %d "

@@ -8,10 +8,21 @@
 
 #include "cli/bench_config.hpp"
 #include "core/particles.hpp"
+#include "integrators/integrator.hpp"
 
 namespace grove {
 
 int bench_step(const BenchConfig& config);
+
+// The same under mpirun on Peano-Hilbert domains (--decomposition domains; bench_domains.cpp): each
+// rank holds its domain, the domains follow the particles after every step as a run's do.
+int bench_domain_step(const BenchConfig& config);
+
+// "theta 0.5" or "alpha 0.001": the opening criterion of bench step's options.
+std::string opening_text(const BenchConfig& c);
+
+// The leapfrog's configuration for bench step's options, with dt, the softening and the look-ahead.
+IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double dt, double eps, bool lookahead);
 
 // The benchmarks' models: plummer (Henon units), galaxy (GADGET units) or uniform, from one seed.
 ParticleSet make_bench_model(const std::string& model, std::size_t n, std::uint64_t seed = 1);

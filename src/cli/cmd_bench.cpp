@@ -200,7 +200,9 @@ int command_bench(int argc, char** argv)
                                    "(default: every visible one)",
                                    cxxopts::value<std::string>())(
         "decomposition",
-        "scaling, tree engines: replicated (every rank builds the whole tree, evaluates a share) or domains "
+        "scaling and step, tree engines: replicated (every rank builds the whole tree, evaluates a share; scaling "
+        "only) "
+        "or domains "
         "(each rank its Peano-Hilbert domain's tree with the others' locally essential trees; each rank makes its own "
         "particles, and the errors of a --sample are measured against direct summation)",
         cxxopts::value<std::string>()->default_value("replicated"))(
@@ -220,8 +222,10 @@ int command_bench(int argc, char** argv)
     const auto parsed = parse_command(options, argc, argv);
     if (!parsed) return 0;
     const BenchConfig c = bench_config(*parsed);
+    if (c.what == "step" && c.decomposition == "domains") return bench_domain_step(c);
     if (Communicator::world().size() > 1 && c.what != "scaling")
-        throw std::runtime_error("under mpirun, grove bench runs only `scaling`");
+        throw std::runtime_error(
+            "under mpirun, grove bench runs only `scaling`, and `step` with --decomposition domains");
     if (c.what == "scaling") return bench_scaling(c);
     if (c.what == "tree-build") return bench_tree_build(c);
     if (c.what == "step") return bench_step(c);

@@ -137,6 +137,37 @@ TEST_CASE("grove bench scaling --decomposition domains: phases, LET traffic and 
     CHECK_THAT(log, Catch::Contains("weak scaling") && Catch::Contains("| 2 | 6000 | "));
 }
 
+TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, the slowest rank's phases",
+          "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    const std::string args = " bench step --decomposition domains --engine tree-cpu --model galaxy -n 6000 --steps 2 "
+                             "--warmup 1 --sample 300";
+    std::string log;
+    REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args, &log) == 0);
+    INFO(log);
+    CHECK_THAT(log, Catch::Contains("N = 6000 on 2 Peano-Hilbert domains") && Catch::Contains("| LET walks | ") &&
+                        Catch::Contains("| domains followed (cut anew, particles moved) | ") &&
+                        Catch::Contains("| galaxy | 6000 | 2 | theta 0.5 | tree-cpu on 2 domains | **"));
+    // The row's last two columns: the energy error after 3 steps and the first step's force errors.
+    const std::string row = log.substr(log.find("| galaxy | 6000 | 2 |"));
+    std::vector<double> cells;
+    std::stringstream in(row.substr(0, row.find('\n')));
+    for (std::string cell; std::getline(in, cell, '|');) {
+        try {
+            cells.push_back(std::stod(cell.substr(cell.find_first_not_of(" *"))));
+        } catch (...) {
+        }
+    }
+    REQUIRE(cells.size() >= 6);
+    CHECK(cells[cells.size() - 2] < 1e-3);                  // abs(dE/E)
+    CHECK(cells.back() < 2e-3);                             // the first step's p50 (the cell's first number)
+    REQUIRE(run(std::string(GROVE_EXE) + args, &log) == 0); // one process: one domain
+    CHECK_THAT(log, Catch::Contains("on 1 Peano-Hilbert domains"));
+    CHECK(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args + " --timestep block", &log) != 0);
+    CHECK_THAT(log, Catch::Contains("times shared steps"));
+}
+
 TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit for bit on as many ranks",
           "[mpi][slow]")
 {
