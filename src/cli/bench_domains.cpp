@@ -1,11 +1,14 @@
-// grove bench scaling --decomposition domains, under mpirun -np K: the tree over Peano-Hilbert domains on
-// the first 1, 2, 4, ... K ranks. Each rank makes its own share of the model (own_share), the
-// shares move to their domains, and the
-// domains are cut again twice by the time each rank's particles took, before the timed force
-// computations. Strong scaling: -n particles in all, the same particles for every rank count;
-// weak (--weak): -n per rank. Per rank count:
-// the slowest rank's time and phases, the load imbalance, the LET traffic, and the errors of a
-// sample against the direct sum in double over every rank's particles.
+// The benchmarks of the tree over Peano-Hilbert domains, under mpirun -np K. Each rank makes its own
+// share of the model (own_share) and the shares move to their domains.
+//
+// grove bench scaling --decomposition domains: the force computation on the first 1, 2, 4, ... K
+// ranks, after the domains were cut again twice by the time each rank's particles took. Strong
+// scaling: -n particles in all, the same particles for every rank count; weak (--weak): -n per
+// rank. Per rank count: the slowest rank's time and phases, the load imbalance, the LET traffic,
+// and the errors of a sample against the direct sum in double over every rank's particles.
+//
+// grove bench step --decomposition domains: leapfrog steps as a run on domains takes them, the
+// domains following the particles after every step.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -217,10 +220,6 @@ int bench_domain_scaling(const BenchConfig& c)
     return 0;
 }
 
-} // namespace grove
-
-namespace grove {
-
 int bench_domain_step(const BenchConfig& c)
 {
     const Communicator& world = Communicator::world();
@@ -272,8 +271,11 @@ int bench_domain_step(const BenchConfig& c)
     }
     integrator->synchronize(p);
     const double de = std::abs((compute_diagnostics(p, p.pot, world).total - e0) / e0);
-    // The slowest rank's time in each phase (every rank's engine has the same phases).
-    std::vector<double> phase_seconds(sums.size());
+    // The slowest rank's time in each phase. The engines name the same phases in the same order,
+    // but a rank without particles evaluates nothing and names fewer: the reduction takes the most.
+    double phase_count = static_cast<double>(sums.size());
+    world.max(&phase_count, 1);
+    std::vector<double> phase_seconds(static_cast<std::size_t>(phase_count), 0.0);
     for (std::size_t k = 0; k < sums.size(); ++k) phase_seconds[k] = sums[k].second;
     if (!phase_seconds.empty()) world.max(phase_seconds.data(), phase_seconds.size());
     if (!world.is_root()) return 0;
