@@ -73,6 +73,10 @@ EddingtonDf::EddingtonDf(const RadialTable& table, const std::vector<double>& rh
 
     const double norm = 1 / (std::sqrt(8.0) * kPi * kPi);
     f_.assign(n, 0.0);
+    // Each energy's integral on a thread of its own (the table's n^2 / 2 segments are most of a
+    // model's set-up); the most negative ratio is then found in order, as one thread would.
+    std::vector<double> ratio(n, 0.0);
+#pragma omp parallel for schedule(dynamic, 16)
     for (std::size_t k = 0; k < n; ++k) {
         const double e = psi[k];
         double sum = 0, sum_abs = 0;
@@ -90,15 +94,18 @@ EddingtonDf::EddingtonDf(const RadialTable& table, const std::vector<double>& rh
             sum_abs += std::max(std::abs(ga), std::abs(gb)) * w0;
         }
         f_[k] = norm * sum;
-        if (sum_abs > 0 && sum / sum_abs < worst_ratio_) {
-            worst_ratio_ = sum / sum_abs;
+        if (sum_abs > 0) ratio[k] = sum / sum_abs;
+    }
+    for (std::size_t k = 0; k < n; ++k)
+        if (ratio[k] < worst_ratio_) {
+            worst_ratio_ = ratio[k];
             worst_radius_ = table.r[k];
         }
-    }
     // Rounding-level negatives become zero; clearly negative values are reported by the caller.
     for (double& v : f_) v = std::max(v, 0.0);
 
     peak_.assign(n, 0.0);
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) {
         const double v_max = std::sqrt(2 * psi[i]);
         for (int s = 1; s < 128; ++s) {
