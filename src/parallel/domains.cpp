@@ -351,15 +351,27 @@ bool follow_domains(ParticleSet& local, const Communicator& comm)
     if (comm.max(leave.empty() ? 0 : 1) == 0) return false;
     const ParticleSet arrived = migrate(select_particles(local, leave), destination, comm);
     // The stayers are in ID order already (the set was); the arrivals, sorted, merge in: each
-    // particle copied once.
+    // particle copied once, by all threads. A stayer's place is its index plus the arrivals of a
+    // smaller or equal ID, an arrival's its index plus the stayers of a smaller ID (an arrival
+    // first where IDs repeat, so that every place is taken once).
     const std::vector<std::size_t> order = by_id(arrived, [](std::size_t) { return true; });
+    std::vector<std::uint64_t> stay_ids(stay.size()), arrived_ids(order.size());
+    for (std::size_t a = 0; a < stay.size(); ++a) stay_ids[a] = local.id[stay[a]];
+    for (std::size_t b = 0; b < order.size(); ++b) arrived_ids[b] = arrived.id[order[b]];
     ParticleSet merged = sized_like(local, stay.size() + order.size(), local.has_forces() || arrived.has_forces());
-    std::size_t a = 0, b = 0;
-    for (std::size_t k = 0; k < merged.size(); ++k) {
-        if (b == order.size() || (a < stay.size() && local.id[stay[a]] < arrived.id[order[b]]))
-            copy_particle(local, stay[a++], merged, k);
-        else
-            copy_particle(arrived, order[b++], merged, k);
+    const auto stays = static_cast<std::int64_t>(stay.size()), arrivals = static_cast<std::int64_t>(order.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t a = 0; a < stays; ++a) {
+        const auto at = static_cast<std::size_t>(a);
+        const auto before =
+            std::upper_bound(arrived_ids.begin(), arrived_ids.end(), stay_ids[at]) - arrived_ids.begin();
+        copy_particle(local, stay[at], merged, at + static_cast<std::size_t>(before));
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t b = 0; b < arrivals; ++b) {
+        const auto at = static_cast<std::size_t>(b);
+        const auto before = std::lower_bound(stay_ids.begin(), stay_ids.end(), arrived_ids[at]) - stay_ids.begin();
+        copy_particle(arrived, order[at], merged, at + static_cast<std::size_t>(before));
     }
     local = std::move(merged);
     return true;
