@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "tree/hilbert.hpp"
@@ -33,27 +34,40 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
     std::uint64_t width = kKeyEnd;
     while (width > 1 && cuts > 0) {
         const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
-        std::vector<double> histogram(cuts * bins, 0.0);
-        // Several cuts may share an interval; each key counts once for each of them. Each thread
-        // its own histogram, added up after (a run's costs are ones: the sums are exact in any order).
+        // The cuts' intervals: several cuts may share one (the first rounds), and distinct ones
+        // are disjoint (each one bin of the last round, the cuts in key order), so a key lies in
+        // at most one, found by a binary search over their starts instead of a test per cut.
+        std::vector<std::uint64_t> starts;
+        std::vector<std::size_t> interval(cuts);
+        for (std::size_t c = 0; c < cuts; ++c) {
+            if (!starts.empty() && lo[c] < starts.back()) throw std::logic_error("domains: cuts out of key order");
+            if (starts.empty() || lo[c] != starts.back()) starts.push_back(lo[c]);
+            interval[c] = starts.size() - 1;
+        }
+        std::vector<double> histogram(starts.size() * bins, 0.0);
+        // Each thread its own histogram, added up after (a run's costs are ones: the sums are
+        // exact in any order).
 #pragma omp parallel
         {
-            std::vector<double> mine(cuts * bins, 0.0);
+            std::vector<double> mine(histogram.size(), 0.0);
 #pragma omp for schedule(static) nowait
             for (std::int64_t s = 0; s < static_cast<std::int64_t>(keys.size()); ++s) {
                 const auto i = static_cast<std::size_t>(s);
-                for (std::size_t c = 0; c < cuts; ++c)
-                    if (keys[i] >= lo[c] && keys[i] - lo[c] < width)
-                        mine[c * bins + std::min(bins - 1, (keys[i] - lo[c]) / bin_width)] += cost[i];
+                const auto after = std::upper_bound(starts.begin(), starts.end(), keys[i]);
+                if (after == starts.begin()) continue;
+                const std::uint64_t from = *std::prev(after);
+                if (keys[i] - from >= width) continue;
+                const auto u = static_cast<std::size_t>(std::prev(after) - starts.begin());
+                mine[u * bins + std::min(bins - 1, (keys[i] - from) / bin_width)] += cost[i];
             }
 #pragma omp critical
             for (std::size_t k = 0; k < mine.size(); ++k) histogram[k] += mine[k];
         }
         comm.sum(histogram.data(), histogram.size());
         for (std::size_t c = 0; c < cuts; ++c) {
+            const double* h = histogram.data() + interval[c] * bins;
             std::uint64_t b = 0;
-            while (b + 1 < bins && below[c] + histogram[c * bins + b] < target[c])
-                below[c] += histogram[c * bins + b++];
+            while (b + 1 < bins && below[c] + h[b] < target[c]) below[c] += h[b++];
             lo[c] += b * bin_width;
         }
         width = bin_width;
