@@ -66,6 +66,15 @@ HilbertTable::HilbertTable()
             steps_[8 * s + octant] = static_cast<std::uint8_t>(first[s].digit(octant) | found.first->second << 3);
         }
     }
+    // Two levels at a time: the steps of the upper octant, then of the lower from the state reached.
+    pairs_.resize(64 * first.size());
+    for (std::size_t s = 0; s < first.size(); ++s)
+        for (unsigned upper = 0; upper < 8; ++upper)
+            for (unsigned lower = 0; lower < 8; ++lower) {
+                const std::uint8_t a = steps_[8 * s + upper], b = steps_[8 * (a >> 3) + lower];
+                pairs_[64 * s + 8 * upper + lower] =
+                    static_cast<std::uint16_t>((a & 7u) << 3 | (b & 7u) | (b >> 3) << 6);
+            }
 }
 
 std::uint64_t hilbert_key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
