@@ -260,9 +260,8 @@ __device__ void walk_lists_part(const OctreeView<float>& tree, int g, int part, 
         walk(PackedOpening<float, false>{tree.walk_nodes, 0.f});
 }
 
-// Lists group g for the long-walk kernels: its slot in the queue, -1 when the queue is full (the
-// caller walks it whole).
-__device__ int list_long_walk(const LongWalks& long_walks, int g)
+// Group g's slot in the long walks' queue, -1 when the queue is full (the caller walks it whole).
+__device__ int queue_long_walk(const LongWalks& long_walks, int g)
 {
     const int slot = atomicAdd(long_walks.count, 1);
     if (slot >= long_walks.capacity) return -1;
@@ -286,7 +285,7 @@ __device__ int* prefix_entry(const LongWalks& long_walks, int q)
 // queue is full.
 __device__ bool list_long_walk(const LongWalks& long_walks, int g, ListLengths lengths, std::int32_t stop, bool kept)
 {
-    const int q = list_long_walk(long_walks, g);
+    const int q = queue_long_walk(long_walks, g);
     if (q < 0) return false;
     int* prefix = prefix_entry(long_walks, q);
     prefix[0] = kept ? lengths.nodes : 0;

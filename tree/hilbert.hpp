@@ -6,9 +6,9 @@
 // The curve is defined by Skilling's algorithm (J. Skilling, "Programming the Hilbert curve", AIP
 // Conf. Proc. 707, 381, 2004: the coordinates turned into the "transposed" index in place, whose
 // bits interleaved give the key). It is self-similar: below any cell the curve is the whole curve
-// turned and mirrored one of a few ways, so a key can also be read one level at a time from a table
-// of those ways (states) by the cell's octant, the way the domains compute their keys for every
-// particle at every step. The table is derived from Skilling's keys themselves, and checked against
+// turned and mirrored one of a few ways, so a key can also be read from a table of those ways
+// (states) by the cells' octants, level by level: the way the domains key every particle at every
+// step (hilbert_key). The table is derived from Skilling's keys themselves, and checked against
 // them.
 #pragma once
 
@@ -24,23 +24,25 @@ inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_
 {
     std::uint32_t x[3] = {ix, iy, iz};
     constexpr std::uint32_t top = 1u << (kMortonBitsPerAxis - 1);
-    // Undo the rotations and reflections of the cells above each level: where the level's bit of
-    // axis i is set, invert the lower bits of the first axis, else exchange them with axis i's
-    // (without a branch on the bit, which is as likely set as not).
+    // Undo the rotations and reflections of the cells above each level.
     for (std::uint32_t q = top; q > 1; q >>= 1) {
         const std::uint32_t p = q - 1;
         for (int i = 0; i < 3; ++i) {
-            const std::uint32_t set = 0u - ((x[i] & q) != 0); // all ones where the bit is set
-            const std::uint32_t t = (x[0] ^ x[i]) & p & ~set;
-            x[0] ^= (p & set) | t;
-            x[i] ^= t;
+            if (x[i] & q) {
+                x[0] ^= p; // invert the lower bits of the first axis
+            } else {       // exchange the lower bits of the first axis and this one
+                const std::uint32_t t = (x[0] ^ x[i]) & p;
+                x[0] ^= t;
+                x[i] ^= t;
+            }
         }
     }
     // Gray encode.
     x[1] ^= x[0];
     x[2] ^= x[1];
     std::uint32_t t = 0;
-    for (std::uint32_t q = top; q > 1; q >>= 1) t ^= (q - 1) & (0u - ((x[2] & q) != 0));
+    for (std::uint32_t q = top; q > 1; q >>= 1)
+        if (x[2] & q) t ^= q - 1;
     for (std::uint32_t& c : x) c ^= t;
     // Each level's triple, the first axis's bit the highest.
     return morton_key(x[2], x[1], x[0]);

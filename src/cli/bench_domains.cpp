@@ -238,14 +238,9 @@ int bench_domain_scaling(const BenchConfig& c)
 int bench_domain_step(const BenchConfig& c)
 {
     const Communicator& world = Communicator::world();
-    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
-    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
-    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
-    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    const auto [dt, eps] = step_settings(c);
     if (c.timestep != "shared")
         throw std::runtime_error("grove bench step --decomposition domains times shared steps (--timestep shared)");
-    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
-    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
     ParticleSet p = own_share(c.model, c.n, world);
     move_to_domains(p, world);
     IntegratorConfig ic = step_config(c, p, dt, eps, false);

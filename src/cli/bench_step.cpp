@@ -103,6 +103,17 @@ std::array<double, 3> print_phases(const StepTimes& t, int steps)
 
 } // namespace
 
+StepSettings step_settings(const BenchConfig& c)
+{
+    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
+    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
+    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
+    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
+    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
+    return {dt, eps};
+}
+
 std::string opening_text(const BenchConfig& c)
 {
     return c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
@@ -136,18 +147,13 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
 
 int bench_step(const BenchConfig& c)
 {
-    if (c.n < 2) throw std::runtime_error("-n must be >= 2");
-    const double dt = c.dt.value_or(c.model == "galaxy" ? 2.5e-4 : 1.0 / 64);
-    if (!(dt > 0)) throw std::runtime_error("--dt must be > 0");
-    if (c.steps < 1 || c.warmup < 0) throw std::runtime_error("--steps must be >= 1 and --warmup >= 0");
+    const auto [dt, eps] = step_settings(c);
     if (c.rebuild_every < 1) throw std::runtime_error("--rebuild-every must be >= 1");
     check_memory_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine),
                       "leapfrog", c.resident);
     check_device_plan(Workload::run, static_cast<std::size_t>(c.n), "grove bench step", engines().resolve(c.engine),
                       c.gpu_memory, -1);
     ParticleSet p = make_bench_model(c.model, static_cast<std::size_t>(c.n));
-    const double eps = c.eps.value_or(c.model == "galaxy" ? 0.05 : 1.0 / 64);
-    if (!(eps >= 0)) throw std::runtime_error("--eps must be >= 0");
     // Only tree-gpu looks ahead (tree-cpu has no GPU time to hide a build behind), and only when
     // it builds every step.
     const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";

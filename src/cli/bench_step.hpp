@@ -21,6 +21,13 @@ int bench_domain_step(const BenchConfig& config);
 // "theta 0.5" or "alpha 0.001": the opening criterion of bench step's options.
 std::string opening_text(const BenchConfig& c);
 
+// bench step's step and softening (the model's defaults where not given), its options checked:
+// throws std::runtime_error for -n, --dt, --steps, --warmup or --eps out of range.
+struct StepSettings {
+    double dt, eps;
+};
+StepSettings step_settings(const BenchConfig& c);
+
 // The leapfrog's configuration for bench step's options, with dt, the softening and the look-ahead.
 IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double dt, double eps, bool lookahead);
 

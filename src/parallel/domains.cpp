@@ -115,10 +115,7 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
         d.first_key_ = {0, kKeyEnd};
         return d;
     }
-    std::vector<std::uint64_t> keys(n);
-#pragma omp parallel for schedule(static)
-    for (Eigen::Index i = 0; i < pos.cols(); ++i)
-        keys[static_cast<std::size_t>(i)] = d.key(pos(0, i), pos(1, i), pos(2, i));
+    std::vector<std::uint64_t> keys = d.keys_of(pos);
     // Equal counts where no cost is given, and where all costs are zero.
     std::vector<double> weight = cost.empty() ? std::vector<double>(n, 1.0) : cost;
     double total = 0;
@@ -155,12 +152,17 @@ std::vector<int> HilbertDomains::owners_of_keys(const std::vector<std::uint64_t>
 
 std::vector<int> HilbertDomains::owners(PositionsRef pos) const
 {
-    std::vector<int> out(static_cast<std::size_t>(pos.cols()), 0);
-    if (ranks() == 1) return out;
+    const auto n = static_cast<std::size_t>(pos.cols());
+    return ranks() == 1 ? std::vector<int>(n, 0) : owners_of_keys(keys_of(pos), n);
+}
+
+std::vector<std::uint64_t> HilbertDomains::keys_of(PositionsRef pos) const
+{
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(pos.cols()));
 #pragma omp parallel for schedule(static)
     for (Eigen::Index i = 0; i < pos.cols(); ++i)
-        out[static_cast<std::size_t>(i)] = owner(key(pos(0, i), pos(1, i), pos(2, i)));
-    return out;
+        keys[static_cast<std::size_t>(i)] = key(pos(0, i), pos(1, i), pos(2, i));
+    return keys;
 }
 
 namespace {

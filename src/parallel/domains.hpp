@@ -34,6 +34,8 @@ class HilbertDomains {
     std::vector<int> owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const;
 
   private:
+    std::vector<std::uint64_t> keys_of(PositionsRef pos) const;
+
     double lo_[3] = {0, 0, 0};
     double scale_ = 1;                     // 2^21 / the cube's side
     std::vector<std::uint64_t> first_key_; // ranks + 1 values, from 0 to 2^63
