@@ -14,6 +14,7 @@
 #include <thrust/functional.h>
 #include <thrust/transform_reduce.h>
 
+#include "core/resize_keeping_memory.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "gpu/tree_walk.cuh"
@@ -565,8 +566,8 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
 {
     const auto n = static_cast<std::size_t>(num_particles);
     if (e.to != ForcesTo::device) {
-        out.acc.resize(3, static_cast<Eigen::Index>(n));
-        out.pot.resize(static_cast<Eigen::Index>(n));
+        resize_keeping_memory(out.acc, static_cast<Eigen::Index>(n)); // a forest's size moves a little each step
+        resize_keeping_memory(out.pot, static_cast<Eigen::Index>(n));
     }
     if (n == 0) {
         if (e.first_pass_seconds >= 0) times.emplace_back("first pass", e.first_pass_seconds);

@@ -50,6 +50,7 @@ class LeapfrogIntegrator final : public Integrator {
     }
     void load_on_device(ParticleSet& p) override { bound(p).load_on_device(); }
     void restore_order(ParticleSet& p) override { bound(p).restore_order(); }
+    void settle_order(ParticleSet& p) override { bound(p).settle_order(); }
     IntegratorState save(ParticleSet&) const override { return {}; } // the particles carry the forces
     void resume(const IntegratorState&, ParticleSet& p) override { leapfrog_.resume(bind(p)); }
     double force_seconds() const override { return leapfrog_.force_seconds(); }
@@ -65,7 +66,12 @@ class LeapfrogIntegrator final : public Integrator {
   private:
     ParticleStore& bind(ParticleSet& p)
     {
-        store_ = std::make_unique<ParticleStore>(p, keep_engine_order_);
+        // The same set again (a run on domains resumes after every step): the store starts over
+        // but keeps its scratch arrays' memory.
+        if (store_ && store_->holds(p))
+            store_->start_over();
+        else
+            store_ = std::make_unique<ParticleStore>(p, keep_engine_order_);
         return *store_;
     }
     ParticleStore& bound(ParticleSet& p)

@@ -57,6 +57,10 @@ class Integrator {
     // move, IDs and types stay behind); callers call this before they write the particles out or
     // read IDs or types. Local: no force evaluation, no communication.
     virtual void restore_order(ParticleSet& /*particles*/) {}
+    // Leaves the particles in the engine's order but makes that the order they are held in: IDs
+    // and types follow them, and restore_order() has nothing left to undo. For callers that need
+    // consistent arrays in no particular order (a run on domains, every step). Local.
+    virtual void settle_order(ParticleSet& /*particles*/) {}
 
     // The state beyond the particles that a bit-identical restart needs. `snapshot` is the copy
     // of the particles the checkpoint stores; an integrator may fill its forces.

@@ -45,6 +45,32 @@ void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
     for (int d = 0; d < 3; ++d) lo[d] = mn[d];
 }
 
+// Within each run of equal keys (particles in one finest cell), the sort kept the input's order;
+// this orders such a run by position (x, then y, then z), then mass, so that the tree, and every
+// sum over it, is the same whatever order the particles came in. Particles equal in all four are
+// interchangeable: any order of them gives the same tree and the same force on each.
+void order_ties_by_position(const std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& order, PositionsRef pos,
+                            MassesRef mass)
+{
+    const auto n = static_cast<std::int64_t>(keys.size());
+    const auto before = [&](std::uint32_t a, std::uint32_t b) {
+        const auto i = static_cast<Eigen::Index>(a), j = static_cast<Eigen::Index>(b);
+        for (int d = 0; d < 3; ++d)
+            if (pos(d, i) != pos(d, j)) return pos(d, i) < pos(d, j);
+        return mass[i] < mass[j];
+    };
+    // Each thread the runs that begin in its slice (a run may reach past its end).
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (std::int64_t k = 0; k < n - 1; ++k) {
+        const auto at = static_cast<std::size_t>(k);
+        if (keys[at + 1] != keys[at] || (at > 0 && keys[at - 1] == keys[at])) continue;
+        std::size_t end = at + 2;
+        while (end < keys.size() && keys[end] == keys[at]) ++end;
+        std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(at),
+                         order.begin() + static_cast<std::ptrdiff_t>(end), before);
+    }
+}
+
 class TopDownBuilder {
   public:
     TopDownBuilder(Octree& tree, const std::uint64_t* keys, int nleaf, int ncrit)
@@ -281,6 +307,7 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
 
     start = WallClock::now();
     radix_sort_with_order(keys, tree.order);
+    order_ties_by_position(keys, tree.order, pos, mass);
     tree.particles.resize(static_cast<std::size_t>(n));
     const bool full = content == BuildContent::full;
     // A gather from random places: prefetching a few particles ahead keeps more misses in flight.

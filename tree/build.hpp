@@ -50,7 +50,10 @@ struct BuildTimes {
 };
 
 // Builds the tree of `pos` (3 x N) and `mass` (N). N = 0 gives an empty tree. Throws
-// std::invalid_argument for non-finite input, N >= 2^31, nleaf < 1 or ncrit < 0.
+// std::invalid_argument for non-finite input, N >= 2^31, nleaf < 1 or ncrit < 0. The tree does
+// not depend on the order in which the particles come: they are sorted by key, and particles of
+// one key by position and mass. A caller may thus keep its particles in the last tree's order
+// (which makes the next build's sort and gather nearly sequential) and get the same forces.
 Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params, BuildTimes* times = nullptr);
 
 // What a build fills. structure: the order, the nodes, their cells and the groups' ranges, for a

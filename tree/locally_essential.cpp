@@ -294,18 +294,26 @@ namespace {
 // Every node and particle array of the tree (tree/tree_arrays.hpp: not the groups, which stay the
 // tree's own, nor the arrays set per criterion) and the cell centres, reserved or resized to m
 // nodes and n particles.
+// Room for `count`, and an eighth more where the array must move: a rank's forest grows by a
+// few particles at some steps (its domain follows the particles, the LETs vary), and a move of
+// every array into new memory at each of them cost more than the LETs' append.
+template <class Array> void reserve_with_headroom(Array& array, std::size_t count)
+{
+    if (count > array.capacity()) array.reserve(count + count / 8);
+}
+
 template <bool kReserve> void size_forest(Octree& forest, std::size_t m, std::size_t n)
 {
     for_each_array(forest, [&](auto& array, const TreeArrayInfo& info) {
         if (info.per_theta || info.extent == Extent::groups) return;
         const std::size_t count = info.extent == Extent::nodes ? m : n;
         if constexpr (kReserve)
-            array.reserve(count);
+            reserve_with_headroom(array, count);
         else
             array.resize(count);
     });
     if constexpr (kReserve)
-        forest.cell_centre.reserve(m);
+        reserve_with_headroom(forest.cell_centre, m);
     else
         forest.cell_centre.resize(m, Vec4<double>{0, 0, 0, 0});
 }

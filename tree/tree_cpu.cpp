@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/memory_check.hpp"
+#include "core/resize_keeping_memory.hpp"
 #include "core/softening.hpp"
 #include "core/wall_clock.hpp"
 #include "tree/gravity.hpp"
@@ -191,8 +192,8 @@ void TreeCpuEngine::compute_subset(PositionsRef pos, MassesRef mass, TypesRef ty
         }
     }
     const auto m = static_cast<Eigen::Index>(targets.size());
-    out.acc.resize(3, m);
-    out.pot.resize(m);
+    resize_keeping_memory(out.acc, m); // on domains m moves a little each step
+    resize_keeping_memory(out.pot, m);
     for (Eigen::Index k = 0; k < m; ++k) {
         const Accum<double>& a = sorted_acc[sorted_of[static_cast<std::size_t>(targets[static_cast<std::size_t>(k)])]];
         out.acc.col(k) << gravity_.G * a.ax, gravity_.G * a.ay, gravity_.G * a.az;

@@ -178,6 +178,8 @@ int bench_domain_scaling(const BenchConfig& c)
                 move_to_domains(p, *sub, std::vector<double>(p.size(), engine->last_cost_per_particle()));
                 engine->compute(p.pos, p.mass, p.type, f);
             }
+            // Held in the order of the rank's tree, as a run holds them after its first step.
+            p = select_particles(p, engine->last_tree_order());
             std::vector<double> walls;
             for (int r = 0; r < repeat; ++r) {
                 sub->barrier();
@@ -268,7 +270,7 @@ int bench_domain_step(const BenchConfig& c)
         integrator->advance_to(s * dt, p);
         world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
         const auto moving = WallClock::now();
-        integrator->restore_order(p);
+        integrator->settle_order(p);
         integrator->synchronize(p);
         if (follow_domains(p, world)) integrator->resume({}, p);
         double times[2] = {seconds_since(start), seconds_since(moving)};

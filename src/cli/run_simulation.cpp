@@ -295,9 +295,13 @@ int Run::end_of_interval(long long s)
     // Files see the particles in the order they were given (between them the leapfrog keeps them
     // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
     // positions, velocities, masses and potentials, which move together.
-    // On domains every step: the particles are moved between ranks below, in the caller's (ID) order
-    // and from the host.
-    if (snapshot_due || checkpoint_due || config_.domains) integrator_->restore_order(p_);
+    // On domains the particles are moved between ranks below, from the host, with their IDs: every
+    // step the order of the rank's tree becomes the order they are held in (their files are
+    // gathered and sorted by ID).
+    if (config_.domains)
+        integrator_->settle_order(p_);
+    else if (snapshot_due || checkpoint_due)
+        integrator_->restore_order(p_);
     // Hermite's potentials are a force evaluation: every rank takes part.
     if ((log_due && !made_there) || config_.domains) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.

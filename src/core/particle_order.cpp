@@ -1,5 +1,6 @@
 #include "core/particle_order.hpp"
 
+#include "core/resize_keeping_memory.hpp"
 #include "core/step_update.hpp"
 
 #include <cmath>
@@ -33,9 +34,9 @@ void permute_array(Array& a, Scratch& scratch, const std::vector<std::uint32_t>&
     if (static_cast<std::size_t>(a.size()) != index.size() * static_cast<std::size_t>(c))
         throw std::invalid_argument("particle order: an array's length differs from the particle count");
     if constexpr (std::is_same_v<Array, Eigen::Matrix3Xd>)
-        scratch.resize(3, a.cols());
+        resize_keeping_memory(scratch, a.cols());
     else
-        scratch.resize(a.size());
+        resize_keeping_memory(scratch, a.size());
     permute_blocks(a.data(), scratch.data(), index, c, scatter);
     a.swap(scratch);
 }
@@ -71,7 +72,7 @@ void ParticleOrder::move_early(ParticleSet& p, const std::vector<std::uint32_t>&
         throw std::invalid_argument("particle order: " + std::to_string(order.size()) + " indices for " +
                                     std::to_string(p.size()) + " particles");
     const auto n = static_cast<Eigen::Index>(order.size());
-    columns_.resize(3, n);
+    resize_keeping_memory(columns_, n);
     bool finite = true;
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
     for (Eigen::Index k = 0; k < n; ++k) {
@@ -125,8 +126,8 @@ bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& orde
         const Eigen::Index n = p.pos.cols();
         if (static_cast<std::size_t>(n) != order.size() || kick.acc->cols() != n || p.vel.cols() != n)
             throw std::invalid_argument("particle order: the kick's accelerations or the particles differ in length");
-        columns_.resize(3, n);
-        velocities_.resize(3, n);
+        resize_keeping_memory(columns_, n);
+        resize_keeping_memory(velocities_, n);
         const Eigen::Matrix3Xd& a = *kick.acc;
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (n > 16384)
         for (Eigen::Index k = 0; k < n; ++k) {
@@ -151,6 +152,32 @@ bool ParticleOrder::adopt(ParticleSet& p, const std::vector<std::uint32_t>& orde
     compose_caller_index(order);
     caller_index_.swap(index_scratch_);
     return finite;
+}
+
+bool ParticleOrder::settle(ParticleSet& p)
+{
+    if (caller_index_.empty()) return false;
+    const std::size_t n = caller_index_.size();
+    // out[k] = in[caller_index[k]] for c values a particle, through `moved` (kept, with its
+    // memory, for the next call); an empty array stays empty.
+    const auto gather = [&](auto& values, auto& moved, int c) {
+        if (values.empty()) return;
+        if (values.size() != n * static_cast<std::size_t>(c))
+            throw std::invalid_argument("particle order: an array's length differs from the particle count");
+        moved.resize(values.size());
+        permute_blocks(values.data(), moved.data(), caller_index_, c, false);
+        values.swap(moved);
+    };
+    gather(p.id, ids_, 1);
+    gather(p.type, types_, 1);
+    for (auto& entry : p.extra) {
+        std::vector<double> values;
+        std::vector<std::uint64_t> counts;
+        gather(entry.second.values, values, entry.second.components);
+        gather(entry.second.counts, counts, entry.second.components);
+    }
+    caller_index_.clear();
+    return true;
 }
 
 bool ParticleOrder::restore(ParticleSet& p)

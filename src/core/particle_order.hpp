@@ -45,6 +45,18 @@ class ParticleOrder {
     // Puts p's moved arrays back into their order before the first adopt() since the last
     // restore; returns false when nothing was moved.
     bool restore(ParticleSet& p);
+    // The moved order becomes the caller's: IDs, types and extra columns are gathered into it, and
+    // nothing is left for restore() to put back. For a caller that needs its arrays consistent but
+    // not in any particular order (a run on domains, whose particles change ranks every step and
+    // whose files are sorted by ID when written). Returns false when nothing was moved.
+    bool settle(ParticleSet& p);
+    // Forgets every move (the caller replaced the particles); the scratch keeps its memory.
+    void forget()
+    {
+        caller_index_.clear();
+        early_ = false;
+        early_finite_ = true;
+    }
     bool moved() const { return !caller_index_.empty(); }
     // caller_index()[k]: where the particle now in slot k was in the caller's order.
     const std::vector<std::uint32_t>& caller_index() const { return caller_index_; }
@@ -63,6 +75,8 @@ class ParticleOrder {
     // nothing is allocated (fresh pages at 10^6 particles cost as much as the permutation).
     Eigen::Matrix3Xd columns_, velocities_;
     Eigen::VectorXd scalars_;
+    std::vector<std::uint64_t> ids_; // settle()'s
+    std::vector<std::uint8_t> types_;
 };
 
 } // namespace grove

@@ -117,6 +117,26 @@ void ParticleStore::restore_order()
     reorder_seconds_ += seconds_since(start);
 }
 
+void ParticleStore::settle_order()
+{
+    host();
+    const auto start = WallClock::now();
+    order_.settle(p_);
+    reorder_seconds_ += seconds_since(start);
+}
+
+void ParticleStore::start_over()
+{
+    if (on_device()) device_->unload();
+    device_ = nullptr;
+    host_current_ = true;
+    order_.forget();
+    pending_set_ = false;
+    slot_types_.clear();
+    last_drift_ = 0;
+    ++epoch_;
+}
+
 DeviceTimeBins* ParticleStore::device_time_bins()
 {
     DeviceTimeBins* bins = device_ ? device_->time_bins() : nullptr;

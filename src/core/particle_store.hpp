@@ -69,6 +69,15 @@ class ParticleStore {
     // Everything back in the caller's order on the host; a device's state is dropped (the next step
     // loads it afresh, as a run restarted from a checkpoint written now does).
     void restore_order();
+    // The particles' current order on the host becomes the caller's (ParticleOrder::settle): IDs
+    // and types follow them, restore_order() has nothing left to undo, and the host's arrays are
+    // consistent in an order of the engine's.
+    void settle_order();
+    // The caller replaced the particles in the same set (another number, other content: a rank's
+    // domain after particles moved between ranks). What the store knew of their order, a pending
+    // move and a device's copy are dropped, as a new store would start; its scratch arrays keep
+    // their memory, which a new store would allocate (and fault in) again.
+    void start_over();
     // The particles' types in their current order: the caller's array while nothing moved, else a
     // copy gathered through caller_index() (types stay in the caller's order, as IDs do).
     TypesRef types();

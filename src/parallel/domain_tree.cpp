@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/resize_keeping_memory.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
@@ -37,8 +38,17 @@ void DomainTreeEngine::compute(ParticleStore& store)
 {
     ParticleSet& p = store.host();
     if (tree_.mac == MacKind::relative && p.has_forces()) estimate_.set(p.acc, gravity_.G);
-    compute(p.pos, p.mass, store.types(), store_forces_);
-    store.take_forces(store_forces_);
+    // Where the store lets them, the particles follow this rank's tree (its first n particles),
+    // so that the next build sorts nearly sorted keys and gathers them in sequence; the tree does
+    // not depend on their order (tree/build.hpp), so neither do the forces.
+    const bool follow = store.may_reorder() && p.size() > 0;
+    compute_with(tree_.opening(), p.pos, p.mass, store_forces_, follow ? Order::tree : Order::caller);
+    if (!follow) {
+        store.take_forces(store_forces_);
+        return;
+    }
+    handed_order_.assign(forest_.order.begin(), forest_.order.begin() + static_cast<std::ptrdiff_t>(p.size()));
+    store.take_forces_in_order(store_forces_, handed_order_);
 }
 
 void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Forces& out)
@@ -48,20 +58,27 @@ void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Force
 
 void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
 {
+    compute_with(criterion, pos, mass, out, Order::caller);
+}
+
+void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out,
+                                    Order order)
+{
     check_criterion(criterion);
     if (criterion.kind == MacKind::relative) {
         // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
         double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
         comm_.max(&lacking, 1);
         if (lacking > 0) {
-            compute_under(OpeningCriterion::geometric(kFirstPassTheta), pos, mass, out);
+            compute_under(OpeningCriterion::geometric(kFirstPassTheta), pos, mass, out, Order::caller);
             estimate_.set(out.acc, gravity_.G);
         }
     }
-    compute_under(criterion, pos, mass, out);
+    compute_under(criterion, pos, mass, out, order);
 }
 
-void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
+void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out,
+                                     Order order)
 {
     const auto start = WallClock::now();
     build_octree_into(forest_, pos, mass, tree_.build);
@@ -134,8 +151,8 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
               {"LET walks", let_seconds},
               {"exchange", exchange_seconds},
               {"append", append_seconds}};
-    out.acc.resize(3, static_cast<Eigen::Index>(n));
-    out.pot.resize(static_cast<Eigen::Index>(n));
+    resize_keeping_memory(out.acc, static_cast<Eigen::Index>(n)); // n moves a little each step
+    resize_keeping_memory(out.pot, static_cast<Eigen::Index>(n));
     if (n == 0) {
         cost_per_particle_ = 0;
         return;
@@ -151,15 +168,23 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     times_.push_back({"load", seconds_since(phase)});
     sweep_->evaluate_loaded(criterion, forest_forces_);
     for (const auto& p : engine_->last_phase_times()) times_.push_back(p);
-    // The local particles are the forest's first n, numbered by order[] in the caller's order.
-    // Copied by all threads: one thread's copy of 2^23 forces takes tens of milliseconds.
+    // The local particles are the forest's first n, their forces in the caller's order (the
+    // forest's order[] numbers them so). Copied by all threads: one thread's copy of 2^23 forces
+    // takes tens of milliseconds.
     const auto count = static_cast<std::int64_t>(n);
+    const bool tree_order = order == Order::tree;
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) {
-        out.acc.col(i) = forest_forces_.acc.col(i);
-        out.pot[i] = forest_forces_.pot[i];
+    for (std::int64_t k = 0; k < count; ++k) {
+        const auto i = tree_order ? static_cast<std::int64_t>(forest_.order[static_cast<std::size_t>(k)]) : k;
+        out.acc.col(k) = forest_forces_.acc.col(i);
+        out.pot[k] = forest_forces_.pot[i];
     }
     cost_per_particle_ = (seconds_since(start) - exchange_seconds) / static_cast<double>(n);
+}
+
+std::vector<std::size_t> DomainTreeEngine::last_tree_order() const
+{
+    return {forest_.order.begin(), forest_.order.begin() + static_cast<std::ptrdiff_t>(last_n_)};
 }
 
 TreeStats DomainTreeEngine::last_statistics() const

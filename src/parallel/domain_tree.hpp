@@ -43,7 +43,8 @@ class DomainTreeEngine final : public ForceEngine {
     // the relative one on tree-cpu only, as for the engine's own).
     void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);
     // The store's accelerations (the last step's, moved with the particles between domains) are
-    // the relative criterion's estimate.
+    // the relative criterion's estimate. Where the store may reorder, its particles then follow
+    // this rank's tree (ParticleStore::take_forces_in_order).
     void compute(ParticleStore& store) override;
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // build, LETs (their walks), exchange, append, then the engine's own phases.
@@ -53,17 +54,24 @@ class DomainTreeEngine final : public ForceEngine {
     // over its own particles (the LETs' particles feel nothing).
     TreeStats last_statistics() const;
     std::size_t last_particle_count() const { return last_n_; } // this rank's, in the last compute()
+    // This rank's particles of the last compute() in the order of its tree: entry k is where the
+    // particle now k-th lay in the caller's order. A caller that holds its particles so (as a run
+    // does, through its ParticleStore) hands the next build nearly sorted keys.
+    std::vector<std::size_t> last_tree_order() const;
     OpeningCriterion criterion() const { return tree_.opening(); }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }
 
   private:
+    // The order of the forces given back: the caller's, or that of this rank's tree (forest_.order).
+    enum class Order { caller, tree };
     // Throws std::invalid_argument for a criterion this engine's tree engine cannot distribute.
     void check_criterion(const OpeningCriterion& criterion) const;
+    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out, Order order);
     // One evaluation under `criterion`: build, boxes (with their groups' scales under the
     // relative criterion), LETs, exchange, the forest's evaluation.
-    void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);
+    void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out, Order order);
 
     std::unique_ptr<ForceEngine> engine_;
     TreeSweep* sweep_;
@@ -71,6 +79,7 @@ class DomainTreeEngine final : public ForceEngine {
     GravityParams gravity_;
     AccelerationEstimate estimate_; // |a| / G of this rank's particles, in their order
     Forces store_forces_;
+    std::vector<std::uint32_t> handed_order_; // the order the store's particles follow (its scratch after)
     const Communicator& comm_;
     Octree forest_;                                  // this rank's tree, the received LETs after it
     std::vector<std::vector<char>> send_, received_; // the LETs by rank, kept with their capacity

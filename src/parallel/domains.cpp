@@ -8,6 +8,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/resize_keeping_memory.hpp"
 #include "tree/hilbert.hpp"
 #include "tree/morton.hpp"
 
@@ -304,6 +305,53 @@ void copy_particle(const ParticleSet& from, std::size_t i, ParticleSet& to, std:
 
 } // namespace
 
+void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave, const ParticleSet& arrived)
+{
+    if (!std::is_sorted(leave.begin(), leave.end()) || std::adjacent_find(leave.begin(), leave.end()) != leave.end() ||
+        (!leave.empty() && leave.back() >= local.size()))
+        throw std::invalid_argument("domains: the leavers' slots must be ascending, distinct and within the set");
+    const std::size_t n = local.size(), leaving = leave.size(), arriving = arrived.size();
+    const std::size_t m = n - leaving + arriving;
+    // Forces stay only where every particle brings them (a run's do; a set's first cut has none).
+    const bool forces = (n == 0 || local.has_forces()) && (arriving == 0 ? n > 0 : arrived.has_forces());
+    if (!forces) {
+        local.acc.resize(3, 0);
+        local.pot.resize(0);
+    }
+    local.extra.clear(); // not carried between ranks
+    const auto resize = [&](std::size_t count) {
+        const auto c = static_cast<Eigen::Index>(count);
+        resize_keeping_memory(local.pos, c);
+        resize_keeping_memory(local.vel, c);
+        resize_keeping_memory(local.mass, c);
+        local.id.resize(count);
+        local.type.resize(count);
+        if (forces) {
+            resize_keeping_memory(local.acc, c);
+            resize_keeping_memory(local.pot, c);
+        }
+    };
+    if (m > n) resize(m);
+    const auto low = static_cast<std::size_t>(std::lower_bound(leave.begin(), leave.end(), m) - leave.begin());
+    const std::size_t into_slots = std::min(arriving, low);
+    const auto arrivals = static_cast<std::int64_t>(arriving);
+#pragma omp parallel for schedule(static) if (arrivals > 16384)
+    for (std::int64_t b = 0; b < arrivals; ++b) {
+        const auto k = static_cast<std::size_t>(b);
+        copy_particle(arrived, k, local, k < into_slots ? leave[k] : n + (k - into_slots));
+    }
+    std::size_t from = n, high = leaving; // leave[high - 1]: the last slot above the new count not yet passed
+    for (std::size_t h = into_slots; h < low; ++h) {
+        --from;
+        while (high > low && leave[high - 1] == from) {
+            --high;
+            --from;
+        }
+        copy_particle(local, from, local, leave[h]);
+    }
+    if (m < n) resize(m);
+}
+
 ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)
 {
     ParticleSet q = sized_like(p, index.size(), p.has_forces());
@@ -353,43 +401,17 @@ bool follow_domains(ParticleSet& local, const Communicator& comm)
     std::vector<std::uint64_t> keys;
     const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm, &keys);
     const std::vector<int> owner = domains.owners_of_keys(keys, local.size());
-    std::vector<std::size_t> stay, leave;
+    std::vector<std::size_t> leave; // ascending
     std::vector<int> destination;
-    for (std::size_t i = 0; i < local.size(); ++i) {
-        if (owner[i] == comm.rank()) {
-            stay.push_back(i);
-        } else {
+    for (std::size_t i = 0; i < local.size(); ++i)
+        if (owner[i] != comm.rank()) {
             leave.push_back(i);
             destination.push_back(owner[i]);
         }
-    }
     // A step moves few particles across a cut, and often none: only those travel.
     if (comm.max(leave.empty() ? 0 : 1) == 0) return false;
     const ParticleSet arrived = migrate(select_particles(local, leave), destination, comm);
-    // The stayers are in ID order already (the set was); the arrivals, sorted, merge in: each
-    // particle copied once, by all threads. A stayer's place is its index plus the arrivals of a
-    // smaller or equal ID, an arrival's its index plus the stayers of a smaller ID (an arrival
-    // first where IDs repeat, so that every place is taken once).
-    const std::vector<std::size_t> order = by_id(arrived, [](std::size_t) { return true; });
-    std::vector<std::uint64_t> stay_ids(stay.size()), arrived_ids(order.size());
-    for (std::size_t a = 0; a < stay.size(); ++a) stay_ids[a] = local.id[stay[a]];
-    for (std::size_t b = 0; b < order.size(); ++b) arrived_ids[b] = arrived.id[order[b]];
-    ParticleSet merged = sized_like(local, stay.size() + order.size(), local.has_forces() || arrived.has_forces());
-    const auto stays = static_cast<std::int64_t>(stay.size()), arrivals = static_cast<std::int64_t>(order.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t a = 0; a < stays; ++a) {
-        const auto at = static_cast<std::size_t>(a);
-        const auto before =
-            std::upper_bound(arrived_ids.begin(), arrived_ids.end(), stay_ids[at]) - arrived_ids.begin();
-        copy_particle(local, stay[at], merged, at + static_cast<std::size_t>(before));
-    }
-#pragma omp parallel for schedule(static)
-    for (std::int64_t b = 0; b < arrivals; ++b) {
-        const auto at = static_cast<std::size_t>(b);
-        const auto before = std::lower_bound(stay_ids.begin(), stay_ids.end(), arrived_ids[at]) - stay_ids.begin();
-        copy_particle(arrived, order[at], merged, at + static_cast<std::size_t>(before));
-    }
-    local = std::move(merged);
+    exchange_in_place(local, leave, arrived);
     return true;
 }
 

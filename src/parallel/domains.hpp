@@ -48,6 +48,14 @@ class HilbertDomains {
 ParticleSet migrate(const ParticleSet& particles, const std::vector<int>& owner, const Communicator& comm,
                     std::vector<std::vector<double>*> carried = {});
 
+// The particles at the slots `leave` (ascending, distinct) replaced by `arrived`, in place: the
+// arrivals fill the slots below the new count first and follow the last particle where more
+// arrive than leave; where fewer arrive, the last particles that stay fill the slots that are
+// left. Only the particles that move are copied, and the arrays keep their memory: a copy of a
+// whole domain into new arrays at every step cost more than the step's other host work at 10^7
+// particles. The forces stay where both sets have them (dropped otherwise); extra columns go.
+void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave, const ParticleSet& arrived);
+
 // The particles of `p` at `index`, in that order (the forces too where p has them).
 ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index);
 
@@ -59,12 +67,13 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 // cut to equal cost instead (HilbertDomains::cut).
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
-// The ranks' particles moved to domains cut anew to equal counts, each rank's in ID order (as
-// `local` must be on entry): between the steps of a run, so that the domains follow the
-// particles. Only the particles that change rank travel. The same particles on the same number of
-// ranks give the same domains in the same order whichever rank held what, as own_domain does, so
-// that a run restarted from its file continues bit for bit. Returns whether any rank's particles
-// changed (false: every `local` is as it was).
+// The ranks' particles moved to domains cut anew to equal counts: between the steps of a run, so
+// that the domains follow the particles. Only the particles that change rank travel; those that
+// stay keep their order, and the arrivals follow them. The same particles on the same number of
+// ranks give the same domains whichever rank held what and in whatever order, as own_domain does;
+// the trees built on them do not depend on the order (tree/build.hpp), so that a run restarted
+// from its file (in ID order) continues bit for bit. Returns whether any rank's particles changed
+// (false: every `local` is as it was).
 bool follow_domains(ParticleSet& local, const Communicator& comm);
 
 // Every rank's particles on the first rank, in ID order (an empty set on the others): what a run

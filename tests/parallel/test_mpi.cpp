@@ -19,6 +19,7 @@
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "parallel/domains.hpp"
 #include "support/test_support.hpp"
 
 using namespace grove;
@@ -43,7 +44,66 @@ int run(const std::string& command, std::string* output = nullptr)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+// Ten particles with IDs 1..10, their forces, and `count` arrivals with IDs 101, 102, ...
+ParticleSet numbered(std::size_t count, std::uint64_t first_id)
+{
+    ParticleSet p;
+    p.resize(count);
+    p.acc.resize(3, static_cast<Eigen::Index>(count));
+    p.pot.resize(static_cast<Eigen::Index>(count));
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto c = static_cast<Eigen::Index>(i);
+        p.id[i] = first_id + i;
+        const auto v = static_cast<double>(p.id[i]);
+        p.pos.col(c) << v, -v, 2 * v;
+        p.vel.col(c) << 3 * v, 4 * v, 5 * v;
+        p.mass[c] = v;
+        p.acc.col(c) << 6 * v, 7 * v, 8 * v;
+        p.pot[c] = 9 * v;
+    }
+    return p;
+}
+
 } // namespace
+
+TEST_CASE("particles that change domains are exchanged in place, every record whole", "[domains]")
+{
+    struct Case {
+        std::vector<std::size_t> leave;
+        std::size_t arriving;
+        std::vector<std::uint64_t> ids; // the result's, slot by slot
+    };
+    const std::vector<Case> cases = {
+        {{1, 8, 9}, 1, {1, 101, 3, 4, 5, 6, 7, 8}},                 // fewer arrive; the top leavers are cut off
+        {{1, 2, 9}, 0, {1, 9, 8, 4, 5, 6, 7}},                      // the last stayers fill the holes, 9 skipped
+        {{1, 5}, 4, {1, 101, 3, 4, 5, 102, 7, 8, 9, 10, 103, 104}}, // more arrive: the rest follow
+        {{0, 3}, 2, {101, 2, 3, 102, 5, 6, 7, 8, 9, 10}},           // as many
+        {{}, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+    };
+    for (const Case& c : cases) {
+        ParticleSet local = numbered(10, 1);
+        exchange_in_place(local, c.leave, numbered(c.arriving, 101));
+        REQUIRE(local.id == c.ids);
+        REQUIRE(local.has_forces());
+        for (std::size_t i = 0; i < local.size(); ++i) { // each record moved whole
+            const auto k = static_cast<Eigen::Index>(i);
+            const auto v = static_cast<double>(local.id[i]);
+            CHECK(local.pos.col(k) == Eigen::Vector3d(v, -v, 2 * v));
+            CHECK(local.vel.col(k) == Eigen::Vector3d(3 * v, 4 * v, 5 * v));
+            CHECK(local.mass[k] == v);
+            CHECK(local.acc.col(k) == Eigen::Vector3d(6 * v, 7 * v, 8 * v));
+            CHECK(local.pot[k] == 9 * v);
+        }
+    }
+    ParticleSet local = numbered(10, 1);
+    ParticleSet bare = numbered(2, 101);
+    bare.acc.resize(3, 0);
+    exchange_in_place(local, {4}, bare); // arrivals without forces: the forces go
+    CHECK(local.size() == 11);
+    CHECK_FALSE(local.has_forces());
+    CHECK_THROWS_AS(exchange_in_place(local, {3, 3}, numbered(1, 201)), std::invalid_argument);
+    CHECK_THROWS_AS(exchange_in_place(local, {2, 11}, numbered(1, 201)), std::invalid_argument);
+}
 
 TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[mpi][slow]")
 {

@@ -253,6 +253,52 @@ TEST_CASE("the tree and its groups do not depend on the number of threads", "[tr
     for (std::size_t g = 0; g < expected.size(); ++g) REQUIRE(one.groups[g].range.begin == expected[g]);
 }
 
+// A run on domains keeps each rank's particles in the last tree's order, a restarted run in ID
+// order: both must build the same tree. Particles of one key (one finest cell) are the case the
+// key sort alone leaves to the input order.
+TEST_CASE("the tree does not depend on the order of the particles", "[tree]")
+{
+    ParticleSet p = test::clustered_particles(20000, 7);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> tiny(0.0, 1e-9), mass(0.5, 1.5);
+    // 2000 particles within a billionth of one point (far below a finest cell of this set's cube),
+    // and 200 of them pairwise coincident with different masses.
+    for (Eigen::Index i = 0; i < 2000; ++i) {
+        for (int d = 0; d < 3; ++d) p.pos(d, i) = 0.25 + tiny(rng);
+        p.mass[i] = mass(rng);
+    }
+    for (Eigen::Index i = 0; i < 200; i += 2) p.pos.col(i + 1) = p.pos.col(i);
+    std::vector<std::uint32_t> shuffle(p.size());
+    for (std::size_t i = 0; i < shuffle.size(); ++i) shuffle[i] = static_cast<std::uint32_t>(i);
+    std::shuffle(shuffle.begin(), shuffle.end(), rng);
+    Eigen::Matrix3Xd pos(3, p.pos.cols());
+    Eigen::VectorXd m(p.mass.size());
+    for (std::size_t k = 0; k < shuffle.size(); ++k) {
+        pos.col(static_cast<Eigen::Index>(k)) = p.pos.col(shuffle[k]);
+        m[static_cast<Eigen::Index>(k)] = p.mass[shuffle[k]];
+    }
+    const BuildParams params{16, 32};
+    const Octree one = build_octree(p.pos, p.mass, params);
+    const Octree other = build_octree(pos, m, params);
+    auto same_bytes = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    CHECK(same_bytes(one.keys, other.keys));
+    CHECK(same_bytes(one.particles, other.particles));
+    CHECK(same_bytes(one.next, other.next));
+    CHECK(same_bytes(one.range, other.range));
+    CHECK(same_bytes(one.com_mass, other.com_mass));
+    CHECK(same_bytes(one.quad, other.quad));
+    CHECK(same_bytes(one.r_open2, other.r_open2));
+    // Each slot holds the same particle (or, for coincident ones, one of equal position and mass).
+    std::size_t differ = 0;
+    for (std::size_t k = 0; k < one.order.size(); ++k) {
+        const auto a = static_cast<Eigen::Index>(one.order[k]), b = static_cast<Eigen::Index>(shuffle[other.order[k]]);
+        if (a != b && (p.pos.col(a) != p.pos.col(b) || p.mass[a] != p.mass[b])) ++differ;
+    }
+    CHECK(differ == 0);
+}
+
 TEST_CASE("ncrit = 0 sizes the groups by the number of particles", "[tree]")
 {
     // 96 below kLargeGroupsFrom particles, 192 from there; a given ncrit is kept.
