@@ -261,9 +261,10 @@ int bench_domain_step(const BenchConfig& c)
     const SampleErrors errors = sample_errors(p, first, c.n, c.sample, ic.engine, world);
     const double e0 = compute_diagnostics(p, p.pot, world).total;
     // Each step as a run on domains takes it: the leapfrog, then the domains cut anew and the
-    // particles that crossed a cut moved (parallel/domains.hpp: follow_domains).
+    // particles that crossed a cut moved (parallel/domains.hpp: DomainFollower).
     PhaseTimes sums;
-    double wall = 0, slowest = 0, follow = 0;
+    DomainFollower follower;
+    double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0;
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
         world.barrier();
         const auto start = WallClock::now();
@@ -272,13 +273,19 @@ int bench_domain_step(const BenchConfig& c)
         const auto moving = WallClock::now();
         integrator->settle_order(p);
         integrator->synchronize(p);
-        if (follow_domains(p, world)) integrator->resume({}, p);
-        double times[2] = {seconds_since(start), seconds_since(moving)};
-        world.max(times, 2);
+        const double settled = seconds_since(moving);
+        const auto cut = WallClock::now();
+        const bool changed = follower.follow(p, world);
+        const double cut_and_moved = seconds_since(cut);
+        if (changed) integrator->resume({}, p);
+        double times[4] = {seconds_since(start), seconds_since(moving), settled, cut_and_moved};
+        world.max(times, 4);
         if (s <= c.warmup) continue;
         wall += times[0];
         slowest = std::max(slowest, times[0]);
         follow += times[1];
+        settle += times[2];
+        moved += times[3];
         for (const auto& [name, seconds] : integrator->last_phases()) add_phase(sums, name, seconds);
     }
     integrator->synchronize(p);
@@ -302,6 +309,8 @@ int bench_domain_step(const BenchConfig& c)
     for (std::size_t k = 0; k < sums.size(); ++k)
         std::printf("| %s | %.3f |\n", sums[k].first.c_str(), per * phase_seconds[k]);
     std::printf("| domains followed (cut anew, particles moved) | %.3f |\n", per * follow);
+    std::printf("| of which: the tree's order settled | %.3f |\n", per * settle);
+    std::printf("| of which: keys, cuts, particles exchanged | %.3f |\n", per * moved);
     std::printf("| whole step | %.3f |\n\n", per * wall);
     const auto q = percentiles(errors.all, {50, 99});
     std::printf("| model | N | ranks | criterion | engine | ms per step | slowest step | particles/s | abs(dE/E) after "

@@ -127,6 +127,7 @@ class Run {
     RunPlan plan_;
     IntegratorConfig ic_; // the run's, with G from the snapshot's units unless given
     const Communicator& comm_;
+    DomainFollower follower_;       // on domains: the particles' moves between ranks after every step
     std::vector<std::string> argv_; // the run's command line, with a --target's choice in its place
     std::unique_ptr<Integrator> integrator_;
     std::unique_ptr<RunOutputs> outputs_;
@@ -305,7 +306,7 @@ int Run::end_of_interval(long long s)
     // Hermite's potentials are a force evaluation: every rank takes part.
     if ((log_due && !made_there) || config_.domains) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.
-    if (config_.domains && follow_domains(p_, comm_)) integrator_->resume({}, p_);
+    if (config_.domains && follower_.follow(p_, comm_)) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     ParticleSet& written = config_.domains ? all : p_;
     if (log_due) {

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <omp.h>
+
 #include "core/resize_keeping_memory.hpp"
 #include "tree/hilbert.hpp"
 #include "tree/morton.hpp"
@@ -26,7 +28,9 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
                                     const Communicator& comm)
 {
     const auto cuts = static_cast<std::size_t>(ranks - 1);
-    double total = 0;
+    const bool unit = cost.empty(); // every key weighs 1 (no array of ones at every step)
+    const auto weight = [&](std::size_t i) { return unit ? 1.0 : cost[i]; };
+    double total = unit ? static_cast<double>(keys.size()) : 0;
     for (const double c : cost) total += c;
     comm.sum(&total, 1);
     std::vector<double> target(cuts), below(cuts, 0.0);
@@ -59,7 +63,7 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
                 const std::uint64_t from = *std::prev(after);
                 if (keys[i] - from >= width) continue;
                 const auto u = static_cast<std::size_t>(std::prev(after) - starts.begin());
-                mine[u * bins + std::min(bins - 1, (keys[i] - from) / bin_width)] += cost[i];
+                mine[u * bins + std::min(bins - 1, (keys[i] - from) / bin_width)] += weight(i);
             }
 #pragma omp critical
             for (std::size_t k = 0; k < mine.size(); ++k) histogram[k] += mine[k];
@@ -81,7 +85,7 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
         double at_key = 0;
 #pragma omp parallel for schedule(static) reduction(+ : at_key)
         for (std::int64_t i = 0; i < static_cast<std::int64_t>(keys.size()); ++i)
-            if (keys[static_cast<std::size_t>(i)] == lo[c]) at_key += cost[static_cast<std::size_t>(i)];
+            if (keys[static_cast<std::size_t>(i)] == lo[c]) at_key += weight(static_cast<std::size_t>(i));
         comm.sum(&at_key, 1);
         const bool after = below[c] + at_key - target[c] < target[c] - below[c];
         first[c + 1] = std::max(first[c], lo[c] + (after ? 1 : 0));
@@ -116,15 +120,14 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
         d.first_key_ = {0, kKeyEnd};
         return d;
     }
-    std::vector<std::uint64_t> keys = d.keys_of(pos);
+    std::vector<std::uint64_t> local_keys;
+    std::vector<std::uint64_t>& keys = keys_out ? *keys_out : local_keys;
+    d.keys_into(pos, keys);
     // Equal counts where no cost is given, and where all costs are zero.
-    std::vector<double> weight = cost.empty() ? std::vector<double>(n, 1.0) : cost;
     double total = 0;
-    for (const double w : weight) total += w;
+    for (const double c : cost) total += c;
     comm.sum(&total, 1);
-    if (!(total > 0)) std::fill(weight.begin(), weight.end(), 1.0);
-    d.first_key_ = cut_keys(keys, weight, comm.size(), comm);
-    if (keys_out) *keys_out = std::move(keys);
+    d.first_key_ = cut_keys(keys, total > 0 ? cost : std::vector<double>{}, comm.size(), comm);
     return d;
 }
 
@@ -159,11 +162,45 @@ std::vector<int> HilbertDomains::owners(PositionsRef pos) const
 
 std::vector<std::uint64_t> HilbertDomains::keys_of(PositionsRef pos) const
 {
-    std::vector<std::uint64_t> keys(static_cast<std::size_t>(pos.cols()));
+    std::vector<std::uint64_t> keys;
+    keys_into(pos, keys);
+    return keys;
+}
+
+void HilbertDomains::keys_into(PositionsRef pos, std::vector<std::uint64_t>& keys) const
+{
+    keys.resize(static_cast<std::size_t>(pos.cols()));
 #pragma omp parallel for schedule(static)
     for (Eigen::Index i = 0; i < pos.cols(); ++i)
         keys[static_cast<std::size_t>(i)] = key(pos(0, i), pos(1, i), pos(2, i));
-    return keys;
+}
+
+void HilbertDomains::leaving(const std::vector<std::uint64_t>& keys, int rank, std::vector<std::size_t>& leave,
+                             std::vector<int>& destination) const
+{
+    leave.clear();
+    destination.clear();
+    if (ranks() == 1) return;
+    // Each thread a contiguous slice, the slices' lists joined in order: ascending.
+    const int threads = omp_get_max_threads();
+    std::vector<std::vector<std::size_t>> slots(static_cast<std::size_t>(threads));
+    std::vector<std::vector<int>> owners(static_cast<std::size_t>(threads));
+    const std::size_t n = keys.size();
+#pragma omp parallel num_threads(threads)
+    {
+        const auto t = static_cast<std::size_t>(omp_get_thread_num()),
+                   count = static_cast<std::size_t>(omp_get_num_threads());
+        for (std::size_t i = n * t / count; i < n * (t + 1) / count; ++i) {
+            const int r = owner(keys[i]);
+            if (r == rank) continue;
+            slots[t].push_back(i);
+            owners[t].push_back(r);
+        }
+    }
+    for (std::size_t t = 0; t < slots.size(); ++t) {
+        leave.insert(leave.end(), slots[t].begin(), slots[t].end());
+        destination.insert(destination.end(), owners[t].begin(), owners[t].end());
+    }
 }
 
 namespace {
@@ -396,23 +433,21 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }
 
+bool DomainFollower::follow(ParticleSet& local, const Communicator& comm)
+{
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm, &keys_);
+    domains.leaving(keys_, comm.rank(), leave_, destination_);
+    // A step moves few particles across a cut, and often none: only those travel.
+    if (comm.max(leave_.empty() ? 0 : 1) == 0) return false;
+    const ParticleSet arrived = migrate(select_particles(local, leave_), destination_, comm);
+    exchange_in_place(local, leave_, arrived);
+    return true;
+}
+
 bool follow_domains(ParticleSet& local, const Communicator& comm)
 {
-    std::vector<std::uint64_t> keys;
-    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm, &keys);
-    const std::vector<int> owner = domains.owners_of_keys(keys, local.size());
-    std::vector<std::size_t> leave; // ascending
-    std::vector<int> destination;
-    for (std::size_t i = 0; i < local.size(); ++i)
-        if (owner[i] != comm.rank()) {
-            leave.push_back(i);
-            destination.push_back(owner[i]);
-        }
-    // A step moves few particles across a cut, and often none: only those travel.
-    if (comm.max(leave.empty() ? 0 : 1) == 0) return false;
-    const ParticleSet arrived = migrate(select_particles(local, leave), destination, comm);
-    exchange_in_place(local, leave, arrived);
-    return true;
+    DomainFollower follower;
+    return follower.follow(local, comm);
 }
 
 ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm)

@@ -20,7 +20,8 @@ class HilbertDomains {
     // Called by every rank with its own particles and their costs (empty: 1 each; else one
     // non-negative finite value per particle). The cube and the cuts are the same on every rank.
     // Throws std::invalid_argument for costs of the wrong length or value. `keys`, where given,
-    // gets the particles' keys (none on one rank, which needs no keys), for owners_of_keys.
+    // gets the particles' keys in its own memory (none on one rank, which needs no keys), for
+    // owners_of_keys and leaving.
     static HilbertDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
                               std::vector<std::uint64_t>* keys = nullptr);
 
@@ -32,9 +33,14 @@ class HilbertDomains {
     std::vector<int> owners(PositionsRef pos) const;
     // The same from the keys cut() gave for these particles.
     std::vector<int> owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const;
+    // The particles whose keys `rank` does not own (ascending) and their owners: between steps
+    // few leave, so that a list of them is all the following needs.
+    void leaving(const std::vector<std::uint64_t>& keys, int rank, std::vector<std::size_t>& leave,
+                 std::vector<int>& destination) const;
 
   private:
     std::vector<std::uint64_t> keys_of(PositionsRef pos) const;
+    void keys_into(PositionsRef pos, std::vector<std::uint64_t>& keys) const; // reusing their memory
 
     double lo_[3] = {0, 0, 0};
     double scale_ = 1;                     // 2^21 / the cube's side
@@ -75,6 +81,18 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 // from its file (in ID order) continues bit for bit. Returns whether any rank's particles changed
 // (false: every `local` is as it was).
 bool follow_domains(ParticleSet& local, const Communicator& comm);
+
+// follow_domains for a run, step after step: its key and list buffers keep their memory (at 10^7
+// particles a rank, an array of keys made anew at every step costs its page faults).
+class DomainFollower {
+  public:
+    bool follow(ParticleSet& local, const Communicator& comm);
+
+  private:
+    std::vector<std::uint64_t> keys_;
+    std::vector<std::size_t> leave_;
+    std::vector<int> destination_;
+};
 
 // Every rank's particles on the first rank, in ID order (an empty set on the others): what a run
 // writes.
