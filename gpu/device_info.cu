@@ -47,6 +47,35 @@ void select_cuda_device(int device)
     CUDA_CHECK(cudaSetDevice(device));
 }
 
+int current_cuda_device()
+{
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return device;
+}
+
+DeviceScope::DeviceScope(int device)
+{
+    if (device < 0) return;
+    const int current = current_cuda_device();
+    if (current == device) return;
+    select_cuda_device(device);
+    previous_ = current;
+}
+
+DeviceScope::~DeviceScope()
+{
+    if (previous_ >= 0) cudaSetDevice(previous_);
+}
+
+DeviceToRestore::~DeviceToRestore()
+{
+    if (device >= 0) cudaSetDevice(device);
+}
+
 DeviceSummary describe_device(int device)
 {
     cudaDeviceProp prop{};

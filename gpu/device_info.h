@@ -34,4 +34,34 @@ std::uint64_t cuda_device_free_memory(int device);
 // naming the visible count when it does not exist.
 void select_cuda_device(int device);
 
+// The calling thread's current device (0 where none can be told).
+int current_cuda_device();
+
+// `device` current while the scope lives (select_cuda_device: it must exist), then the device
+// that was current before; -1 changes nothing. Engines that name their device (direct-gpu, which
+// several GPUs or a rank's error sample make beside a tree) thus hand the thread back as they
+// found it to engines that work on the current device (tree-gpu, hermite-gpu): their streams
+// and buffers live there, and their next call would otherwise run on the other device.
+class DeviceScope {
+  public:
+    explicit DeviceScope(int device);
+    ~DeviceScope();
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+
+  private:
+    int previous_ = -1; // -1: nothing to put back
+};
+
+// A device to make current again when this is destroyed (-1: none): the first member of an
+// engine whose destructor makes its own device current, so that its buffers are freed there
+// and the caller's device is current again after them.
+struct DeviceToRestore {
+    int device = -1;
+    DeviceToRestore() = default;
+    DeviceToRestore(const DeviceToRestore&) = delete;
+    DeviceToRestore& operator=(const DeviceToRestore&) = delete;
+    ~DeviceToRestore();
+};
+
 } // namespace grove

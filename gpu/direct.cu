@@ -270,6 +270,7 @@ const char* precision_name(Precision p)
 }
 
 struct DirectGpuEngine::Impl {
+    DeviceToRestore caller_device; // first: made current again after the buffers below are freed
     GravityParams gravity;
     Precision precision;
     int device = -1;
@@ -302,8 +303,8 @@ struct DirectGpuEngine::Impl {
     Impl(GravityParams g, Precision p, int d) : gravity(g), precision(p), device(d)
     {
         if (cuda_device_count() == 0) throw std::runtime_error("direct-gpu: no CUDA device is visible");
-        if (device >= 0) select_cuda_device(device); // checks it is visible
-        sm_count = describe_device().sm_count;
+        const DeviceScope on(device); // checks it is visible
+        sm_count = describe_device(device >= 0 ? device : current_cuda_device()).sm_count;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         CUDA_CHECK(cudaEventCreate(&start));
         CUDA_CHECK(cudaEventCreate(&stop));
@@ -313,16 +314,13 @@ struct DirectGpuEngine::Impl {
     }
     ~Impl()
     {
-        if (device >= 0) cudaSetDevice(device);
+        if (device >= 0) {
+            caller_device.device = current_cuda_device();
+            cudaSetDevice(device);
+        }
         cudaEventDestroy(start);
         cudaEventDestroy(stop);
         cudaStreamDestroy(stream);
-    }
-
-    // Engines on several devices may share a thread: each call makes its own device current.
-    void use_device() const
-    {
-        if (device >= 0) CUDA_CHECK(cudaSetDevice(device));
     }
 
     // The kernel for the softening (guarded where a pair may be unsoftened; by type where the
@@ -437,7 +435,9 @@ struct DirectGpuEngine::Impl {
     void run(PositionsRef pos, MassesRef mass, TypesRef type, const std::vector<std::int32_t>* targets, Forces& out)
     {
         const auto wall_start = std::chrono::steady_clock::now();
-        use_device();
+        // Engines on several devices may share a thread: each call makes its own device current,
+        // and the caller's again after it.
+        const DeviceScope on(device);
         const auto n = static_cast<std::size_t>(pos.cols());
         const std::size_t m = targets ? targets->size() : n;
         if (n >= static_cast<std::size_t>(INT32_MAX))

@@ -7,6 +7,7 @@
 #include "gpu/direct_gpu.h"
 #include "gpu/direct_multi_gpu.h"
 #include "gpu/loop_ceiling.h"
+#include "gpu/tree_gpu.h"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 
@@ -159,6 +160,32 @@ TEST_CASE("direct-gpu on several devices: the targets' shares give the one-devic
     MultiGpuDirectEngine unsoftened(GravityParams{1.0, 0.0}, Precision::Double, devices);
     Forces f;
     CHECK_THROWS_WITH(unsoftened.compute(q.pos, q.mass, f), Catch::Contains("particles 28000 and 29000"));
+}
+
+// A run's error sample (direct-gpu over every GPU) beside a tree on the current device: the tree's
+// next call ran on the last device the direct engine had made current, with its buffers on the
+// first, and the kernel stopped on an illegal address.
+TEST_CASE("direct-gpu on other devices leaves the caller's device current for tree-gpu", "[gpu][direct]")
+{
+    if (cuda_device_count() < 2) GROVE_SKIP_TEST("one GPU visible: no other device to switch to");
+    select_cuda_device(0);
+    const ParticleSet p = test::clustered_particles(20000, 4);
+    TreeGpuEngine tree(TreeParams{}, GravityParams{1.0, 1e-3});
+    Forces before, after, f;
+    tree.compute(p.pos, p.mass, before);
+    {
+        MultiGpuDirectEngine many(GravityParams{1.0, 1e-3}, Precision::Float, {0, 1});
+        CHECK(current_cuda_device() == 0);
+        DirectGpuEngine other(GravityParams{1.0, 1e-3}, Precision::Float, 1);
+        CHECK(current_cuda_device() == 0);
+        other.compute(p.pos, p.mass, f);
+        CHECK(current_cuda_device() == 0);
+        many.compute(p.pos, p.mass, f);
+        CHECK(current_cuda_device() == 0);
+    }
+    CHECK(current_cuda_device() == 0); // after their destructors too
+    tree.compute(p.pos, p.mass, after);
+    CHECK(after.acc == before.acc);
 }
 
 TEST_CASE("direct-gpu: the inner loops alone stay under their instruction-count limits", "[gpu][direct]")
