@@ -203,6 +203,27 @@ TEST_CASE("tree invariants and moments on random and clustered sets", "[tree]")
     REQUIRE(expect == static_cast<std::int32_t>(n));
 }
 
+namespace {
+
+template <class Array> bool same_bytes(const Array& a, const Array& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+}
+
+// The keys and every node array of two trees, byte for byte.
+void check_same_nodes(const Octree& a, const Octree& b)
+{
+    CHECK(same_bytes(a.keys, b.keys));
+    CHECK(same_bytes(a.next, b.next));
+    CHECK(same_bytes(a.is_leaf, b.is_leaf));
+    CHECK(same_bytes(a.range, b.range));
+    CHECK(same_bytes(a.com_mass, b.com_mass));
+    CHECK(same_bytes(a.quad, b.quad));
+    CHECK(same_bytes(a.r_open2, b.r_open2));
+}
+
+} // namespace
+
 // The top of the tree is split serially and its subtrees in parallel, at a size that depends on
 // the number of threads: the result must not.
 TEST_CASE("the tree and its groups do not depend on the number of threads", "[tree]")
@@ -215,18 +236,9 @@ TEST_CASE("the tree and its groups do not depend on the number of threads", "[tr
     omp_set_num_threads(5);
     const Octree five = build_octree(p.pos, p.mass, params);
     omp_set_num_threads(saved);
-    auto same_bytes = [](const auto& a, const auto& b) {
-        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
-    };
     CHECK(one.num_nodes() > 1000);
-    CHECK(same_bytes(one.keys, five.keys));
     CHECK(same_bytes(one.order, five.order));
-    CHECK(same_bytes(one.next, five.next));
-    CHECK(same_bytes(one.is_leaf, five.is_leaf));
-    CHECK(same_bytes(one.range, five.range));
-    CHECK(same_bytes(one.com_mass, five.com_mass));
-    CHECK(same_bytes(one.quad, five.quad));
-    CHECK(same_bytes(one.r_open2, five.r_open2));
+    check_same_nodes(one, five);
     // Groups field by field: their padding bytes are not part of the result.
     REQUIRE(one.groups.size() == five.groups.size());
     bool same_groups = true;
@@ -280,16 +292,8 @@ TEST_CASE("the tree does not depend on the order of the particles", "[tree]")
     const BuildParams params{16, 32};
     const Octree one = build_octree(p.pos, p.mass, params);
     const Octree other = build_octree(pos, m, params);
-    auto same_bytes = [](const auto& a, const auto& b) {
-        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
-    };
-    CHECK(same_bytes(one.keys, other.keys));
     CHECK(same_bytes(one.particles, other.particles));
-    CHECK(same_bytes(one.next, other.next));
-    CHECK(same_bytes(one.range, other.range));
-    CHECK(same_bytes(one.com_mass, other.com_mass));
-    CHECK(same_bytes(one.quad, other.quad));
-    CHECK(same_bytes(one.r_open2, other.r_open2));
+    check_same_nodes(one, other);
     // Each slot holds the same particle (or, for coincident ones, one of equal position and mass).
     std::size_t differ = 0;
     for (std::size_t k = 0; k < one.order.size(); ++k) {
