@@ -1,9 +1,10 @@
 // Resizing a particle array without fresh pages. Eigen's resize() frees and allocates anew
 // whenever the size changes, and an allocation of many megabytes comes from the kernel as pages
-// that fault in (zeroed) one by one at first touch: at 10^7 particles that costs more than the
-// pass that fills the array. Where the particle count changes a little at every step (a rank's
-// domain), conservativeResize() reallocates instead, which keeps the pages the array has (glibc
-// moves a large block with mremap) and faults in only what it adds.
+// that fault in (zeroed) one by one at first touch: at 10^7 particles a rank, such faults were
+// much of a step's host work on domains (bench/results/several-gpus.md). Where the particle count
+// changes a little at every step (a rank's domain), conservativeResize() reallocates instead,
+// which keeps the pages the array has (glibc moves a large block with mremap) and faults in only
+// what it adds.
 #pragma once
 
 #include <Eigen/Core>

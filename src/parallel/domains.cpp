@@ -127,7 +127,8 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
     double total = 0;
     for (const double c : cost) total += c;
     comm.sum(&total, 1);
-    d.first_key_ = cut_keys(keys, total > 0 ? cost : std::vector<double>{}, comm.size(), comm);
+    const std::vector<double> unit; // empty: every key weighs 1
+    d.first_key_ = cut_keys(keys, total > 0 ? cost : unit, comm.size(), comm);
     return d;
 }
 
@@ -442,12 +443,6 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm)
     const ParticleSet arrived = migrate(select_particles(local, leave_), destination_, comm);
     exchange_in_place(local, leave_, arrived);
     return true;
-}
-
-bool follow_domains(ParticleSet& local, const Communicator& comm)
-{
-    DomainFollower follower;
-    return follower.follow(local, comm);
 }
 
 ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm)

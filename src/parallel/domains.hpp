@@ -57,9 +57,10 @@ ParticleSet migrate(const ParticleSet& particles, const std::vector<int>& owner,
 // The particles at the slots `leave` (ascending, distinct) replaced by `arrived`, in place: the
 // arrivals fill the slots below the new count first and follow the last particle where more
 // arrive than leave; where fewer arrive, the last particles that stay fill the slots that are
-// left. Only the particles that move are copied, and the arrays keep their memory: a copy of a
-// whole domain into new arrays at every step cost more than the step's other host work at 10^7
-// particles. The forces stay where both sets have them (dropped otherwise); extra columns go.
+// left. Only the particles that move are copied, and the arrays keep their memory: no new array
+// of every particle at each step, whose pages would fault in anew. The forces stay where both
+// sets have them (dropped otherwise); extra columns go. Throws std::invalid_argument for slots
+// that are not ascending, distinct and within the set.
 void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave, const ParticleSet& arrived);
 
 // The particles of `p` at `index`, in that order (the forces too where p has them).
@@ -73,19 +74,17 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 // cut to equal cost instead (HilbertDomains::cut).
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
-// The ranks' particles moved to domains cut anew to equal counts: between the steps of a run, so
-// that the domains follow the particles. Only the particles that change rank travel; those that
-// stay keep their order, and the arrivals follow them. The same particles on the same number of
-// ranks give the same domains whichever rank held what and in whatever order, as own_domain does;
-// the trees built on them do not depend on the order (tree/build.hpp), so that a run restarted
-// from its file (in ID order) continues bit for bit. Returns whether any rank's particles changed
-// (false: every `local` is as it was).
-bool follow_domains(ParticleSet& local, const Communicator& comm);
-
-// follow_domains for a run, step after step: its key and list buffers keep their memory (at 10^7
-// particles a rank, an array of keys made anew at every step costs its page faults).
+// The domains following the particles between the steps of a run: a run holds one, whose key
+// and list buffers keep their memory from step to step (at 10^7 particles a rank, an array of
+// keys made anew at every step costs its page faults).
 class DomainFollower {
   public:
+    // The ranks' particles moved to domains cut anew to equal counts. Only the particles that
+    // change rank travel; they take the leavers' slots (exchange_in_place), and the others keep
+    // theirs. The same particles on the same number of ranks give the same domains whichever rank
+    // held what and in whatever order, as own_domain does; the trees built on them do not depend
+    // on the order (tree/build.hpp), so that a run restarted from its file (in ID order) continues
+    // bit for bit. Returns whether any rank's particles changed (false: every `local` is as it was).
     bool follow(ParticleSet& local, const Communicator& comm);
 
   private:
