@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -191,69 +192,94 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
 
 } // namespace
 
-void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out)
+// The LET in walk order: the top's nodes one by one, each task's piece in its place.
+struct LetSegment {
+    const LetPiece* piece;
+    std::size_t node, nodes, particle, particles; // in the piece
+    std::size_t node_at = 0, particle_at = 0;     // in the LET
+};
+
+struct LetMaker::Scratch {
+    LetPiece top; // the top of the tree walked here, the cells below it by the threads
+    std::vector<std::int32_t> tasks;
+    std::vector<LetPiece> below;
+    std::vector<LetSegment> segments;
+    std::vector<LetNode> nodes;
+    std::vector<std::int32_t> source;
+};
+
+LetMaker::LetMaker() : s_(std::make_unique<Scratch>()) {}
+LetMaker::~LetMaker() = default;
+
+void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
+                    std::vector<char>& out)
 {
     if (criterion.kind == MacKind::geometric && !(criterion.theta > 0))
         throw std::invalid_argument("make_let: theta must be > 0");
     if (criterion.kind == MacKind::relative && !(criterion.alpha > 0))
         throw std::invalid_argument("make_let: alpha must be > 0");
-    // The top of the tree walked here, the cells below it that need walking by the threads.
-    LetPiece top;
-    std::vector<std::int32_t> tasks;
+    Scratch& s = *s_;
+    const auto clear = [](LetPiece& piece) {
+        piece.source.clear();
+        piece.nodes.clear();
+        piece.particles.clear();
+    };
+    clear(s.top);
+    s.tasks.clear();
     if (!boxes.empty() && tree.num_nodes() > 0) {
         const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
-        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, criterion, top, &tasks, split);
+        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, criterion, s.top, &s.tasks, split);
     }
-    std::vector<LetPiece> below(tasks.size());
+    if (s.below.size() < s.tasks.size()) s.below.resize(s.tasks.size());
 #pragma omp parallel for schedule(dynamic, 1)
-    for (std::size_t t = 0; t < tasks.size(); ++t)
-        walk_for_boxes(tree, tasks[t], tree.next[static_cast<std::size_t>(tasks[t])], boxes, criterion, below[t],
+    for (std::size_t t = 0; t < s.tasks.size(); ++t) {
+        clear(s.below[t]);
+        walk_for_boxes(tree, s.tasks[t], tree.next[static_cast<std::size_t>(s.tasks[t])], boxes, criterion, s.below[t],
                        nullptr, 0);
-    // The LET in walk order: the top's nodes one by one, each task's piece in its place; every
-    // piece's nodes and particles then go straight to where they belong in `out`.
-    struct Segment {
-        const LetPiece* piece;
-        std::size_t node, nodes, particle, particles; // in the piece
-        std::size_t node_at = 0, particle_at = 0;     // in the LET
-    };
-    std::vector<Segment> segments;
+    }
+    // Every piece's nodes and particles go straight to where they belong in `out`.
+    s.segments.clear();
     std::size_t num_nodes = 0, num_particles = 0;
-    for (std::size_t k = 0; k < top.nodes.size(); ++k) {
-        const std::int32_t s = top.source[k];
-        Segment g = s < 0 ? Segment{&below[static_cast<std::size_t>(-1 - s)], 0,
-                                    below[static_cast<std::size_t>(-1 - s)].nodes.size(), 0,
-                                    below[static_cast<std::size_t>(-1 - s)].particles.size()}
-                          : Segment{&top, k, 1, static_cast<std::size_t>(top.nodes[k].first),
-                                    static_cast<std::size_t>(top.nodes[k].count)};
+    for (std::size_t k = 0; k < s.top.nodes.size(); ++k) {
+        const std::int32_t from = s.top.source[k];
+        const LetPiece* task = from < 0 ? &s.below[static_cast<std::size_t>(-1 - from)] : nullptr;
+        LetSegment g = task ? LetSegment{task, 0, task->nodes.size(), 0, task->particles.size()}
+                            : LetSegment{&s.top, k, 1, static_cast<std::size_t>(s.top.nodes[k].first),
+                                         static_cast<std::size_t>(s.top.nodes[k].count)};
         g.node_at = num_nodes;
         g.particle_at = num_particles;
         num_nodes += g.nodes;
         num_particles += g.particles;
-        segments.push_back(g);
+        s.segments.push_back(g);
     }
     const LetHeader h{num_nodes, num_particles};
     const std::size_t at = out.size();
     out.resize(at + sizeof h + num_nodes * sizeof(LetNode) + num_particles * sizeof(Vec4<double>));
     std::memcpy(out.data() + at, &h, sizeof h);
     char* particles_out = out.data() + at + sizeof h + num_nodes * sizeof(LetNode);
-    std::vector<LetNode> nodes(num_nodes);
-    std::vector<std::int32_t> source(num_nodes);
+    s.nodes.resize(num_nodes);
+    s.source.resize(num_nodes);
 #pragma omp parallel for schedule(dynamic, 16)
-    for (std::size_t k = 0; k < segments.size(); ++k) {
-        const Segment& g = segments[k];
+    for (std::size_t k = 0; k < s.segments.size(); ++k) {
+        const LetSegment& g = s.segments[k];
         for (std::size_t j = 0; j < g.nodes; ++j) {
             LetNode n = g.piece->nodes[g.node + j];
             if (n.count > 0) n.first = static_cast<std::int32_t>(g.particle_at + (n.first - g.particle));
-            nodes[g.node_at + j] = n;
-            source[g.node_at + j] = g.piece->source[g.node + j];
+            s.nodes[g.node_at + j] = n;
+            s.source[g.node_at + j] = g.piece->source[g.node + j];
         }
         if (g.particles > 0)
             std::memcpy(particles_out + g.particle_at * sizeof(Vec4<double>), g.piece->particles.data() + g.particle,
                         g.particles * sizeof(Vec4<double>));
     }
-    set_skips(tree, source, nodes);
-    std::memcpy(out.data() + at + sizeof h, nodes.data(), num_nodes * sizeof(LetNode));
+    set_skips(tree, s.source, s.nodes);
+    std::memcpy(out.data() + at + sizeof h, s.nodes.data(), num_nodes * sizeof(LetNode));
+}
+
+void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
+              std::vector<char>& out)
+{
+    LetMaker().make(tree, boxes, criterion, out);
 }
 
 LetBytes let_bytes(const char* data, std::size_t size)

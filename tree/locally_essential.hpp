@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/opening_criterion.hpp"
@@ -74,6 +75,23 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024,
 // boxes, gives an empty LET.
 void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
               std::vector<char>& out);
+
+// make_let for a rank that makes LETs at every step: the pieces its threads walk and its staging
+// keep their memory from one call to the next, where new ones came from the kernel as pages that
+// faulted in at every step.
+class LetMaker {
+  public:
+    LetMaker();
+    ~LetMaker();
+    LetMaker(const LetMaker&) = delete;
+    LetMaker& operator=(const LetMaker&) = delete;
+    void make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
+              std::vector<char>& out);
+
+  private:
+    struct Scratch;
+    std::unique_ptr<Scratch> s_;
+};
 
 // A LET's bytes, checked: throws std::runtime_error for a buffer that is not one LET (wrong
 // length, skip indices or particle ranges out of bounds).

@@ -17,6 +17,7 @@
 #include "parallel/communicator.hpp"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
+#include "tree/locally_essential.hpp"
 #include "tree/octree.hpp"
 #include "tree/tree_sweep.hpp"
 
@@ -83,6 +84,7 @@ class DomainTreeEngine final : public ForceEngine {
     const Communicator& comm_;
     Octree forest_;                                  // this rank's tree, the received LETs after it
     std::vector<std::vector<char>> send_, received_; // the LETs by rank, kept with their capacity
+    LetMaker let_maker_;
     Forces forest_forces_;
     PhaseTimes times_;
     LetTraffic traffic_;

@@ -258,6 +258,26 @@ TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domai
     CHECK(large < 0.6);
 }
 
+// A rank's LetMaker makes a LET at every step into the memory of the last: what it makes must not
+// depend on what it made before (a larger tree, then a smaller one, then the larger again).
+TEST_CASE("a LetMaker used again makes the LETs make_let makes", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(40000, 4, GalaxyParams{});
+    const Domains d = morton_domains(p, 3);
+    const Octree large = build_octree(d.pos[0], d.mass[0], BuildParams{});
+    const Octree small = build_octree(d.pos[1].leftCols(3000), d.mass[1].head(3000), BuildParams{});
+    const std::vector<DomainBox> boxes = domain_boxes(build_octree(d.pos[2], d.mass[2], BuildParams{}));
+    LetMaker maker;
+    for (const Octree* tree : {&large, &small, &large}) {
+        for (const double theta : {0.4, 0.7}) {
+            std::vector<char> fresh, again;
+            make_let(*tree, boxes, OpeningCriterion::geometric(theta), fresh);
+            maker.make(*tree, boxes, OpeningCriterion::geometric(theta), again);
+            CHECK(again == fresh);
+        }
+    }
+}
+
 TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
 {
     const ParticleSet p = make_galaxy(3000, 3, GalaxyParams{});
