@@ -28,11 +28,18 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
                                     const Communicator& comm)
 {
     const auto cuts = static_cast<std::size_t>(ranks - 1);
-    const bool unit = cost.empty(); // every key weighs 1 (no array of ones at every step)
-    const auto weight = [&](std::size_t i) { return unit ? 1.0 : cost[i]; };
+    // Every key weighs 1 where no cost is given (no array of ones at every step), and where all
+    // costs are zero.
+    bool unit = cost.empty();
     double total = unit ? static_cast<double>(keys.size()) : 0;
     for (const double c : cost) total += c;
     comm.sum(&total, 1);
+    if (!(total > 0)) { // decided on the sum over the ranks: every rank takes this branch or none
+        unit = true;
+        total = static_cast<double>(keys.size());
+        comm.sum(&total, 1);
+    }
+    const auto weight = [&](std::size_t i) { return unit ? 1.0 : cost[i]; };
     std::vector<double> target(cuts), below(cuts, 0.0);
     for (std::size_t c = 0; c < cuts; ++c) target[c] = total * static_cast<double>(c + 1) / ranks;
     std::vector<std::uint64_t> lo(cuts, 0);
@@ -123,12 +130,7 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
     std::vector<std::uint64_t> local_keys;
     std::vector<std::uint64_t>& keys = keys_out ? *keys_out : local_keys;
     d.keys_into(pos, keys);
-    // Equal counts where no cost is given, and where all costs are zero.
-    double total = 0;
-    for (const double c : cost) total += c;
-    comm.sum(&total, 1);
-    const std::vector<double> unit; // empty: every key weighs 1
-    d.first_key_ = cut_keys(keys, total > 0 ? cost : unit, comm.size(), comm);
+    d.first_key_ = cut_keys(keys, cost, comm.size(), comm);
     return d;
 }
 
