@@ -269,8 +269,8 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     const bool relative = e.criterion.kind == MacKind::relative;
     OctreeView<float> view = device_view();
     CUDA_CHECK(cudaEventRecord(events[kBegin], stream));
-    // The relative criterion keeps the geometric floor (theta = 2/sqrt(3)) under its own test.
-    const double theta = relative ? kMaxTheta : e.criterion.theta;
+    // The relative criterion keeps a geometric bound (at least the floor) under its own test.
+    const double theta = e.criterion.geometric_theta();
     gpu::launch_opening_radii(num_nodes, dev.size.data(), dev.com_offset.data(), static_cast<float>(theta),
                               softening_by_type ? d_node_radius2.data() : nullptr, dev.r_open2.data(), stream);
     if (relative) {

@@ -132,9 +132,13 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
                            const std::optional<std::string>& precision, std::optional<int> nleaf,
                            std::optional<int> ncrit, const std::string& mac = "geometric", double alpha = 1e-3,
                            MemoryLimit gpu_memory = {}, MemoryLimit list_memory = {},
-                           const py::object& eps_type = py::none())
+                           const py::object& eps_type = py::none(), std::optional<double> theta_max = std::nullopt)
 {
     EngineConfig c;
+    if (theta_max) {
+        if (mac != "relative") throw py::value_error("theta_max bounds mac='relative'; it has no effect on theta");
+        c.theta_max = *theta_max;
+    }
     if ((gpu_memory && *gpu_memory == 0) || (list_memory && *list_memory == 0))
         throw py::value_error("gpu_memory and list_memory are bytes > 0 (or None)");
     c.gpu_memory = gpu_memory.value_or(0);
@@ -159,7 +163,8 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
 py::tuple forces(const py::array& pos, const py::array& mass, const std::string& engine, double theta, double eps,
                  double G, const std::optional<std::string>& precision, std::optional<int> nleaf,
                  std::optional<int> ncrit, const std::string& mac, double alpha, MemoryLimit gpu_memory,
-                 MemoryLimit list_memory, const py::object& eps_type, const std::optional<py::array>& types)
+                 MemoryLimit list_memory, const py::object& eps_type, const std::optional<py::array>& types,
+                 std::optional<double> theta_max)
 {
     check_array(pos, -1, 3, "pos");
     check_array(mass, static_cast<Eigen::Index>(pos.shape(0)), 0, "mass");
@@ -168,8 +173,8 @@ py::tuple forces(const py::array& pos, const py::array& mass, const std::string&
     const PositionsRef x = view_of(pos, x_owned, "pos"); // float64: numpy's memory, no copy
     const MassesRef m = view_of(mass, m_owned, "mass");
     if ((m.array() < 0).any()) throw py::value_error("mass holds negative values");
-    const EngineConfig config =
-        engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha, gpu_memory, list_memory, eps_type);
+    const EngineConfig config = engine_config(engine, theta, eps, G, precision, nleaf, ncrit, mac, alpha, gpu_memory,
+                                              list_memory, eps_type, theta_max);
     std::vector<std::uint8_t> type;
     if (types) {
         const auto t = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(*types);
@@ -208,7 +213,8 @@ class Simulation {
                std::optional<double> eta, double dt_max, const std::string& timestep, std::optional<double> eta_dyn,
                double theta, double eps, std::optional<double> G, const std::optional<std::string>& precision,
                std::optional<int> nleaf, std::optional<int> ncrit, const std::string& mac, double alpha,
-               MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type)
+               MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type,
+               std::optional<double> theta_max)
         : p_(std::move(particles))
     {
         plan(Workload::run, p_.size(), "a Simulation of " + std::to_string(p_.size()) + " particles", engine,
@@ -216,7 +222,7 @@ class Simulation {
         IntegratorConfig c;
         c.integrator = integrator;
         c.engine = engine_config(engine, theta, eps, G ? *G : p_.units.G, precision, nleaf, ncrit, mac, alpha,
-                                 gpu_memory, list_memory, eps_type);
+                                 gpu_memory, list_memory, eps_type, theta_max);
         // The command line's rules: block steps (the leapfrog's) take dt_max and GADGET's eta
         // (0.025 unless given), capped by the dynamical time (eta_dyn, grove run's default unless
         // given); Hermite's eta is Aarseth's.
@@ -294,15 +300,17 @@ class Simulation {
 py::dict accuracy(const ParticleSet& p, const std::vector<double>& values, std::optional<std::size_t> sample,
                   const std::string& engine, double eps, std::optional<double> G,
                   const std::optional<std::string>& precision, std::optional<int> nleaf, std::optional<int> ncrit,
-                  const std::string& mac, MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type)
+                  const std::string& mac, MemoryLimit gpu_memory, MemoryLimit list_memory, const py::object& eps_type,
+                  std::optional<double> theta_max)
 {
     // The engine keywords as forces() and Simulation() check them (the tree engines compute in
     // their own precision); the swept values as theta or alpha each.
     const EngineConfig c = engine_config(engine, 0.5, eps, G ? *G : p.units.G, precision, nleaf, ncrit, mac, 1e-3,
-                                         gpu_memory, list_memory, eps_type);
+                                         gpu_memory, list_memory, eps_type, theta_max);
     plan(Workload::accuracy, p.size(), "an accuracy study of " + std::to_string(p.size()) + " particles", engine);
     AccuracyOptions o;
     o.values = values;
+    o.theta_max = c.theta_max;
     try {
         o.mac = parse_mac(mac);
         if (values.empty()) throw std::invalid_argument("give one or more theta (or alpha) values");
@@ -427,18 +435,19 @@ PYBIND11_MODULE(grove, m)
           py::arg("theta") = 0.5, py::arg("eps") = 0.0, py::arg("G") = 1.0, py::arg("precision") = py::none(),
           py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
           py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
-          py::arg("eps_type") = py::none(), py::arg("types") = py::none(),
+          py::arg("eps_type") = py::none(), py::arg("types") = py::none(), py::arg("theta_max") = py::none(),
           "Accelerations (N, 3) and potentials (N,) of particles at pos (N, 3) with masses (N,). eps_type softens by "
           "particle type ('halo=0.1,disk=0.05' or {1: 0.1, 'disk': 0.05}; a pair with sqrt((eps_i^2 + eps_j^2) / 2)) "
           "and then needs types (N,), each particle's type 0..5. Tree engines open "
-          "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|). gpu_memory: "
+          "cells by theta (mac='geometric') or by alpha (mac='relative': G M l^2 / d^4 > alpha |a|; theta_max also "
+          "opens what theta = theta_max would, as grove's --theta-max). gpu_memory: "
           "bytes a GPU engine may hold on its device; list_memory: bytes a tree engine's interaction lists may hold "
           "at once (walked in batches beyond); both as grove's --gpu-memory and --list-memory.");
     m.def("accuracy", &accuracy, py::arg("snapshot"), py::arg("values"), py::kw_only(), py::arg("sample") = py::none(),
           py::arg("engine") = "tree", py::arg("eps") = 0.0, py::arg("G") = py::none(),
           py::arg("precision") = py::none(), py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(),
           py::arg("mac") = "geometric", py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
-          py::arg("eps_type") = py::none(),
+          py::arg("eps_type") = py::none(), py::arg("theta_max") = py::none(),
           "Tree-versus-direct error percentiles per theta (or alpha with mac='relative'): {'theta' or 'alpha', "
           "'levels', component: (values, levels)}.");
 
@@ -508,14 +517,14 @@ PYBIND11_MODULE(grove, m)
         .def(py::init<ParticleSet, std::string, std::string, double, std::optional<double>, double, std::string,
                       std::optional<double>, double, double, std::optional<double>, std::optional<std::string>,
                       std::optional<int>, std::optional<int>, std::string, double, MemoryLimit, MemoryLimit,
-                      const py::object&>(),
+                      const py::object&, std::optional<double>>(),
              py::arg("snapshot"), py::kw_only(), py::arg("integrator") = "leapfrog", py::arg("engine") = "tree",
              py::arg("dt") = 0.0, py::arg("eta") = py::none(), py::arg("dt_max") = 0.0625,
              py::arg("timestep") = "shared", py::arg("eta_dyn") = py::none(), py::arg("theta") = 0.5,
              py::arg("eps") = 0.0, py::arg("G") = py::none(), py::arg("precision") = py::none(),
              py::arg("nleaf") = py::none(), py::arg("ncrit") = py::none(), py::arg("mac") = "geometric",
              py::arg("alpha") = 1e-3, py::arg("gpu_memory") = py::none(), py::arg("list_memory") = py::none(),
-             py::arg("eps_type") = py::none())
+             py::arg("eps_type") = py::none(), py::arg("theta_max") = py::none())
         .def("evolve", &Simulation::evolve, py::arg("t"))
         .def("energy", &Simulation::energy, "Kinetic plus potential energy now.")
         .def_property_readonly(

@@ -28,9 +28,10 @@ struct TreeParams {
     BuildParams build;
     int rebuild_every = 1; // full builds every K evaluations, refits between (tree/refit.hpp)
     MacKind mac = MacKind::geometric;
-    double alpha = 1e-3;    // the relative criterion's (tree/mac.hpp)
-    bool lookahead = false; // the next tree built from predicted positions meanwhile (tree/refit.hpp)
-    bool resident = true;   // tree-gpu: offer whole leapfrog steps on the device (with lookahead)
+    double alpha = 1e-3;          // the relative criterion's (tree/mac.hpp)
+    double theta_max = kMaxTheta; // the relative criterion's geometric bound
+    bool lookahead = false;       // the next tree built from predicted positions meanwhile (tree/refit.hpp)
+    bool resident = true;         // tree-gpu: offer whole leapfrog steps on the device (with lookahead)
     // Bytes the interaction lists may take at once (tree/list_batches.hpp); 0: chosen by the engine
     // from the memory it has (tree-cpu a quarter of what this process may use, tree-gpu most of its
     // device's free memory or of device_memory).
@@ -38,7 +39,7 @@ struct TreeParams {
     // tree-gpu: bytes it may hold on its device in all (0: what the device has free).
     std::uint64_t device_memory = 0;
 
-    OpeningCriterion opening() const { return {mac, theta, alpha}; }
+    OpeningCriterion opening() const { return {mac, theta, alpha, theta_max}; }
 };
 
 // Seconds spent in each build phase.

@@ -14,6 +14,7 @@ TreeParams tree_params(const EngineConfig& c)
     p.mac = parse_mac(c.mac);
     p.theta = c.theta;
     p.alpha = c.alpha;
+    p.theta_max = c.theta_max;
     check_opening(p.opening());
     p.build = {c.nleaf, c.ncrit};
     p.rebuild_every = c.rebuild_every;

@@ -155,7 +155,7 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
                     std::int32_t split)
 {
     const bool relative = criterion.kind == MacKind::relative;
-    const double theta = relative ? kMaxTheta : criterion.theta; // the relative criterion's floor
+    const double theta = criterion.geometric_theta(); // under the relative criterion, its bound
     for (std::int32_t i = begin; i < end;) {
         const auto k = static_cast<std::size_t>(i);
         const double r_rel2 = relative ? relative_radius2(tree.size[k], tree.com_mass[k].w, criterion.alpha) : 0.0;

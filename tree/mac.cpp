@@ -59,7 +59,7 @@ OctreeView<T> set_opening_criterion(TreeArrays<T, HostVector>& tree, const Octre
     if (!(criterion.alpha > 0)) throw std::invalid_argument("tree: alpha must be > 0");
     if (abs_acc.size() != tree.particles.size())
         throw std::logic_error("tree: the relative criterion needs one |a| per particle");
-    set_opening_radii(tree, static_cast<T>(kMaxTheta));
+    set_opening_radii(tree, static_cast<T>(criterion.geometric_theta()));
     tree.r_rel2.resize(tree.next.size());
     fill_relative_radii(tree.next.size(), tree.size.data(), tree.com_mass.data(), static_cast<T>(criterion.alpha),
                         tree.r_rel2.data());

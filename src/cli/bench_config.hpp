@@ -35,6 +35,7 @@ struct BenchConfig {
     double theta = 0.5;                       // step
     std::string mac = "geometric";            // step: opening criterion (geometric | relative)
     double alpha = 1e-3;                      // step: the relative criterion's bound
+    double theta_max = kMaxTheta;             // step: the relative criterion's geometric bound
     std::optional<double> dt;                 // step: 1/64, or 2.5e-4 for galaxy (GADGET time units)
     int steps = 64;                           // step: timed steps (after the warm-up)
     int warmup = 3;                           // step: steps before the timing starts

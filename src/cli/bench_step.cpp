@@ -116,7 +116,8 @@ StepSettings step_settings(const BenchConfig& c)
 
 std::string opening_text(const BenchConfig& c)
 {
-    return c.mac == "relative" ? "alpha " + compact(c.alpha) : "theta " + compact(c.theta);
+    if (c.mac != "relative") return "theta " + compact(c.theta);
+    return "alpha " + compact(c.alpha) + (c.theta_max < kMaxTheta ? " theta-max " + compact(c.theta_max) : "");
 }
 
 IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double dt, double eps, bool lookahead)
@@ -127,6 +128,7 @@ IntegratorConfig step_config(const BenchConfig& c, const ParticleSet& p, double 
     ic.engine.theta = c.theta;
     ic.engine.mac = c.mac;
     ic.engine.alpha = c.alpha;
+    ic.engine.theta_max = c.theta_max;
     ic.engine.nleaf = c.nleaf;
     ic.engine.ncrit = c.ncrit;
     ic.engine.gravity = {p.units.G, eps};

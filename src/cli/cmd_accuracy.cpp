@@ -45,6 +45,16 @@ AccuracyCommand accuracy_command(const cxxopts::ParseResult& r)
         throw std::runtime_error("--alpha belongs to --mac relative; the geometric criterion sweeps --theta");
     if (o.mac == MacKind::relative && r.count("theta"))
         throw std::runtime_error("--theta belongs to --mac geometric; the relative criterion sweeps --alpha");
+    if (r.count("theta-max")) {
+        if (o.mac != MacKind::relative)
+            throw std::runtime_error("--theta-max bounds --mac relative; the geometric criterion sweeps --theta");
+        o.theta_max = r["theta-max"].as<double>();
+        try {
+            check_theta_max(o.theta_max);
+        } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(std::string("--") + e.what());
+        }
+    }
     o.values = o.mac == MacKind::geometric ? parse_sweep(r["theta"].as<std::string>(), o.mac)
                                            : parse_sweep(r["alpha"].as<std::string>(), o.mac);
     o.nleaf = r["nleaf"].as<int>();
@@ -116,10 +126,13 @@ int run_accuracy(const AccuracyCommand& c)
             "on %d Peano-Hilbert domains with locally essential trees: each row's times are one computation over the "
             "domains, the tree builds, LET walks and exchange included\n\n",
             comm.size());
+    char bound[64] = "";
+    if (o.theta_max < kMaxTheta) std::snprintf(bound, sizeof bound, ", bounded by theta-max %g", o.theta_max);
     if (o.mac == MacKind::relative)
-        std::printf("relative criterion: |a| from one geometric pass at theta = %.2f (%.1f ms%s, not in the rows: a "
+        std::printf("relative criterion%s: |a| from one geometric pass at theta = %.2f (%.1f ms%s, not in the rows: a "
                     "run takes the previous step's)\n\n",
-                    kFirstPassTheta, 1e3 * s.first_pass_seconds, o.domains ? " with the first row's evaluation" : "");
+                    bound, kFirstPassTheta, 1e3 * s.first_pass_seconds,
+                    o.domains ? " with the first row's evaluation" : "");
     std::printf("| %s | component | p50 | p90 | p99 | p99.9 | max | pot p50 | nodes/group | leaves/group | "
                 "interactions/particle | walk+eval ms | end-to-end ms | speed-up vs direct |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
@@ -181,8 +194,11 @@ int command_accuracy(int argc, char** argv)
         cxxopts::value<std::string>()->default_value("geometric"))(
         "alpha", "relative criterion: LO:HI:STEP or a comma-separated list, each in (0, 1]",
         cxxopts::value<std::string>()->default_value("1e-4,2e-4,5e-4,1e-3,2e-3,5e-3,1e-2"))(
-        "engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
-        cxxopts::value<std::string>()->default_value("tree"))(
+        "theta-max",
+        "relative criterion: also open every cell that the geometric criterion at this angle opens, in (0, 1.1547] "
+        "(default: no bound but the floor)",
+        cxxopts::value<double>())("engine", "tree engine: tree (GPU when present), tree-cpu or tree-gpu",
+                                  cxxopts::value<std::string>()->default_value("tree"))(
         "nleaf", "most particles in a leaf", cxxopts::value<int>()->default_value(std::to_string(kDefaultNleaf)))(
         "ncrit", "most particles in a group (" GROVE_AUTO_NCRIT_HELP ")",
         cxxopts::value<int>()->default_value(std::to_string(kDefaultNcrit)))(

@@ -106,6 +106,11 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     c.theta = r["theta"].as<double>();
     c.mac = r["mac"].as<std::string>();
     c.alpha = r["alpha"].as<double>();
+    if (r.count("theta-max")) {
+        if (c.mac != "relative")
+            throw std::runtime_error("--theta-max bounds --mac relative; it has no effect on theta");
+        c.theta_max = r["theta-max"].as<double>();
+    }
     if (r.count("dt")) c.dt = r["dt"].as<double>();
     c.timestep = r["timestep"].as<std::string>();
     c.eta = r["eta"].as<double>();
@@ -173,9 +178,11 @@ int command_bench(int argc, char** argv)
         "mac", "step: opening criterion, geometric (theta) or relative (alpha)",
         cxxopts::value<std::string>()->default_value("geometric"))(
         "alpha", "step: the relative criterion's error bound, in (0, 1]",
-        cxxopts::value<double>()->default_value("0.001"))("dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
-                                                          cxxopts::value<double>())(
-        "steps", "step: timed steps", cxxopts::value<int>()->default_value("64"))(
+        cxxopts::value<double>()->default_value("0.001"))(
+        "theta-max", "step, relative criterion: also open the cells the geometric one at this angle opens",
+        cxxopts::value<double>())("dt", "step: leapfrog step (default 1/64; 2.5e-4 for galaxy)",
+                                  cxxopts::value<double>())("steps", "step: timed steps",
+                                                            cxxopts::value<int>()->default_value("64"))(
         "warmup", "step: steps before timing", cxxopts::value<int>()->default_value("3"))(
         "rebuild-every", "step: tree rebuilt every K steps, refitted between",
         cxxopts::value<int>()->default_value("1"))("engine", "step: force engine (tree: GPU when present)",

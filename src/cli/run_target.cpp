@@ -13,6 +13,7 @@ ChosenOpening choose_opening(const ParticleSet& p, const IntegratorConfig& ic, c
     const EngineConfig& e = ic.engine;
     AccuracyOptions o;
     o.mac = parse_mac(e.mac);
+    o.theta_max = e.theta_max;
     o.nleaf = e.nleaf;
     o.ncrit = e.ncrit;
     o.eps = e.gravity.eps;

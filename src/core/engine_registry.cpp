@@ -22,7 +22,7 @@ void EngineConfig::validate(OptionNames names) const
     if (precision != "float" && precision != "mixed" && precision != "double")
         throw std::invalid_argument(name("precision") + " must be float, mixed or double, got '" + precision + "'");
     try {
-        check_opening({parse_mac(mac), theta, alpha});
+        check_opening({parse_mac(mac), theta, alpha, theta_max});
     } catch (const std::invalid_argument& e) { // its message starts with the setting's keyword
         throw std::invalid_argument(names == OptionNames::python ? e.what() : "--" + std::string(e.what()));
     }

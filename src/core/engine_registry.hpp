@@ -13,6 +13,7 @@
 #include "core/force_engine.hpp"
 #include "core/grape_engine.hpp"
 #include "core/hermite_engine.hpp"
+#include "core/opening_criterion.hpp"
 
 namespace grove {
 
@@ -43,6 +44,7 @@ struct EngineConfig {
     double theta = 0.5;               // tree opening angle
     std::string mac = "geometric";    // tree opening criterion: geometric (theta) | relative (alpha)
     double alpha = 1e-3;              // tree: the relative criterion's error bound
+    double theta_max = kMaxTheta;     // tree: the relative criterion's geometric bound (OpeningCriterion)
     int nleaf = kDefaultNleaf;        // tree: most particles in a leaf cell
     int ncrit = kDefaultNcrit;        // tree: most particles in a group (0: by N, resolved_ncrit)
     int rebuild_every = 1;            // tree: full builds every K evaluations, refits between

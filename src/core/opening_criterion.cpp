@@ -34,12 +34,22 @@ void check_alpha(double alpha)
                                     std::to_string(alpha) + ")");
 }
 
+void check_theta_max(double theta_max)
+{
+    if (!(theta_max > 0) || !(theta_max <= kMaxTheta))
+        throw std::invalid_argument("theta-max must lie in (0, 1.1547]: the relative criterion also opens the cells "
+                                    "that the geometric one at this angle opens (got " +
+                                    std::to_string(theta_max) + ")");
+}
+
 void check_opening(const OpeningCriterion& criterion)
 {
-    if (criterion.kind == MacKind::geometric)
+    if (criterion.kind == MacKind::geometric) {
         check_theta(criterion.theta);
-    else
+    } else {
         check_alpha(criterion.alpha);
+        check_theta_max(criterion.theta_max);
+    }
 }
 
 } // namespace grove

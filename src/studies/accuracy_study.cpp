@@ -267,6 +267,7 @@ AccuracyStudy domains_study(const ParticleSet& p, const AccuracyOptions& o, Engi
     const Communicator& comm = Communicator::world();
     config.mac = o.mac == MacKind::relative ? "relative" : "geometric"; // each row passes its own value
     if (o.mac == MacKind::relative) config.alpha = o.values.empty() ? 1e-3 : o.values.front();
+    config.theta_max = o.theta_max;
     auto engine = make_domain_tree_engine(engines().make_force(config), config, comm);
     if (o.mac == MacKind::relative) { // the first value, after the geometric pass whose |a| every row keeps
         const auto t0 = WallClock::now();

@@ -29,7 +29,8 @@ ErrorTarget parse_error_target(const std::string& text);
 
 struct AccuracyOptions {
     MacKind mac = MacKind::geometric;
-    std::vector<double> values; // theta (geometric) or alpha (relative) values
+    std::vector<double> values;   // theta (geometric) or alpha (relative) values
+    double theta_max = kMaxTheta; // the relative criterion's geometric bound (OpeningCriterion)
     int nleaf = kDefaultNleaf, ncrit = kDefaultNcrit;
     double eps = 0, G = 1;
     GravityParams gravity() const { return {G, eps, eps_type}; }
@@ -48,7 +49,8 @@ struct AccuracyOptions {
 
     OpeningCriterion criterion(double value) const
     {
-        return mac == MacKind::geometric ? OpeningCriterion::geometric(value) : OpeningCriterion::relative(value);
+        return mac == MacKind::geometric ? OpeningCriterion::geometric(value)
+                                         : OpeningCriterion::relative(value, theta_max);
     }
 };
 

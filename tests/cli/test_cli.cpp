@@ -181,6 +181,13 @@ TEST_CASE("grove reports bad input in one line and exits non-zero", "[cli]")
     r = run_grove("forces " + in + " --engine tree-cpu --mac barnes -o " + test::scratch_path("x.hdf5"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("geometric") && Catch::Contains("relative"));
+    r = run_grove("forces " + in + " --engine tree-cpu --theta-max 0.7 -o " + test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--theta-max bounds --mac relative"));
+    r = run_grove("forces " + in + " --engine tree-cpu --mac relative --theta-max 2 -o " +
+                  test::scratch_path("x.hdf5"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("--theta-max must lie in (0, 1.1547]"));
     r = run_grove("accuracy " + in + " --mac relative --theta 0.5 -o " + test::scratch_path("x.hdf5"));
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("--theta belongs to --mac geometric"));
@@ -311,6 +318,9 @@ TEST_CASE("grove bench step times leapfrog steps on the CPU tree and reports wha
     const auto relative = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
                                     "--sample 200 --mac relative --alpha 2e-3 2>&1");
     CHECK_THAT(relative.output, Catch::Contains("| plummer | 3000 | alpha 0.002 | 1 | tree-cpu | **"));
+    const auto bounded = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
+                                   "--sample 200 --mac relative --alpha 2e-3 --theta-max 0.7 2>&1");
+    CHECK_THAT(bounded.output, Catch::Contains("| plummer | 3000 | alpha 0.002 theta-max 0.7 | 1 | tree-cpu | **"));
     const auto block = run_grove("bench step --engine tree-cpu --model plummer -n 3000 --steps 2 --warmup 1 "
                                  "--sample 200 --timestep block --dt 0.0625 --eta 0.01 2>&1");
     CHECK(block.status == 0);

@@ -12,6 +12,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include "core/checkpoint.hpp"
 #include "core/snapshot.hpp"
@@ -317,12 +318,15 @@ TEST_CASE("grove run --target chooses the opening at the start, reports its erro
     const fs::path root = empty_scratch_dir("target");
     const std::string plummer = test::data_path("plummer_4096.hdf5");
     const std::string common = plummer + " --engine tree-cpu --eps 0.01 --dt 0.005 --snapshot-every 0.01";
-    for (const char* criterion : {"geometric", "relative"}) {
+    // The relative criterion bounded by theta-max meets the target at a larger alpha than alone.
+    std::vector<double> alphas;
+    int runs = 0;
+    for (const std::string criterion : {"geometric", "relative", "relative --theta-max 0.7"}) {
         INFO(criterion);
-        const std::string dir = (root / criterion).string();
+        const std::string dir = (root / ("criterion" + std::to_string(runs++))).string();
         REQUIRE(grove_run(common + " -o " + dir + " --t-end 0.01 --mac " + criterion + " --target p50=3e-4",
                           dir + ".log") == 0);
-        const std::string parameter = std::string(criterion) == "geometric" ? "theta" : "alpha";
+        const std::string parameter = criterion == "geometric" ? "theta" : "alpha";
         const std::string chose = run_parameter(dir, "run.target_chose");
         REQUIRE(chose.rfind(parameter + " ", 0) == 0);
         const double value = std::stod(chose.substr(parameter.size() + 1));
@@ -338,8 +342,13 @@ TEST_CASE("grove run --target chooses the opening at the start, reports its erro
         REQUIRE(at != c.argv.end());
         REQUIRE(at + 1 != c.argv.end());
         CHECK(std::stod(*(at + 1)) == Approx(value).epsilon(1e-5)); // run.yml has six digits
+        const bool bounded = criterion.find("theta-max") != std::string::npos;
+        CHECK((std::find(c.argv.begin(), c.argv.end(), "--theta-max") != c.argv.end()) == bounded);
+        if (parameter == "alpha") alphas.push_back(value);
         REQUIRE(grove_run("--restart " + dir + " --t-end 0.02", dir + ".restart.log") == 0);
     }
+    REQUIRE(alphas.size() == 2);
+    CHECK(alphas[1] > alphas[0]);
     // What it cannot do is refused before anything starts.
     for (const char* bad : {"--target p50=3e-4 --theta 0.5", "--target p50=3e-4 --engine direct-cpu",
                             "--target p50=1e-20", "--target q50=1", "--target p50=3e-4 --target-sample 0"}) {

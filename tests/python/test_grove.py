@@ -111,6 +111,18 @@ def test_the_three_entry_points_take_the_same_engine_keywords(plummer, tmp_path)
     assert np.array_equal(sim.positions, end.positions)
     grove.forces(snap.positions, snap.masses, alpha=1e-3, **keywords)
     grove.accuracy(snap, [1e-3], sample=50, **keywords)
+    # The relative criterion's geometric bound, as grove's --theta-max: the same run, another orbit.
+    bounded = tmp_path / "bounded"
+    run_grove("run", path, "-o", bounded, "--engine", "tree-cpu", "--eps", 0.01, "--dt", 0.01, "--t-end", 0.03,
+              "--mac", "relative", "--alpha", 1e-3, "--theta-max", 0.6)
+    sim = grove.Simulation(snap, dt=0.01, alpha=1e-3, engine="tree-cpu", eps=0.01, mac="relative", theta_max=0.6)
+    sim.evolve(0.03)
+    assert np.array_equal(sim.positions, grove.read(str(bounded / "snapshot_0003.hdf5")).positions)
+    assert not np.array_equal(sim.positions, end.positions)
+    grove.forces(snap.positions, snap.masses, alpha=1e-3, theta_max=0.6, **keywords)
+    grove.accuracy(snap, [1e-3], sample=50, theta_max=0.6, **keywords)
+    with pytest.raises(ValueError, match="theta_max"):
+        grove.forces(snap.positions, snap.masses, engine="tree-cpu", theta_max=0.6)
     # Memory limits, as grove's --gpu-memory and --list-memory: lists in batches of a few groups
     # give the same forces bit for bit.
     whole = grove.forces(snap.positions, snap.masses, engine="tree-cpu", eps=0.01)

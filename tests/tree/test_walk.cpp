@@ -94,6 +94,49 @@ TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grow
     CHECK_THROWS_WITH(parse_mac("barnes"), Catch::Contains("geometric") && Catch::Contains("relative"));
 }
 
+TEST_CASE("the relative criterion's geometric bound: no cell accepted that theta-max opens, the floor by default",
+          "[tree][walk]")
+{
+    ClusteredCase c;
+    Octree& tree = c.tree;
+    const std::vector<double> a = c.estimate.magnitudes();
+    const auto lists_of = [&](const OpeningCriterion& criterion) {
+        return build_interaction_lists(set_opening_criterion(tree, tree.view(), criterion, tree.groups, a));
+    };
+    const auto count = [](const InteractionLists& l) { return l.node_list.size() + l.leaf_list.size(); };
+    for (const double alpha : {1e-3, 1e-1}) {
+        const InteractionLists plain = lists_of(OpeningCriterion::relative(alpha));
+        // The default bound is the floor that every criterion keeps: the lists do not change.
+        const InteractionLists floor = lists_of(OpeningCriterion::relative(alpha, kMaxTheta));
+        CHECK(floor.node_list == plain.node_list);
+        CHECK(floor.leaf_list == plain.leaf_list);
+        double last = static_cast<double>(count(plain));
+        for (const double theta_max : {0.9, 0.7, 0.5}) {
+            INFO("alpha " << alpha << ", theta-max " << theta_max);
+            const InteractionLists bounded = lists_of(OpeningCriterion::relative(alpha, theta_max));
+            check_coverage(tree, bounded);
+            // What the bounded walk accepts, the geometric criterion at theta-max accepts too.
+            Octree geometric = tree;
+            set_opening_radii(geometric, theta_max);
+            for (std::int32_t g = 0; g < static_cast<std::int32_t>(tree.groups.size()); ++g)
+                for (std::int64_t k = 0; k < bounded.node_count(g); ++k) {
+                    const std::int32_t i = bounded.nodes_of(g)[k];
+                    REQUIRE_FALSE(must_open(tree.groups[static_cast<std::size_t>(g)], geometric.com_mass[i],
+                                            geometric.r_open2[i]));
+                }
+            // A tighter bound opens more.
+            CHECK(static_cast<double>(count(bounded)) >= last);
+            last = static_cast<double>(count(bounded));
+        }
+        // With alpha large the relative test opens little, and the bound does most of the work:
+        // the lists grow well past the plain ones'.
+        if (alpha > 0.01) CHECK(last > 1.5 * static_cast<double>(count(plain)));
+    }
+    CHECK_THROWS_WITH(check_opening(OpeningCriterion::relative(1e-3, 0)), Catch::Contains("theta-max"));
+    CHECK_THROWS_WITH(check_opening(OpeningCriterion::relative(1e-3, 1.2)), Catch::Contains("(0, 1.1547]"));
+    CHECK_NOTHROW(check_opening(OpeningCriterion::relative(1e-3, 0.7)));
+}
+
 TEST_CASE("the walk on packed nodes gives the lists of the walk on the arrays", "[tree][walk]")
 {
     ClusteredCase c;
