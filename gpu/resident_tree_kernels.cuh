@@ -60,11 +60,9 @@ template <class T> void copy_async(T* to, const T* from, std::size_t count, cuda
     if (count > 0) CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, s));
 }
 
-// The predictions' bounding cube as build_octree_into makes it, in box_: lo (3), side, scale, and
-// 1 if every prediction is finite. CUB reduces the points' boxes (min and max are exact in any
-// order); one thread makes the cube.
-constexpr int kBoxValues = 6;
-
+// The predictions' key frame as build_octree_into makes it, and whether every prediction is
+// finite: CUB reduces the points' boxes (min and max are exact in any order), then one block finds
+// the quartiles of the frame's sample and makes the frame.
 struct BoxOfPoint {
     Prediction pred;
     __device__ PointBounds operator()(int k) const
@@ -92,24 +90,47 @@ struct MergeBounds {
     }
 };
 
-__global__ void key_box_kernel(const PointBounds* bounds, double* box)
+// One block of kKeyFrameSample threads, a sample each: a sample's rank along an axis is the count
+// of samples before it (ties by index), so each rank is one thread's, and the quartiles are the
+// values the host's sort of the same sample puts at those ranks.
+__global__ void __launch_bounds__(kKeyFrameSample)
+    key_box_kernel(Prediction pred, int n, const PointBounds* bounds, KeyBox* box)
 {
+    __shared__ double values[kKeyFrameSample];
+    __shared__ double quartiles[3][3]; // per axis: lower, median, upper
+    const int k = static_cast<int>(threadIdx.x);
+    const Vec4<double> x = pred(static_cast<int>(key_frame_sample(k, n)));
+    const double own[3] = {x.x, x.y, x.z};
+    if (k < 9) quartiles[k / 3][k % 3] = 0;
+    for (int d = 0; d < 3; ++d) {
+        values[k] = own[d];
+        __syncthreads();
+        int rank = 0;
+        for (int j = 0; j < kKeyFrameSample; ++j) {
+            const double v = values[j];
+            rank += v < own[d] || (v == own[d] && j < k);
+        }
+        if (rank == kLowerQuartileRank) quartiles[d][0] = own[d];
+        if (rank == kMedianRank) quartiles[d][1] = own[d];
+        if (rank == kUpperQuartileRank) quartiles[d][2] = own[d];
+        __syncthreads();
+    }
+    if (k != 0) return;
     const PointBounds b = *bounds;
-    const double side = key_cube_side(b.lo, b.hi); // as the host build's bounding_cube
-    for (int d = 0; d < 3; ++d) box[d] = b.lo[d];
-    box[3] = side;
-    box[4] = kMortonAxisCells / side;
-    box[5] = b.finite;
+    const double median[3] = {quartiles[0][1], quartiles[1][1], quartiles[2][1]};
+    double range = 0;
+    for (int d = 0; d < 3; ++d) range = fmax(range, quartiles[d][2] - quartiles[d][0]);
+    box->frame = make_key_frame(b.lo, b.hi, median, range);
+    box->finite = b.finite;
 }
 
-__global__ void keys_kernel(int n, Prediction pred, const double* box, std::uint64_t* keys, std::uint32_t* index)
+__global__ void keys_kernel(int n, Prediction pred, const KeyBox* box, std::uint64_t* keys, std::uint32_t* index)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const double scale = box[4];
+    const KeyFrame frame = box->frame;
     const Vec4<double> x = pred(k);
-    keys[k] = morton_key(morton_cell_coordinate(x.x, box[0], scale), morton_cell_coordinate(x.y, box[1], scale),
-                         morton_cell_coordinate(x.z, box[2], scale));
+    keys[k] = frame.key(x.x, x.y, x.z);
     index[k] = static_cast<std::uint32_t>(k);
 }
 
@@ -167,34 +188,27 @@ __global__ void internal_level_kernel(int m, MomentArrays t, const std::uint8_t*
     if (i < m && !t.is_leaf[i] && level[i] == this_level) finish_node(t, i);
 }
 
-__device__ FloatOrigin root_origin(const Vec4<double>* com, const Vec4<double>* cell, const double* size)
-{
-    return float_origin(com[0], cell[0], size[0]);
-}
-
-__global__ void pack_particles_kernel(int n, const Vec4<double>* body, const Vec4<double>* com,
-                                      const Vec4<double>* cell, const double* size, Vec4<float>* out)
+// The float tree's origin: the root's centre of mass (com[0]).
+__global__ void pack_particles_kernel(int n, const Vec4<double>* body, const Vec4<double>* com, Vec4<float>* out)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) out[k] = root_origin(com, cell, size).shifted(body[k]);
+    if (k < n) out[k] = float_origin(com[0]).shifted(body[k]);
 }
 
-__global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupole<double>* quad,
-                                  const Vec4<double>* cell, const double* size, const double* offset,
-                                  TreeArrays<float, Pointer> out)
+__global__ void pack_nodes_kernel(int m, const Vec4<double>* com, const Quadrupole<double>* quad, const double* size,
+                                  const double* offset, TreeArrays<float, Pointer> out)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
-    pack_float_node(root_origin(com, cell, size), com[i], quad[i], size[i], offset[i], out.com_mass[i], out.quad[i],
+    pack_float_node(float_origin(com[0]), com[i], quad[i], size[i], offset[i], out.com_mass[i], out.quad[i],
                     out.size[i], out.com_offset[i]);
 }
 
 // The walk's groups: the particles of ranges[k] (the tree's groups, or a block tick's pieces).
-__global__ void pack_groups_kernel(int g, const ParticleRange* ranges, const Vec4<double>* com,
-                                   const Vec4<double>* cell, const double* size, TreeArrays<float, Pointer> out)
+__global__ void pack_groups_kernel(int g, const ParticleRange* ranges, TreeArrays<float, Pointer> out)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < g) out.groups[k] = float_group(ranges[k], out.particles, root_origin(com, cell, size).pad);
+    if (k < g) out.groups[k] = float_group(ranges[k], out.particles);
 }
 
 // The relative criterion's scale (tree/mac.hpp) of the particles i of r from the smallest |a| / G

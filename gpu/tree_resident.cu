@@ -85,9 +85,9 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     order_.reserve(n, "tree order");
     s_order_.reserve(n, "tree order");
     bounds_.reserve(1, "key box");
-    box_.reserve(kBoxValues, "key box");
+    box_.reserve(1, "key box");
     h_keys_.reserve(n, "keys");
-    h_box_.reserve(kBoxValues, "key box");
+    h_box_.reserve(1, "key box");
     e_.d_sorted.reserve(n, "sorted accelerations");
     h_flags_.reserve(1, "step flags");
     reserve_chunks();
@@ -209,10 +209,9 @@ bool TreeGpuResident::stage_from_sorted_keys()
     auto start = WallClock::now();
     CUDA_CHECK(cudaEventSynchronize(ev_[kKeysCopied]));
     build_times_.emplace_back("look-ahead: wait for keys", seconds_since(start));
-    if (h_box_[5] != 1) return false; // a non-finite prediction: the next step builds from positions
+    if (h_box_[0].finite != 1) return false; // a non-finite prediction: the next step builds from positions
     Octree& t = trees_[1 - live_];
-    for (int d = 0; d < 3; ++d) t.box_lo[d] = h_box_[d];
-    t.box_side = h_box_[3];
+    t.frame = h_box_[0].frame;
     BuildTimes build;
     build_structure_from_sorted_keys(t, h_keys_.data(), static_cast<std::size_t>(n_), e_.params.build, &build);
     build_times_.emplace_back("look-ahead: nodes and groups", build.build);
@@ -243,7 +242,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
         h_next_[k] = t.next[k];
         h_leaf_[k] = t.is_leaf[k];
         h_range_[k] = t.range[k];
-        const int level = cell_level(t.cell_centre[k].w, t.box_side);
+        const int level = cell_level(t.cell_centre[k].w, t.frame.side);
         h_level_[k] = static_cast<std::uint8_t>(level);
         if (!t.is_leaf[k]) deepest = std::max(deepest, level);
     }
@@ -273,7 +272,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
     build_times_.emplace_back("look-ahead: staging", seconds_since(start));
-    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, widest, t.box_side};
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, widest, t.frame.side};
     staged_ = true;
 }
 
@@ -412,7 +411,7 @@ void TreeGpuResident::launch_key_sort(const Prediction& pred)
     reduce_temp_.reserve(reduce_bytes, "key box workspace");
     CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), reduce_bytes, points, bounds_.data(), n_, MergeBounds{},
                                          empty, copy_));
-    key_box_kernel<<<1, 1, 0, copy_>>>(bounds_.data(), box_.data());
+    key_box_kernel<<<1, kKeyFrameSample, 0, copy_>>>(pred, n_, bounds_.data(), box_.data());
     gpu::check_launch("key_box_kernel", copy_);
     keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred, box_.data(), keys, s_order_.data());
     gpu::check_launch("keys_kernel", copy_);
@@ -429,7 +428,7 @@ void TreeGpuResident::launch_key_sort(const Prediction& pred)
         copy_async(s_order_.data(), sorted_index.Current(), n, cudaMemcpyDeviceToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
     copy_async(h_keys_.data(), sorted_keys.Current(), n, cudaMemcpyDeviceToHost, copy_);
-    copy_async(h_box_.data(), box_.data(), static_cast<std::size_t>(kBoxValues), cudaMemcpyDeviceToHost, copy_);
+    copy_async(h_box_.data(), box_.data(), 1, cudaMemcpyDeviceToHost, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 }
 
@@ -458,10 +457,10 @@ void TreeGpuResident::launch_refit()
     }
     const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
     pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_.data(), moments_.com_mass.data(),
-                                                                   cell_.data(), moments_.size.data(), out.particles);
+                                                                   out.particles);
     gpu::check_launch("pack_particles_kernel", e_.stream);
     pack_nodes_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, moments_.com_mass.data(),
-                                                               moments_.quad.data(), cell_.data(), moments_.size.data(),
+                                                               moments_.quad.data(), moments_.size.data(),
                                                                moments_.com_offset.data(), out);
     gpu::check_launch("pack_nodes_kernel", e_.stream);
 }
@@ -470,8 +469,7 @@ void TreeGpuResident::launch_pack_groups()
 {
     const auto g = static_cast<std::size_t>(e_.num_groups);
     pack_groups_kernel<<<blocks_for(g), kBlock, 0, e_.stream>>>(e_.num_groups, group_range_.data(),
-                                                                moments_.com_mass.data(), cell_.data(),
-                                                                moments_.size.data(), pointers_of(e_.dev));
+                                                                pointers_of(e_.dev));
     gpu::check_launch("pack_groups_kernel", e_.stream);
 }
 

@@ -33,14 +33,21 @@
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_engine_impl.cuh"
 #include "gpu/tree_gpu.h"
+#include "tree/key_frame.hpp"
 #include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
 
 namespace grove {
 
-// The box of a set of points, and whether they are all finite (the key box's reduction).
+// The box of a set of points, and whether they are all finite (the key frame's reduction).
 struct PointBounds {
     double lo[3], hi[3];
+    int finite;
+};
+
+// The keys' frame of a structure (tree/key_frame.hpp), and whether every point was finite.
+struct KeyBox {
+    KeyFrame frame;
     int finite;
 };
 
@@ -201,10 +208,10 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // index and the sort's second buffers lie in spare_ (key_sort_arrays).
     gpu::DeviceBuffer<PointBounds> bounds_;
     gpu::DeviceBuffer<unsigned char> reduce_temp_;
-    gpu::DeviceBuffer<double> box_;
+    gpu::DeviceBuffer<KeyBox> box_;
     gpu::DeviceBuffer<unsigned char> sort_temp_;
     gpu::PinnedBuffer<std::uint64_t> h_keys_;
-    gpu::PinnedBuffer<double> h_box_;
+    gpu::PinnedBuffer<KeyBox> h_box_;
 
     // The structure on the device: the order that gathers the state into it, the cells' levels,
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).

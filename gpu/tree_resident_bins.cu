@@ -221,8 +221,7 @@ void TreeGpuResident::compute_due_groups()
         const int walked = h_due_group_count_[0];
         e_.dev.groups.reserve(static_cast<std::size_t>(walked), "tree groups");
         pack_groups_kernel<<<blocks_for(static_cast<std::size_t>(walked)), kBlock, 0, e_.stream>>>(
-            walked, due_ranges_.data(), moments_.com_mass.data(), cell_.data(), moments_.size.data(),
-            pointers_of(e_.dev));
+            walked, due_ranges_.data(), pointers_of(e_.dev));
         gpu::check_launch("pack_groups_kernel", e_.stream);
         const OpeningCriterion criterion = e_.params.opening();
         if (criterion.kind == MacKind::relative) {

@@ -5,11 +5,13 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <omp.h>
 
 #include "core/wall_clock.hpp"
 #include "tree/groups.hpp"
+#include "tree/key_frame.hpp"
 #include "tree/moments.hpp"
 #include "tree/morton.hpp"
 #include "tree/radix_sort.hpp"
@@ -19,10 +21,11 @@ namespace grove {
 
 namespace {
 
-// Smallest cube containing all particles; a degenerate extent (N = 1, coincident points) gets
-// side 1 so that keys stay defined. Checks finiteness in the same pass, rather than in a serial
-// pass of its own over the input.
-void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
+// The keys' frame (tree/key_frame.hpp) from the particles' bounding box and the quartiles of an
+// even sample of them; a degenerate extent (N = 1, coincident points) gets side 1 so that keys
+// stay defined. Checks finiteness in the box's pass, rather than in a serial pass of its own over
+// the input.
+KeyFrame key_frame_of(PositionsRef pos, MassesRef mass)
 {
     double mn[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
                     std::numeric_limits<double>::max()};
@@ -41,8 +44,15 @@ void bounding_cube(PositionsRef pos, MassesRef mass, double lo[3], double& side)
                  std::isfinite(mass[i]);
     }
     if (!finite) throw std::invalid_argument("tree: non-finite position or mass");
-    side = key_cube_side(mn, mx);
-    for (int d = 0; d < 3; ++d) lo[d] = mn[d];
+    double median[3], range = 0;
+    std::vector<double> sample(kKeyFrameSample);
+    for (int d = 0; d < 3; ++d) {
+        for (int k = 0; k < kKeyFrameSample; ++k) sample[k] = pos(d, key_frame_sample(k, n));
+        std::sort(sample.begin(), sample.end());
+        median[d] = sample[kMedianRank];
+        range = std::max(range, sample[kUpperQuartileRank] - sample[kLowerQuartileRank]);
+    }
+    return make_key_frame(mn, mx, median, range);
 }
 
 // Within each run of equal keys (particles in one finest cell), the sort kept the input's order;
@@ -125,10 +135,11 @@ class TopDownBuilder {
         const std::uint32_t corner[3] = {compact_bits_21(key) & ~(cells - 1), compact_bits_21(key >> 1) & ~(cells - 1),
                                          compact_bits_21(key >> 2) & ~(cells - 1)};
         const double half_cells = static_cast<double>(cells) / 2;
-        const double unit = tree_.box_side / kMortonAxisCells;
-        const double side = tree_.box_side / static_cast<double>(1u << level);
-        return {{tree_.box_lo[0] + (corner[0] + half_cells) * unit, tree_.box_lo[1] + (corner[1] + half_cells) * unit,
-                 tree_.box_lo[2] + (corner[2] + half_cells) * unit, side},
+        const KeyFrame& f = tree_.frame; // in the frame's coordinates: the moments measure the real box
+        const double unit = f.side / kMortonAxisCells;
+        const double side = f.side / static_cast<double>(1u << level);
+        return {{f.lo[0] + (corner[0] + half_cells) * unit, f.lo[1] + (corner[1] + half_cells) * unit,
+                 f.lo[2] + (corner[2] + half_cells) * unit, side},
                 {begin, end},
                 0,
                 leaf};
@@ -292,17 +303,14 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     }
 
     auto start = WallClock::now();
-    bounding_cube(pos, mass, tree.box_lo, tree.box_side);
+    tree.frame = key_frame_of(pos, mass);
     std::vector<std::uint64_t>& keys = tree.keys;
     keys.resize(static_cast<std::size_t>(n));
     static const MortonTable table;
-    const double scale = kMortonAxisCells / tree.box_side;
-    const double* lo = tree.box_lo;
+    const KeyFrame frame = tree.frame;
 #pragma omp parallel for schedule(static)
     for (std::int32_t i = 0; i < n; ++i)
-        keys[i] =
-            table.key(morton_cell_coordinate(pos(0, i), lo[0], scale), morton_cell_coordinate(pos(1, i), lo[1], scale),
-                      morton_cell_coordinate(pos(2, i), lo[2], scale));
+        keys[i] = table.key(frame.cell(pos(0, i), 0), frame.cell(pos(1, i), 1), frame.cell(pos(2, i), 2));
     t.keys = seconds_since(start);
 
     start = WallClock::now();
@@ -351,7 +359,7 @@ void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, s
     if (n == 0) throw std::invalid_argument("tree: no keys");
     if (n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::invalid_argument("tree: at most 2^31 - 1 particles are supported");
-    if (!(tree.box_side > 0) || !std::isfinite(tree.box_side))
+    if (!(tree.frame.side > 0) || !std::isfinite(tree.frame.side))
         throw std::invalid_argument("tree: the keys' box needs a finite side > 0");
     // The keys are the caller's, the order and the particles the sort's owner's: none is kept,
     // and what an earlier build of this tree held of them is given back.

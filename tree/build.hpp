@@ -71,7 +71,7 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
 
 // The structure (as BuildContent::structure) from n Morton keys computed and sorted elsewhere (the
 // resident GPU pipeline sorts them on the device), read in place: sorted ascending, made with
-// tree.box_lo and tree.box_side (which the caller sets) as build_octree_into makes them. The
+// tree.frame (which the caller sets) as build_octree_into makes them. The
 // tree keeps no keys, order or particles (the sort that made the keys holds them; the root's range
 // counts the particles). Throws std::invalid_argument for no keys or a box side that is not > 0.
 void build_structure_from_sorted_keys(Octree& tree, const std::uint64_t* keys, std::size_t n, const BuildParams& params,

@@ -9,7 +9,7 @@ namespace grove {
 FloatOrigin float_origin(const Octree& tree)
 {
     if (tree.next.empty()) return FloatOrigin{};
-    return float_origin(tree.com_mass[0], tree.cell_centre[0], tree.size[0]);
+    return float_origin(tree.com_mass[0]);
 }
 
 void pack_float_particles(const Octree& tree, const TreeArrays<float, Pointer>& out)
@@ -29,7 +29,6 @@ void pack_float_tree(const Octree& tree, const TreeArrays<float, Pointer>& out, 
 void pack_float_nodes(const Octree& tree, const TreeArrays<float, Pointer>& out, bool with_order)
 {
     const FloatOrigin origin = float_origin(tree);
-    const float pad = origin.pad;
     const auto n = static_cast<std::int64_t>(tree.particles.size());
     const auto m = static_cast<std::int64_t>(tree.next.size());
     const auto g = static_cast<std::int64_t>(tree.groups.size());
@@ -46,7 +45,7 @@ void pack_float_nodes(const Octree& tree, const TreeArrays<float, Pointer>& out,
         // Group boxes from the float particles (pack_float_particles wrote them), padded by a few ulps.
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < g; ++k)
-        out.groups[k] = float_group(tree.groups[static_cast<std::size_t>(k)].range, out.particles, pad);
+        out.groups[k] = float_group(tree.groups[static_cast<std::size_t>(k)].range, out.particles);
 }
 
 FloatTree::FloatTree(const Octree& tree)

@@ -19,16 +19,10 @@
 
 namespace grove {
 
-// The float tree's origin and the pad of its comparisons. The origin is the centre of mass of
-// everything: where the particles are densest (a galaxy's centre), float then resolves the
-// smallest offsets. The root's cell holds every particle (after a refit too), which bounds the
-// largest coordinate. Float positions are off by up to half an ulp of the largest coordinate;
-// every distance the walk compares carries a few such errors. The pad (4 ulps of the largest
-// coordinate) goes into the opening radii and the group boxes so that a group still always opens
-// its own cells.
+// The float tree's origin. The origin is the centre of mass of everything: where the particles are
+// densest (a galaxy's centre), float then resolves the smallest offsets.
 struct FloatOrigin {
     double cx = 0, cy = 0, cz = 0;
-    float pad = 0;
     HOST_DEVICE Vec4<float> shifted(const Vec4<double>& v) const
     {
         return Vec4<float>{static_cast<float>(v.x - cx), static_cast<float>(v.y - cy), static_cast<float>(v.z - cz),
@@ -36,18 +30,28 @@ struct FloatOrigin {
     }
 };
 
-// The origin of a tree whose root has centre of mass `com`, cell centre `cell` and size `size`.
-HOST_DEVICE inline FloatOrigin float_origin(const Vec4<double>& com, const Vec4<double>& cell, double size)
+// The origin of a tree whose root has centre of mass `com`.
+HOST_DEVICE inline FloatOrigin float_origin(const Vec4<double>& com)
 {
     FloatOrigin o;
     o.cx = com.x;
     o.cy = com.y;
     o.cz = com.z;
-    const double extent = fmax(fmax(fabs(cell.x - o.cx), fabs(cell.y - o.cy)), fabs(cell.z - o.cz)) + 0.5 * size;
-    o.pad = 4 * static_cast<float>(extent) * FLT_EPSILON;
     return o;
 }
 FloatOrigin float_origin(const Octree& tree);
+
+// The pad of the walk's comparisons. A float position is off by up to half an ulp of its own
+// magnitude, and every distance the walk compares (a group's box against a node's centre of mass)
+// carries a few such errors from either side. Each side is padded by 4 ulps of its own magnitudes
+// (a group's box by its largest coordinate, a node's opening radius by its centre of mass's largest
+// coordinate plus its size), so that a group still always opens its own cells. Local rather than
+// 4 ulps of the largest coordinate of all: a particle flung far from the rest then costs the
+// precision of the comparisons out there, not of every group's box at the centre.
+HOST_DEVICE inline float float_pad(float magnitude)
+{
+    return 4 * magnitude * FLT_EPSILON;
+}
 
 // One node's float values from its double ones.
 HOST_DEVICE inline void pack_float_node(const FloatOrigin& origin, const Vec4<double>& com, const Quadrupole<double>& q,
@@ -59,11 +63,12 @@ HOST_DEVICE inline void pack_float_node(const FloatOrigin& origin, const Vec4<do
                               static_cast<float>(q.yy), static_cast<float>(q.yz), static_cast<float>(q.trace)};
     size_out = static_cast<float>(size);
     // Rounded up and padded so that the float radius is never smaller than the double one.
-    com_offset_out = nextafterf(static_cast<float>(com_offset), INFINITY) + origin.pad;
+    const float magnitude = fmaxf(fmaxf(fabsf(com_out.x), fabsf(com_out.y)), fabsf(com_out.z)) + size_out;
+    com_offset_out = nextafterf(static_cast<float>(com_offset), INFINITY) + float_pad(magnitude);
 }
 
 // A group's box from its float particles, padded by a few ulps so that every particle lies inside.
-HOST_DEVICE inline Group<float> float_group(ParticleRange r, const Vec4<float>* particles, float pad)
+HOST_DEVICE inline Group<float> float_group(ParticleRange r, const Vec4<float>* particles)
 {
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (std::int32_t i = r.begin; i < r.end; ++i) {
@@ -74,6 +79,9 @@ HOST_DEVICE inline Group<float> float_group(ParticleRange r, const Vec4<float>* 
             hi[d] = fmaxf(hi[d], c[d]);
         }
     }
+    float magnitude = 0;
+    for (int d = 0; d < 3; ++d) magnitude = fmaxf(magnitude, fmaxf(fabsf(lo[d]), fabsf(hi[d])));
+    const float pad = float_pad(magnitude);
     float centre[3], half_extent[3];
     for (int d = 0; d < 3; ++d) {
         centre[d] = 0.5f * (lo[d] + hi[d]);

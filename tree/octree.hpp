@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tree/key_frame.hpp"
 #include "tree/segments.hpp"
 #include "tree/tree_arrays.hpp"
 
@@ -19,8 +20,7 @@ struct Octree : TreeArrays<double, HostVector> {
     // The build's buffer per thread, emptied after each build but kept (with its capacity) for the
     // next one, so that repeated builds do not allocate; a copy of the tree copies none of it.
     std::vector<BuildStaging> staging;
-    double box_lo[3] = {0, 0, 0}; // bounding cube corner
-    double box_side = 0;          // bounding cube side
+    KeyFrame frame; // where the keys came from (the cube's side fixes each cell's level)
 
     std::int32_t num_nodes() const { return static_cast<std::int32_t>(next.size()); }
     OctreeView<double> view() const

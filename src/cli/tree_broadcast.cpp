@@ -24,8 +24,7 @@ void broadcast_tree(Octree& tree, const Communicator& comm, int root)
     });
     broadcast_vector(tree.keys, counts[0], comm, root);
     broadcast_vector(tree.cell_centre, counts[1], comm, root);
-    comm.broadcast(tree.box_lo, sizeof tree.box_lo, root);
-    comm.broadcast(&tree.box_side, sizeof tree.box_side, root);
+    comm.broadcast(&tree.frame, sizeof tree.frame, root);
 }
 
 } // namespace grove

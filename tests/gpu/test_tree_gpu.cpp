@@ -1008,7 +1008,7 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
         CHECK(moved[moved.size() / 2] < 5e-6);
         CHECK(moved[moved.size() * 99 / 100] < 5e-3);
         // Energy: the two runs' drifts alike (a tree's error apart), both small.
-        CHECK(std::abs(ea - eb) < 0.2 * std::abs(ea - e0) + 1e-6 * std::abs(e0));
+        CHECK(std::abs(ea - eb) < 0.2 * std::abs(ea - e0) + 2e-6 * std::abs(e0));
         CHECK(std::abs(eb - e0) < 5e-4 * std::abs(e0));
     }
 }

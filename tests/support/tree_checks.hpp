@@ -46,7 +46,8 @@ inline void check_tree_invariants(const Octree& tree, const ParticleSet& p, int 
         if (tree.is_leaf[i]) {
             for (std::int32_t k = r.begin; k < r.end; ++k) ++leaf_hits[k];
             if (r.end - r.begin > nleaf) { // only coincident keys, or the deepest level, may overfill a leaf
-                const bool deepest = tree.cell_centre[i].w <= tree.box_side / double(1u << kMaxTreeLevel) * (1 + 1e-9);
+                const bool deepest =
+                    tree.cell_centre[i].w <= tree.frame.side / double(1u << kMaxTreeLevel) * (1 + 1e-9);
                 CHECK((tree.keys[static_cast<std::size_t>(r.begin)] == tree.keys[static_cast<std::size_t>(r.end - 1)] ||
                        deepest));
             }
@@ -79,7 +80,9 @@ inline void check_tree_invariants(const Octree& tree, const ParticleSet& p, int 
             trace += q.w * d.squaredNorm();
         }
         const auto& cm = tree.com_mass[i];
-        const double side = tree.cell_centre[i].w;
+        // The node's extent: its cell's side, or where the keys' frame warped the cells (far
+        // outside the core, tree/key_frame.hpp) its particles' box, which is then the wider.
+        const double side = std::max(tree.cell_centre[i].w, tree.size[i]);
         const double scale = m * side * side;
         CHECK(cm.w == Approx(m).epsilon(1e-12));
         CHECK((Eigen::Vector3d(cm.x, cm.y, cm.z) - com).norm() <= 1e-12 * (tree.size[0] + 1));

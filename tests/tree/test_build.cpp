@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/force_errors.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "support/test_support.hpp"
 #include "support/tree_checks.hpp"
@@ -17,6 +18,7 @@
 #include "tree/float_tree.hpp"
 #include "tree/group_shares.hpp"
 #include "tree/hilbert.hpp"
+#include "tree/key_frame.hpp"
 #include "tree/lane_layout.hpp"
 #include "tree/mac.hpp"
 #include "tree/moments.hpp"
@@ -56,6 +58,79 @@ TEST_CASE("Morton keys are bit-exact", "[tree][morton]")
         REQUIRE(table.key(x, y, z) == morton_key(x, y, z));
     }
     CHECK(table.key(0x1fffff, 0x1fffff, 0x1fffff) == 0x7fffffffffffffffull);
+}
+
+TEST_CASE("the keys' frame: the bounding cube for compact sets, a warped core where far outliers would coarsen it",
+          "[tree][morton]")
+{
+    // The warp is continuous and monotonic, the identity (about the centre) inside the core.
+    KeyFrame f;
+    f.core = 2;
+    f.centre[0] = 1;
+    CHECK(f.coordinate(2.5, 0) == 1.5);
+    CHECK(f.coordinate(3.0, 0) == 2.0);
+    CHECK(f.coordinate(3.0 + 1e-9, 0) == Approx(2.0 + 1e-9).epsilon(1e-12));
+    double last = -INFINITY;
+    for (double x = -1e9; x < 1e9; x = x < 0 ? x / 1.37 + 1 : x * 1.37 + 1) {
+        REQUIRE(f.coordinate(x, 0) > last);
+        last = f.coordinate(x, 0);
+    }
+    CHECK(f.coordinate(1 + 2 * std::exp(10.0), 0) == Approx(22.0));
+
+    // A compact set keeps the bounding cube's keys, bit for bit.
+    const ParticleSet compact = test::clustered_particles(5000, 4);
+    const Octree plain = build_octree(compact.pos, compact.mass, BuildParams{8, 16});
+    CHECK(plain.frame.core == 0);
+    double mn[3], mx[3];
+    for (int d = 0; d < 3; ++d) {
+        mn[d] = compact.pos.row(d).minCoeff();
+        mx[d] = compact.pos.row(d).maxCoeff();
+    }
+    const double side = key_cube_side(mn, mx);
+    CHECK(plain.frame.side == side);
+    for (std::size_t k = 0; k < plain.keys.size(); ++k) {
+        const auto i = static_cast<Eigen::Index>(plain.order[k]);
+        const double scale = kMortonAxisCells / side;
+        REQUIRE(plain.keys[k] == morton_key(morton_cell_coordinate(compact.pos(0, i), mn[0], scale),
+                                            morton_cell_coordinate(compact.pos(1, i), mn[1], scale),
+                                            morton_cell_coordinate(compact.pos(2, i), mn[2], scale)));
+    }
+
+    // A Plummer sphere with one particle flung 10^9 away: the bounding cube's finest cells would be
+    // ~500 wide, and every particle of the sphere would share one key (one leaf of 20000). The
+    // frame warps it away: the leaves hold nleaf as before, and a walk costs what it cost without
+    // the outlier. (The sample of the frame's quartiles misses it, as it misses a handful of far
+    // particles among millions.)
+    const ParticleSet sphere = make_plummer(20000, 3);
+    ParticleSet far = sphere;
+    const Eigen::Index n = far.pos.cols();
+    far.pos.conservativeResize(3, n + 1);
+    far.mass.conservativeResize(n + 1);
+    far.pos.col(n) = Eigen::Vector3d(1e9, -3e8, 2e8);
+    far.mass[n] = far.mass[0];
+    const BuildParams params{8, 16};
+    Octree warped = build_octree(far.pos, far.mass, params);
+    CHECK(warped.frame.core > 0);
+    check_tree_invariants(warped, far, params.nleaf);
+    std::int32_t fullest = 0;
+    for (std::int32_t i = 0; i < warped.num_nodes(); ++i)
+        if (warped.is_leaf[i]) fullest = std::max(fullest, warped.range[i].end - warped.range[i].begin);
+    CHECK(fullest <= params.nleaf);
+    Octree compact_tree = build_octree(sphere.pos, sphere.mass, params);
+    CHECK(compact_tree.frame.core == 0);
+    set_opening_radii(compact_tree, 0.5);
+    set_opening_radii(warped, 0.5);
+    const InteractionLists lists = build_interaction_lists(warped);
+    check_coverage(warped, lists);
+    const TreeStats with = list_statistics(warped, lists),
+                    without = list_statistics(compact_tree, build_interaction_lists(compact_tree));
+    CHECK(with.leaf_interactions_per_particle < 1.2 * without.leaf_interactions_per_particle);
+    CHECK(with.node_interactions_per_particle < 1.2 * without.node_interactions_per_particle);
+    // The forces: the tree's usual error against the direct sum.
+    Forces tree_forces, exact;
+    TreeCpuEngine(TreeParams{}, GravityParams{1.0, 0.01}).compute(far.pos, far.mass, tree_forces);
+    DirectCpuEngine(GravityParams{1.0, 0.01}).compute(far.pos, far.mass, exact);
+    CHECK(percentiles(relative_errors(tree_forces.acc, exact.acc), {50})[0] < 1e-3);
 }
 
 TEST_CASE("Peano-Hilbert keys: every cell once, each octree cell one range, consecutive keys face neighbours",

@@ -114,7 +114,7 @@ TEST_CASE("a refit of all leaves, then the internal nodes level by level (the re
     std::vector<int> level(m);
     int deepest = 0;
     for (std::size_t i = 0; i < m; ++i) {
-        level[i] = cell_level(levelled.cell_centre[i].w, levelled.box_side);
+        level[i] = cell_level(levelled.cell_centre[i].w, levelled.frame.side);
         deepest = std::max(deepest, level[i]);
     }
     CHECK(level[0] == 0);
@@ -153,8 +153,7 @@ TEST_CASE("a refit of all leaves, then the internal nodes level by level (the re
     // The structure from keys sorted elsewhere (the resident GPU pipeline's) is the host build's.
     Octree structure, from_keys;
     build_octree_into(structure, p.pos, p.mass, params, nullptr, BuildContent::structure); // the drifted positions
-    std::copy(structure.box_lo, structure.box_lo + 3, from_keys.box_lo);
-    from_keys.box_side = structure.box_side;
+    from_keys.frame = structure.frame;
     build_structure_from_sorted_keys(from_keys, structure.keys.data(), structure.keys.size(), params);
     CHECK(same_bytes(from_keys.next, structure.next));
     CHECK(same_bytes(from_keys.is_leaf, structure.is_leaf));
@@ -167,7 +166,7 @@ TEST_CASE("a refit of all leaves, then the internal nodes level by level (the re
     for (std::size_t k = 0; k < structure.groups.size(); ++k)
         REQUIRE((from_keys.groups[k].range.begin == structure.groups[k].range.begin &&
                  from_keys.groups[k].range.end == structure.groups[k].range.end));
-    from_keys.box_side = 0;
+    from_keys.frame.side = 0;
     CHECK_THROWS_AS(build_structure_from_sorted_keys(from_keys, structure.keys.data(), structure.keys.size(), params),
                     std::invalid_argument);
 }

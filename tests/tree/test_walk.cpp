@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/force_errors.hpp"
+#include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
 #include "support/test_support.hpp"
@@ -405,6 +406,21 @@ TEST_CASE("lane layouts cover every target and keep most lanes busy", "[tree][gp
     CHECK(twenty.lanes * twenty.replicas == kWarpLanes);
 }
 
+// Every group of the float tree's walk sees every particle once, counted through the double
+// tree's ranges.
+static void check_float_coverage(const Octree& tree, const FloatTree& ft, std::size_t n_particles)
+{
+    const OctreeView<float> v = ft.view();
+    std::vector<std::int32_t> nodes(tree.next.size()), leaves(tree.next.size());
+    for (std::int32_t g = 0; g < v.num_groups; ++g) {
+        const ListLengths n = walk_group<WritePass>(v, g, nodes.data(), leaves.data());
+        std::int64_t seen = 0;
+        for (int k = 0; k < n.nodes; ++k) seen += tree.range[nodes[k]].end - tree.range[nodes[k]].begin;
+        for (int k = 0; k < n.leaves; ++k) seen += tree.range[leaves[k]].end - tree.range[leaves[k]].begin;
+        REQUIRE(seen == static_cast<std::int64_t>(n_particles));
+    }
+}
+
 TEST_CASE("the float tree keeps every particle in its group box and covers N-1 sources", "[tree][float]")
 {
     const double theta = GENERATE(0.5, 1.5);
@@ -419,14 +435,32 @@ TEST_CASE("the float tree keeps every particle in its group box and covers N-1 s
             const Vec4<float>& x = ft.particles[static_cast<std::size_t>(i)];
             REQUIRE(box_distance2(g, x.x, x.y, x.z) == 0.0f);
         }
-    // Coverage of the float walk, counted through the double tree's ranges.
-    const OctreeView<float> v = ft.view();
-    std::vector<std::int32_t> nodes(tree.next.size()), leaves(tree.next.size());
-    for (std::int32_t g = 0; g < v.num_groups; ++g) {
-        const ListLengths n = walk_group<WritePass>(v, g, nodes.data(), leaves.data());
-        std::int64_t seen = 0;
-        for (int k = 0; k < n.nodes; ++k) seen += tree.range[nodes[k]].end - tree.range[nodes[k]].begin;
-        for (int k = 0; k < n.leaves; ++k) seen += tree.range[leaves[k]].end - tree.range[leaves[k]].begin;
-        REQUIRE(seen == static_cast<std::int64_t>(p.size()));
+    check_float_coverage(tree, ft, p.size());
+}
+
+TEST_CASE("a particle flung far away pads the float comparisons out there, not at the centre", "[tree][float]")
+{
+    // One particle of a Plummer sphere 10^7 away: float resolves 1 there, and a pad of the largest
+    // coordinate's ulps would widen every group box at the centre by about 5.
+    ParticleSet p = make_plummer(20000, 5);
+    p.pos.col(0) = Eigen::Vector3d(1e7, 2e6, -3e6);
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{8, 16});
+    FloatTree ft(tree);
+    ft.set_opening_radii(0.5f);
+    int near = 0;
+    for (const Group<float>& g : ft.groups) {
+        float widest = 0, farthest = 0;
+        for (std::int32_t i = g.range.begin; i < g.range.end; ++i) {
+            const Vec4<float>& x = ft.particles[static_cast<std::size_t>(i)];
+            REQUIRE(box_distance2(g, x.x, x.y, x.z) == 0.0f);
+            widest =
+                std::max({widest, std::abs(x.x - g.centre.x), std::abs(x.y - g.centre.y), std::abs(x.z - g.centre.z)});
+            farthest = std::max({farthest, std::abs(x.x), std::abs(x.y), std::abs(x.z)});
+        }
+        if (farthest > 1e3f) continue;
+        ++near;
+        REQUIRE(std::max({g.half_extent.x, g.half_extent.y, g.half_extent.z}) <= widest * 1.001f + 1e-3f);
     }
+    CHECK(near > 100);
+    check_float_coverage(tree, ft, p.size());
 }

@@ -1,0 +1,115 @@
+// Where a particle's Morton key comes from: its position mapped into the keys' cube. The keys
+// have 21 bits per axis, so the cube's finest cells are its side / 2^21 wide, and a cell of one key
+// cannot be split: where more than nleaf particles share one, their leaf stays overfull and every
+// group near it takes their particles one by one. A cube spanned by a few far particles (a Plummer
+// sphere's outliers, reaching r ~ 3·10^4 at 2^26 particles; an escaper a run has flung out) makes
+// the finest cells as wide as the centre's spacing, and the step's cost grows as N^2 there.
+//
+// So where the bounding cube is much wider than the bulk, the frame keeps a core around the bulk
+// as it is and compresses the distance beyond it logarithmically, per axis: u -> core (1 + ln(|u| /
+// core)), continuous with its slope at the core's edge and monotonic, so every key cell is still a
+// box in space (long ones outside the core) and the octree's cells still nest. Nothing else reads
+// the frame's geometry: a node is measured by its particles' box (tree/node_moments.hpp).
+//
+// The core: 16 interquartile ranges of the positions (the largest axis's) about their median, both
+// from a sample of 1024 particles spread evenly over the array (a quartile moves little with the
+// sample, and not at all with a few far particles, where a mean or a deviation would), the
+// half-width rounded up to a power of two and the centre to a 256th of it. A warped tree costs
+// more where the bounding cube would have served (a Plummer sphere of 2^24 particles, whose
+// outliers make the cube 270 cores wide, took 17 % more time a step warped), so the warp is
+// used only where the bounding cube is wider than 1024 cores; otherwise the keys are the bounding
+// cube's, as they were without a frame.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/host_device.hpp"
+#include "tree/morton.hpp"
+
+namespace grove {
+
+constexpr double kKeyCoreRanges = 16;
+constexpr double kKeyWarpFromCores = 1024;
+constexpr int kKeyFrameSample = 1024;
+
+// The array index of sample k (0 .. kKeyFrameSample - 1) among n particles.
+HOST_DEVICE inline std::int64_t key_frame_sample(int k, std::int64_t n)
+{
+    return static_cast<std::int64_t>(k) * n / kKeyFrameSample;
+}
+
+// The ranks (0-based, in the sorted sample) of the lower quartile, the median and the upper one.
+constexpr int kLowerQuartileRank = kKeyFrameSample / 4, kMedianRank = kKeyFrameSample / 2,
+              kUpperQuartileRank = 3 * kKeyFrameSample / 4;
+
+struct KeyFrame {
+    double lo[3] = {0, 0, 0};     // the cube's corner, in the frame's coordinates
+    double side = 0;              // its side
+    double scale = 0;             // 2^21 / side
+    double centre[3] = {0, 0, 0}; // the core's centre
+    double core = 0;              // its half-width; 0: no warp (the coordinates are the positions)
+
+    // Coordinate of x along `axis` in the frame.
+    HOST_DEVICE double coordinate(double x, int axis) const
+    {
+        if (core == 0) return x;
+        const double u = x - centre[axis];
+        const double a = fabs(u);
+        if (a <= core) return u;
+        const double w = core * (1 + log(a / core));
+        return u < 0 ? -w : w;
+    }
+    // Integer cell coordinate (0 .. 2^21 - 1) of x along `axis`.
+    HOST_DEVICE std::uint32_t cell(double x, int axis) const
+    {
+        return morton_cell_coordinate(coordinate(x, axis), lo[axis], scale);
+    }
+    HOST_DEVICE std::uint64_t key(double x, double y, double z) const
+    {
+        return morton_key(cell(x, 0), cell(y, 1), cell(z, 2));
+    }
+};
+
+// Smallest power of two >= v (v > 0).
+HOST_DEVICE inline double power_of_two_at_least(double v)
+{
+    int e = 0;
+    const double m = frexp(v, &e); // v = m 2^e, m in [0.5, 1)
+    return m == 0.5 ? v : ldexp(1.0, e);
+}
+
+// The frame for points whose bounding box is mn..mx, given their sample's median and largest
+// interquartile range: the bounding box's cube where the points are compact (or the range is 0),
+// the warped cube otherwise.
+HOST_DEVICE inline KeyFrame make_key_frame(const double mn[3], const double mx[3], const double median[3], double range)
+{
+    KeyFrame f;
+    const double plain = key_cube_side(mn, mx);
+    const double core = range > 0 ? power_of_two_at_least(kKeyCoreRanges * range) : 0;
+    if (core > 0 && plain > kKeyWarpFromCores * core) {
+        f.core = core;
+        const double step = core / 256;
+        double wlo[3], whi[3];
+        for (int d = 0; d < 3; ++d) {
+            f.centre[d] = step * nearbyint(median[d] / step);
+            wlo[d] = f.coordinate(mn[d], d); // the map is monotonic: the box's corners stay its corners
+            whi[d] = f.coordinate(mx[d], d);
+        }
+        // The core's centre (0 here) a third of the way along every axis: at every level it then
+        // lies a third of a cell from the nearest boundary. On the cube's middle, where a cube
+        // spanned by outliers on all sides would put it, it would lie on a boundary at every level,
+        // and the densest groups would be cut into eight at each (their neighbours' lists grow).
+        double side = 0;
+        for (int d = 0; d < 3; ++d) side = fmax(side, fmax(-3 * wlo[d], 1.5 * whi[d]));
+        f.side = side * (1 + 1e-12);
+        for (int d = 0; d < 3; ++d) f.lo[d] = -f.side / 3;
+    } else {
+        f.side = plain;
+        for (int d = 0; d < 3; ++d) f.lo[d] = mn[d];
+    }
+    f.scale = kMortonAxisCells / f.side;
+    return f;
+}
+
+} // namespace grove
