@@ -16,9 +16,9 @@
 // sample, and not at all with a few far particles, where a mean or a deviation would), the
 // half-width rounded up to a power of two and the centre to a 256th of it. A warped tree costs
 // more where the bounding cube would have served (a Plummer sphere of 2^24 particles, whose
-// outliers make the cube 270 cores wide, took 17 % more time a step warped), so the warp is
-// used only where the bounding cube is wider than 1024 cores; otherwise the keys are the bounding
-// cube's, as they were without a frame.
+// outliers make the cube 270 times the core's half-width, took 17 % more time a step warped), so
+// the warp is used only where the cube is wider than 1024 half-widths; otherwise the keys are the
+// bounding cube's, as they were without a frame.
 #pragma once
 
 #include <cmath>

@@ -667,6 +667,41 @@ TEST_CASE("tree-gpu resident leapfrog: a step whose one-pass walk outgrows its r
     test::check_same_columns(b, a); // the same lists, so bit for bit
 }
 
+TEST_CASE("tree-gpu resident leapfrog with one particle flung far away: the lists of the sphere without it",
+          "[gpu][tree][resident]")
+{
+    // At 10^6 the bounding cube's finest cells are 1 wide, and 4 ulps of the largest coordinate
+    // are about 0.5: without the keys' frame and the local pads every group at the centre would
+    // take most of the sphere's particles one by one. (The float tree's origin, the centre of
+    // mass, moves by 50: positions at the centre keep 4e-6 of their float precision.)
+    const ResidentCase rc;
+    ParticleSet far = rc.start;
+    far.pos.col(0) = Eigen::Vector3d(1e6, -2e5, 3e5);
+    far.vel.col(0).setZero();
+    const auto run = [&](ParticleSet p) {
+        TreeGpuEngine resident(rc.params, rc.gravity);
+        Leapfrog lf(resident, rc.dt);
+        ParticleStore store(p);
+        lf.start(store);
+        REQUIRE(lf.is_resident());
+        for (int s = 0; s < 3; ++s) lf.step(store);
+        REQUIRE(store.on_device());
+        store.restore_order();
+        const TreeStats st = resident.loaded_statistics();
+        Forces exact;
+        DirectCpuEngine(rc.gravity).compute(p.pos, p.mass, exact);
+        const std::vector<double> e = percentiles(relative_errors(p.acc, exact.acc), {50, 99});
+        return std::make_pair(st.node_interactions_per_particle + st.leaf_interactions_per_particle, e);
+    };
+    const auto [with, e_with] = run(far);
+    const auto [without, e_without] = run(rc.start);
+    INFO("interactions per particle " << with << " against " << without << "; p50 / p99 " << e_with[0] << " / "
+                                      << e_with[1] << " against " << e_without[0] << " / " << e_without[1]);
+    CHECK(with < 1.3 * without);
+    CHECK(e_with[0] < 2 * e_without[0]);
+    CHECK(e_with[1] < 3 * e_without[1]);
+}
+
 TEST_CASE("tree-gpu resident leapfrog with the relative criterion: the last step's |a| scales the groups",
           "[gpu][tree][resident]")
 {
