@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kKeyFrameSample)
     __shared__ double values[kKeyFrameSample];
     __shared__ double quartiles[3][3]; // per axis: lower, median, upper
     const int k = static_cast<int>(threadIdx.x);
-    const Vec4<double> x = pred(static_cast<int>(key_frame_sample(k, n)));
+    const Vec4<double> x = n > 0 ? pred(static_cast<int>(key_frame_sample(k, n))) : Vec4<double>{0, 0, 0, 0};
     const double own[3] = {x.x, x.y, x.z};
     if (k < 9) quartiles[k / 3][k % 3] = 0;
     for (int d = 0; d < 3; ++d) {
