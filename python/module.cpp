@@ -135,10 +135,7 @@ EngineConfig engine_config(const std::string& engine, double theta, double eps, 
                            const py::object& eps_type = py::none(), std::optional<double> theta_max = std::nullopt)
 {
     EngineConfig c;
-    if (theta_max) {
-        if (mac != "relative") throw py::value_error("theta_max bounds mac='relative'; it has no effect on theta");
-        c.theta_max = *theta_max;
-    }
+    if (theta_max) c.theta_max = *theta_max;
     if ((gpu_memory && *gpu_memory == 0) || (list_memory && *list_memory == 0))
         throw py::value_error("gpu_memory and list_memory are bytes > 0 (or None)");
     c.gpu_memory = gpu_memory.value_or(0);

@@ -171,11 +171,7 @@ EngineConfig engine_config(const cxxopts::ParseResult& result, double default_G)
     o.theta = result["theta"].as<double>();
     o.mac = result["mac"].as<std::string>();
     o.alpha = result["alpha"].as<double>();
-    if (result.count("theta-max")) {
-        if (o.mac != "relative")
-            throw std::runtime_error("--theta-max bounds --mac relative; it has no effect on theta");
-        o.theta_max = result["theta-max"].as<double>();
-    }
+    if (result.count("theta-max")) o.theta_max = result["theta-max"].as<double>();
     o.nleaf = result["nleaf"].as<int>();
     o.ncrit = result["ncrit"].as<int>();
     o.rebuild_every = result["rebuild-every"].as<int>();

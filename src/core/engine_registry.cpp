@@ -21,6 +21,9 @@ void EngineConfig::validate(OptionNames names) const
     };
     if (precision != "float" && precision != "mixed" && precision != "double")
         throw std::invalid_argument(name("precision") + " must be float, mixed or double, got '" + precision + "'");
+    if (mac != "relative" && theta_max != kMaxTheta)
+        throw std::invalid_argument(name("theta_max") + " bounds " + name("mac") +
+                                    " relative; it has no effect on theta");
     try {
         check_opening({parse_mac(mac), theta, alpha, theta_max});
     } catch (const std::invalid_argument& e) { // its message starts with the setting's keyword

@@ -1042,7 +1042,9 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
         CHECK(std::abs(on_host.forces_computed() - on_device.forces_computed()) <= on_host.forces_computed() / 10000);
         CHECK(moved[moved.size() / 2] < 5e-6);
         CHECK(moved[moved.size() * 99 / 100] < 5e-3);
-        // Energy: the two runs' drifts alike (a tree's error apart), both small.
+        // Energy: the two runs' drifts alike (a tree's error apart), both small. (The H100 gave 1.01
+        // apart on a drift of 3 from |E| = 4.0e5 once the float pads became local, where the bound
+        // with 1e-6 |E| allowed 1.005: two trees' potential errors, each about 1e-5 of |E|.)
         CHECK(std::abs(ea - eb) < 0.2 * std::abs(ea - e0) + 2e-6 * std::abs(e0));
         CHECK(std::abs(eb - e0) < 5e-4 * std::abs(e0));
     }
