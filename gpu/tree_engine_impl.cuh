@@ -54,6 +54,14 @@ struct WalkShape {
     bool few_groups = false;
 };
 constexpr std::int32_t kFewGroupsWalkBudget = 512;
+// The relative criterion's one-thread walks stop after this many mean lists: a kernel of them
+// lasts as long as its longest walk, and each walk the budget lists pays for its parts' starts.
+// Of budgets from 1 to 2 mean lists, 1.5 walked fastest on the Plummer sphere and the galaxy
+// (bench/results/step.md).
+constexpr double kWalkBudgetLists = 1.5;
+// The long-walk queues may grow to an eighth of the groups, or further up to this many bytes of
+// part offsets each: a small tree's relative walks may list a sixth of its groups or more.
+constexpr std::size_t kLongQueueBytes = std::size_t{64} << 20;
 
 // The events an evaluation records once, in stream order; its phases lie between them.
 enum EvaluationEvent {
@@ -77,12 +85,14 @@ struct TreeGpuEngine::Impl {
     // the walk writes whole); a pool for the lists longer than that, a quarter more than they took
     // (a quarter of all entries after a two-pass walk, which does not measure it); the entries of
     // all lists, which bound the memory room and pool may take. The long-walk budget (visited
-    // nodes, gpu/tree_walk.cuh): twice the mean list.
+    // nodes, gpu/tree_walk.cuh): kWalkBudgetLists mean lists; the walks it listed size the parts
+    // kernels' grids.
     struct ListRoom {
         int nodes = 0, leaves = 0;
         long long total = 0;
         long long node_pool = 0, leaf_pool = 0;
         std::int32_t walk_budget = INT32_MAX;
+        int listed = 0;
     };
     // How an evaluation walks, and what finish() needs of it.
     struct Evaluation {
@@ -241,7 +251,7 @@ struct TreeGpuEngine::Impl {
     gpu::LongWalks long_walks(const Evaluation& e, int q)
     {
         return {e.room.walk_budget,     d_long_queue[q].data(), d_long_count.data() + q, long_capacity,
-                d_long_parts[q].data(), d_long_listed.data(),   part_starts_of(e)};
+                d_long_parts[q].data(), d_long_listed.data(),   part_starts_of(e),       e.room.listed};
     }
     // The table of the long walks' parts, made by launch_radii for the relative criterion.
     const std::int32_t* part_starts_of(const Evaluation& e) const

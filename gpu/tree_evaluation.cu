@@ -187,7 +187,8 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     // The relative criterion lists a few per cent of the groups; the geometric one only those that
     // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
     // came near full (finish), to an eighth of the groups at most, or to all of a block tick's.
-    const std::size_t most = std::max<std::size_t>(1024, g / 8);
+    const std::size_t most =
+        std::max({std::size_t{1024}, g / 8, std::min(g, kLongQueueBytes / (gpu::kPartTableInts * sizeof(int)))});
     long_capacity = static_cast<int>(
         shape.list_class != 0 ? std::max<std::size_t>(1024, g)
                               : std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
@@ -555,10 +556,12 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
         r.node_pool = more(nodes);
         r.leaf_pool = more(leaves);
     }
-    // The geometric criterion's walks are even enough to need none; twice the mean list lists a
-    // few per cent of the relative criterion's.
+    // The geometric criterion's walks are even enough to need none; under the relative one the
+    // budget lists the few groups of small |a| (a tenth to a sixth of them).
     if (e.criterion.kind == MacKind::relative)
-        r.walk_budget = static_cast<std::int32_t>(std::clamp<long long>(2 * (nodes + leaves) / groups, 256, INT32_MAX));
+        r.walk_budget = static_cast<std::int32_t>(
+            std::clamp(static_cast<long long>(kWalkBudgetLists * static_cast<double>(nodes + leaves) / groups), 256LL,
+                       static_cast<long long>(INT32_MAX)));
     return r;
 }
 
@@ -577,10 +580,11 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     if (!e.one_pass && h_mismatch[0] != 0)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                std::to_string(h_mismatch[0] - 1) + " of a batch)");
-    list_room[e.key] = next_room(e);
     // Past the queues' capacity threads walk whole lists again: the next evaluation's queues get
     // twice what the fullest one listed where that came near it.
     const int listed = *std::max_element(h_long_count.data(), h_long_count.data() + 3);
+    list_room[e.key] = next_room(e);
+    list_room[e.key].listed = std::min(listed, long_capacity);
     if (2 * listed > long_capacity) long_wanted = 2 * std::max(listed, long_capacity);
     node_stride = e.one_pass ? e.room.nodes : 0;
     leaf_stride = e.one_pass ? e.room.leaves : 0;

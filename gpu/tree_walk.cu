@@ -3,6 +3,8 @@
 // without contraction.
 #include "gpu/tree_walk.cuh"
 
+#include <algorithm>
+
 #include "gpu/cuda_check.cuh"
 #include "tree/walk.hpp"
 
@@ -561,6 +563,8 @@ __global__ void walk_write_kernel(OctreeView<float> tree, const long long* node_
         atomicCAS(mismatch, 0, g + 1);
 }
 
+constexpr int kPartsThreads = 256;
+
 // Threads of the parts kernels: enough to fill the device, each taking items in turn (how many
 // walks were listed is known only on the device).
 unsigned parts_blocks()
@@ -575,7 +579,16 @@ unsigned parts_blocks()
     return static_cast<unsigned>(sms * 8);
 }
 
-constexpr int kPartsThreads = 256;
+// For the kernels of a thread per part: one for every part of the walks the last such walk listed
+// and a quarter more, so that the hardware deals out the parts, whose lengths differ widely, as
+// threads come free (a thread that takes several in turn lasts as long as their sum).
+unsigned part_item_blocks(const LongWalks& long_walks)
+{
+    const long long walks =
+        std::min<long long>(long_walks.capacity, long_walks.expected + long_walks.expected / 4 + 32);
+    const auto blocks = static_cast<unsigned>(ceil_div(walks * kLongWalkParts, kPartsThreads));
+    return std::max(parts_blocks(), long_walks.expected > 0 ? blocks : 0u);
+}
 
 } // namespace
 
@@ -620,7 +633,7 @@ void launch_walk_count(const OctreeView<float>& tree, long long* node_count, lon
         tree, long_walks, node_count, leaf_count, longest);
     check_launch("walk_count_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
-    count_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, long_walks);
+    count_parts_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(tree, long_walks);
     check_launch("count_parts_kernel", stream);
     scan_parts_counted_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(long_walks, node_count, leaf_count,
                                                                             longest);
@@ -634,11 +647,11 @@ void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& list
     walk_bounded_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
         tree, lists, long_walks);
     check_launch("walk_bounded_kernel", stream);
-    count_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, long_walks);
+    count_parts_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(tree, long_walks);
     check_launch("count_parts_kernel", stream);
     place_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(lists, long_walks);
     check_launch("place_parts_kernel", stream);
-    write_parts_placed_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, lists, long_walks);
+    write_parts_placed_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(tree, lists, long_walks);
     check_launch("write_parts_placed_kernel", stream);
 }
 
@@ -651,8 +664,8 @@ void launch_walk_write(const OctreeView<float>& tree, const long long* node_offs
         tree, node_offset, leaf_offset, node_list, leaf_list, mismatch, long_walks.listed + first, long_walks.budget);
     check_launch("walk_write_kernel", stream);
     if (long_walks.budget == INT32_MAX) return;
-    write_parts_kernel<<<parts_blocks(), kPartsThreads, 0, stream>>>(tree, node_offset, leaf_offset, node_list,
-                                                                     leaf_list, long_walks, first);
+    write_parts_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(
+        tree, node_offset, leaf_offset, node_list, leaf_list, long_walks, first);
     check_launch("write_parts_kernel", stream);
 }
 

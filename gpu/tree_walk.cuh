@@ -45,6 +45,7 @@ struct LongWalks {
     int* parts = nullptr;
     std::uint8_t* listed = nullptr;
     const std::int32_t* part_starts = nullptr; // launch_part_starts's table for this tree (or null)
+    int expected = 0; // walks the last such walk listed: the parts kernels launch a thread for each part
 };
 
 // The long walks' parts of the node range, and the table of where each starts: kPartStartInts
