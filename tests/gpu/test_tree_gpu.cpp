@@ -120,8 +120,9 @@ TEST_CASE("tree-gpu: long walks, a warp each, write the host walk's lists, into 
           "[gpu][tree]")
 {
     // The relative criterion with the exact |a|, then with |a| = 0 for a few particles: their
-    // groups open every cell, so that their walks run far past the budget of twice the mean list
-    // and their lists past any room the last walk measured.
+    // groups open every cell, so that their walks run far past the budget of 1.5 mean lists and
+    // their lists past any room the last walk measured. The first walk lists none of them, so the
+    // parts kernels of the third launch fewer threads than it lists ranges and take them in turn.
     const ParticleSet p = test::clustered_particles(20000, 11);
     const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
     const OpeningCriterion criterion = OpeningCriterion::relative(1e-3);
@@ -170,7 +171,7 @@ TEST_CASE("tree-gpu: long walks, a warp each, write the host walk's lists, into 
         longest = std::max(longest, ref_stalled.node_count(k) + ref_stalled.leaf_count(k));
     }
     const std::int64_t entries = ref_stalled.node_offset[groups] + ref_stalled.leaf_offset[groups];
-    CHECK(longest > 3 * entries / static_cast<std::int64_t>(groups)); // past the budget of twice the mean
+    CHECK(longest > 3 * entries / static_cast<std::int64_t>(groups)); // twice past the budget
 }
 
 TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][tree]")
