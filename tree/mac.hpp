@@ -97,9 +97,9 @@ template <class T> HOST_DEVICE inline T box_distance2(const Group<T>& box, T px,
     // |p - c| - h: p - c and c - p are exact negatives, so this equals max(p - c, c - p) - h with
     // one subtraction (the absolute value is free as an operand on the GPU).
     const T ox = px - box.centre.x, oy = py - box.centre.y, oz = pz - box.centre.z;
-    T dx = (ox < T(0) ? -ox : ox) - box.half_extent.x;
-    T dy = (oy < T(0) ? -oy : oy) - box.half_extent.y;
-    T dz = (oz < T(0) ? -oz : oz) - box.half_extent.z;
+    T dx = magnitude(ox) - box.half_extent.x;
+    T dy = magnitude(oy) - box.half_extent.y;
+    T dz = magnitude(oz) - box.half_extent.z;
     dx = dx > T(0) ? dx : T(0);
     dy = dy > T(0) ? dy : T(0);
     dz = dz > T(0) ? dz : T(0);

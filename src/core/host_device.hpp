@@ -47,6 +47,26 @@ HOST_DEVICE inline double rsqrt_fast(double x)
 #endif
 }
 
+// |x|, exact on both. On the device fabs is an operand modifier of the instruction that uses it;
+// the compiler spells (x < 0 ? -x : x) out as a compare, a negation and a select.
+HOST_DEVICE inline float magnitude(float x)
+{
+#if defined(__CUDA_ARCH__)
+    return fabsf(x);
+#else
+    return std::fabs(x);
+#endif
+}
+
+HOST_DEVICE inline double magnitude(double x)
+{
+#if defined(__CUDA_ARCH__)
+    return fabs(x);
+#else
+    return std::fabs(x);
+#endif
+}
+
 // a b and a + b rounded one by one on the device as on the host (no fused multiply-add), where a
 // decision such as a time bin must fall alike on both.
 HOST_DEVICE inline double mul_rn(double a, double b)
