@@ -43,6 +43,11 @@ __global__ void pack_walk_nodes_kernel(int num_nodes, const Vec4<float>* com_mas
 struct Quad {
     int4 v;
     __device__ void push(std::int32_t e) { v = make_int4(v.y, v.z, v.w, e); }
+    // The same where `take`, by selects rather than a branch.
+    __device__ void push_if(std::int32_t e, bool take)
+    {
+        v = make_int4(take ? v.y : v.x, take ? v.z : v.y, take ? v.w : v.z, take ? e : v.w);
+    }
     // The newest k (0..3) entries, oldest first, to out[0..k), with the evict-first hint (Octet).
     __device__ void store_last(std::int32_t* out, int k) const
     {
@@ -84,11 +89,21 @@ struct Octet {
     }
 };
 
-// A walk's sink that hands node and leaf entries to two lists of type List.
+// A walk's sink that hands node and leaf entries to two lists of type List. The selecting one
+// hands every visited node to both, taken by one or neither without a branch (List::push_if;
+// tree/walk.hpp's TakesEntries).
 template <class List> struct ListPass {
     List nodes, leaves;
     __device__ void node(std::int32_t i) { nodes.push(i); }
     __device__ void leaf(std::int32_t i) { leaves.push(i); }
+};
+
+template <class List> struct SelectingListPass : ListPass<List> {
+    __device__ void entry(std::int32_t i, bool to_nodes, bool to_leaves)
+    {
+        this->nodes.push_if(i, to_nodes);
+        this->leaves.push_if(i, to_leaves);
+    }
 };
 
 // One thread's list at a scanned offset: single entries until the write position is 32-byte
@@ -128,6 +143,17 @@ struct BoundedList {
     int length = 0; // entries seen
     Octet buffer;
 
+    // Appends v where `take`, the staged entries moved by selects rather than a branch: the walk
+    // hands every node to both of its lists this way, so that a warp's threads do not take the
+    // node list's and the leaf list's branches one after the other.
+    __device__ void push_if(std::int32_t v, bool take)
+    {
+        const int staged = length & 7;
+        buffer.first.push_if(v, take && staged < 4);
+        buffer.second.push_if(v, take && staged >= 4);
+        length += take ? 1 : 0;
+        if (take && length % 8 == 0 && length <= capacity) buffer.store(out + length - 8);
+    }
     __device__ void push(std::int32_t v)
     {
         buffer.push(v, length & 7);
@@ -143,14 +169,18 @@ struct BoundedList {
 // Group g's one-thread walk on the packed nodes, at most `budget` of them: the node it stopped
 // before, tree.num_nodes when it walked them all (walk_group_path). Without a budget (INT32_MAX,
 // the same for every thread) the walk counts no nodes.
-template <class Sink> __device__ std::int32_t walk_packed(const OctreeView<float>& tree, int g, Sink& sink, int budget)
+// kGeometricOnly: the caller knows the view has no relative criterion, and its kernel holds only
+// the geometric walk.
+template <bool kGeometricOnly = false, class Sink>
+__device__ std::int32_t walk_packed(const OctreeView<float>& tree, int g, Sink& sink, int budget)
 {
     const Group<float> group = tree.groups[g];
     const auto walk = [&](const auto& open) {
         return budget != INT32_MAX ? walk_group_path<true>(tree, group, open, sink, budget)
                                    : walk_group_path<false>(tree, group, open, sink, budget);
     };
-    if (tree.r_rel2 != nullptr) return walk(PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]});
+    if constexpr (!kGeometricOnly)
+        if (tree.r_rel2 != nullptr) return walk(PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]});
     return walk(PackedOpening<float, false>{tree.walk_nodes, 0.f});
 }
 
@@ -496,50 +526,62 @@ __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, 
     atomicMax(&longest[1], pass.lengths.leaves);
 }
 
+// Group g's one-pass walk into its room (or its listing as a long walk), with sinks of type Pass
+// (kGeometricOnly as for walk_packed).
+template <class Pass, bool kGeometricOnly>
+__device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedLists& out, const LongWalks& long_walks,
+                                   int g, unsigned long long* block_totals)
+{
+    const int nc = out.node_capacity, lc = out.leaf_capacity;
+    const auto walk = [&](int budget, Pass& pass) {
+        pass = Pass{};
+        pass.nodes = {out.node_list + static_cast<std::size_t>(g) * nc, nc};
+        pass.leaves = {out.leaf_list + static_cast<std::size_t>(g) * lc, lc};
+        return walk_packed<kGeometricOnly>(tree, g, pass, budget);
+    };
+    Pass pass;
+    const std::int32_t stop = walk(long_walks.budget, pass);
+    bool whole = stop >= tree.num_nodes;
+    if (!whole) {
+        // The prefix stays in the room where it fits it (place_parts moves it to the pool where
+        // the whole list does not).
+        const bool kept = pass.nodes.length <= nc && pass.leaves.length <= lc;
+        if (kept) {
+            pass.nodes.flush();
+            pass.leaves.flush();
+        }
+        if (!list_long_walk(long_walks, g, {pass.nodes.length, pass.leaves.length}, stop, kept))
+            whole = walk(INT32_MAX, pass) >= tree.num_nodes; // the queue is full: this thread walks it all
+    }
+    if (whole && pass.nodes.length <= nc && pass.leaves.length <= lc) {
+        pass.nodes.flush();
+        pass.leaves.flush();
+        out.node_count[g] = pass.nodes.length;
+        out.leaf_count[g] = pass.leaves.length;
+        atomicMax(&out.longest[0], pass.nodes.length);
+        atomicMax(&out.longest[1], pass.leaves.length);
+        atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
+        atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
+    } else if (whole && !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
+        out.node_count[g] = out.leaf_count[g] = 0;
+        atomicMax(&out.longest[0], pass.nodes.length);
+        atomicMax(&out.longest[1], pass.leaves.length);
+        atomicExch(&out.longest[2], 1);
+    }
+}
+
+// The geometric criterion's kernel hands every node to both lists by selects (SelectingListPass)
+// and holds no relative walk; the relative criterion's keeps the branches (ListPass), with which
+// the compiler asks for a node's two halves at once: compiled with the selects, it asked for the
+// second half, which the relative test reads, only after the box distance, and walked longer.
+template <class Pass, bool kGeometricOnly>
 __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
 {
     __shared__ unsigned long long block_totals[2];
     if (threadIdx.x < 2) block_totals[threadIdx.x] = 0;
     __syncthreads();
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < tree.num_groups) {
-        const int nc = out.node_capacity, lc = out.leaf_capacity;
-        const auto walk = [&](int budget, ListPass<BoundedList>& pass) {
-            pass = {{out.node_list + static_cast<std::size_t>(g) * nc, nc},
-                    {out.leaf_list + static_cast<std::size_t>(g) * lc, lc}};
-            return walk_packed(tree, g, pass, budget);
-        };
-        ListPass<BoundedList> pass;
-        const std::int32_t stop = walk(long_walks.budget, pass);
-        bool whole = stop >= tree.num_nodes;
-        if (!whole) {
-            // The prefix stays in the room where it fits it (place_parts moves it to the pool where
-            // the whole list does not).
-            const bool kept = pass.nodes.length <= nc && pass.leaves.length <= lc;
-            if (kept) {
-                pass.nodes.flush();
-                pass.leaves.flush();
-            }
-            if (!list_long_walk(long_walks, g, {pass.nodes.length, pass.leaves.length}, stop, kept))
-                whole = walk(INT32_MAX, pass) >= tree.num_nodes; // the queue is full: this thread walks it all
-        }
-        if (whole && pass.nodes.length <= nc && pass.leaves.length <= lc) {
-            pass.nodes.flush();
-            pass.leaves.flush();
-            out.node_count[g] = pass.nodes.length;
-            out.leaf_count[g] = pass.leaves.length;
-            atomicMax(&out.longest[0], pass.nodes.length);
-            atomicMax(&out.longest[1], pass.leaves.length);
-            atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
-            atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
-        } else if (whole &&
-                   !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
-            out.node_count[g] = out.leaf_count[g] = 0;
-            atomicMax(&out.longest[0], pass.nodes.length);
-            atomicMax(&out.longest[1], pass.leaves.length);
-            atomicExch(&out.longest[2], 1);
-        }
-    }
+    if (g < tree.num_groups) walk_bounded_group<Pass, kGeometricOnly>(tree, out, long_walks, g, block_totals);
     __syncthreads();
     if (threadIdx.x < 2) atomicAdd(&out.totals[threadIdx.x], block_totals[threadIdx.x]);
 }
@@ -644,8 +686,12 @@ void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& list
                          cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    walk_bounded_kernel<<<static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads)), kWalkThreads, 0, stream>>>(
-        tree, lists, long_walks);
+    const unsigned blocks = static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads));
+    if (tree.r_rel2 != nullptr)
+        walk_bounded_kernel<ListPass<BoundedList>, false><<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
+    else
+        walk_bounded_kernel<SelectingListPass<BoundedList>, true>
+            <<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
     check_launch("walk_bounded_kernel", stream);
     count_parts_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(tree, long_walks);
     check_launch("count_parts_kernel", stream);

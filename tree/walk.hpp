@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "core/host_device.hpp"
 #include "tree/mac.hpp"
@@ -80,6 +81,15 @@ template <class T, bool kRelative> struct PackedOpening {
     }
 };
 
+// A sink may take each visited node in one call, entry(i, to_nodes, to_leaves), instead of
+// node(i) and leaf(i) behind a branch on its kind: on the GPU the threads of a warp visit nodes of
+// either kind at once, and two branches would each be taken in turn.
+template <class Sink, class = void> struct TakesEntries : std::false_type {
+};
+template <class Sink>
+struct TakesEntries<Sink, std::void_t<decltype(std::declval<Sink&>().entry(0, true, true))>> : std::true_type {
+};
+
 // Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
 // to sink.leaf(i), in walk order, and returns the node it stopped before: tree.num_nodes when it
 // walked the whole tree. kBudgeted: over at most `budget` nodes; where the budget runs out first,
@@ -96,8 +106,12 @@ HOST_DEVICE inline std::int32_t walk_group_path(const OctreeView<T>& tree, const
         if constexpr (kBudgeted)
             if (visited == budget) return i;
         const NodeStep step = open(group, i);
-        if (step.opened && step.leaf) sink.leaf(i);
-        if (!step.opened) sink.node(i);
+        if constexpr (TakesEntries<Sink>::value) {
+            sink.entry(i, !step.opened, step.opened && step.leaf);
+        } else {
+            if (step.opened && step.leaf) sink.leaf(i);
+            if (!step.opened) sink.node(i);
+        }
         i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
     }
     return tree.num_nodes;

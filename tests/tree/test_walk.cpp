@@ -162,6 +162,48 @@ TEST_CASE("the walk on packed nodes gives the lists of the walk on the arrays", 
     }
 }
 
+namespace {
+// A sink that takes every visited node in one call (tree/walk.hpp's TakesEntries), as the GPU's
+// selecting lists do, and keeps what each list took and how many nodes it was handed.
+struct EntrySink {
+    std::vector<std::int32_t> nodes, leaves;
+    std::int64_t visited = 0;
+    void entry(std::int32_t i, bool to_nodes, bool to_leaves)
+    {
+        ++visited;
+        if (to_nodes) nodes.push_back(i);
+        if (to_leaves) leaves.push_back(i);
+    }
+};
+} // namespace
+
+TEST_CASE("a sink that takes every visited node gets the lists of node() and leaf()", "[tree][walk]")
+{
+    static_assert(TakesEntries<EntrySink>::value && !TakesEntries<CountPass>::value, "the walk tells the sinks apart");
+    ClusteredCase c;
+    Octree& tree = c.tree;
+    for (const OpeningCriterion& criterion : {OpeningCriterion::geometric(0.5), OpeningCriterion::relative(1e-3)}) {
+        INFO("criterion " << static_cast<int>(criterion.kind));
+        const OctreeView<double> view =
+            set_opening_criterion(tree, tree.view(), criterion, tree.groups, c.estimate.magnitudes());
+        const InteractionLists lists = build_interaction_lists(view);
+        for (std::int32_t g = 0; g < view.num_groups; g += 7) {
+            EntrySink sink;
+            walk_group_into(view, g, sink);
+            const auto k = static_cast<std::size_t>(g);
+            const std::vector<std::int32_t> nodes(lists.node_list.begin() + lists.node_offset[k],
+                                                  lists.node_list.begin() + lists.node_offset[k + 1]);
+            const std::vector<std::int32_t> leaves(lists.leaf_list.begin() + lists.leaf_offset[k],
+                                                   lists.leaf_list.begin() + lists.leaf_offset[k + 1]);
+            INFO("group " << g);
+            CHECK(sink.nodes == nodes);
+            CHECK(sink.leaves == leaves);
+            // Every visited node is handed over, opened internal nodes too (taken by neither list).
+            CHECK(sink.visited > static_cast<std::int64_t>(nodes.size() + leaves.size()));
+        }
+    }
+}
+
 TEST_CASE("the relative criterion without an estimate runs a first pass and then uses its own result", "[tree][walk]")
 {
     const ParticleSet p = test::clustered_particles(4000, 5);
