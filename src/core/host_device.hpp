@@ -49,19 +49,10 @@ HOST_DEVICE inline double rsqrt_fast(double x)
 
 // |x|, exact on both. On the device fabs is an operand modifier of the instruction that uses it;
 // the compiler spells (x < 0 ? -x : x) out as a compare, a negation and a select.
-HOST_DEVICE inline float magnitude(float x)
+template <class T> HOST_DEVICE inline T magnitude(T x)
 {
 #if defined(__CUDA_ARCH__)
-    return fabsf(x);
-#else
-    return std::fabs(x);
-#endif
-}
-
-HOST_DEVICE inline double magnitude(double x)
-{
-#if defined(__CUDA_ARCH__)
-    return fabs(x);
+    return fabs(x); // CUDA's overloads: float stays float
 #else
     return std::fabs(x);
 #endif
