@@ -186,7 +186,8 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     d_longest.reserve(3, "longest lists");
     // The relative criterion lists a few per cent of the groups; the geometric one only those that
     // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
-    // came near full (finish), to an eighth of the groups at most, or to all of a block tick's.
+    // came near full (finish), to an eighth of the groups or kLongQueueBytes of offsets, whichever
+    // holds more walks (never past the groups), or to all of a block tick's.
     const std::size_t most =
         std::max({std::size_t{1024}, g / 8, std::min(g, kLongQueueBytes / (gpu::kPartTableInts * sizeof(int)))});
     long_capacity = static_cast<int>(
