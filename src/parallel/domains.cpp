@@ -23,7 +23,9 @@ constexpr std::uint64_t kKeyEnd = std::uint64_t{1} << 63; // one past the larges
 // Where each cut lies, refined a histogram at a time: every cut's interval [lo, lo + width) is
 // split into bins, the costs in them summed over all ranks, and the interval narrowed to the bin
 // in which the cut's target cost is reached. 2^12 bins a round: six rounds for 63 bits, each one
-// pass over the keys and one all-reduce of (cuts x bins) values.
+// all-reduce of (cuts x bins) values. Only the first round reads every key: the keys that fall in
+// the narrowed intervals are then kept apart (with their costs), and the later rounds and the
+// last choice read those alone.
 std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, const std::vector<double>& cost, int ranks,
                                     const Communicator& comm)
 {
@@ -39,23 +41,39 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
         total = static_cast<double>(keys.size());
         comm.sum(&total, 1);
     }
-    const auto weight = [&](std::size_t i) { return unit ? 1.0 : cost[i]; };
+    // The keys the rounds read: all of them at first, then those in the cuts' intervals.
+    std::vector<std::uint64_t> near_keys;
+    std::vector<double> near_cost;
+    bool all = true;
+    const auto count = [&] { return all ? keys.size() : near_keys.size(); };
+    const auto key = [&](std::size_t i) { return all ? keys[i] : near_keys[i]; };
+    const auto weight = [&](std::size_t i) { return all ? (unit ? 1.0 : cost[i]) : near_cost[i]; };
     std::vector<double> target(cuts), below(cuts, 0.0);
     for (std::size_t c = 0; c < cuts; ++c) target[c] = total * static_cast<double>(c + 1) / ranks;
     std::vector<std::uint64_t> lo(cuts, 0);
     std::uint64_t width = kKeyEnd;
-    while (width > 1 && cuts > 0) {
-        const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
-        // The cuts' intervals: several cuts may share one (the first rounds), and distinct ones
-        // are disjoint (each one bin of the last round, the cuts in key order), so a key lies in
-        // at most one, found by a binary search over their starts instead of a test per cut.
-        std::vector<std::uint64_t> starts;
-        std::vector<std::size_t> interval(cuts);
+    // The cuts' intervals: several cuts may share one (the first rounds), and distinct ones are
+    // disjoint (each one bin of the last round, the cuts in key order), so a key lies in at most
+    // one, found by a binary search over their starts instead of a test per cut.
+    std::vector<std::uint64_t> starts;
+    std::vector<std::size_t> interval(cuts);
+    const auto find_intervals = [&] {
+        starts.clear();
         for (std::size_t c = 0; c < cuts; ++c) {
             if (!starts.empty() && lo[c] < starts.back()) throw std::logic_error("domains: cuts out of key order");
             if (starts.empty() || lo[c] != starts.back()) starts.push_back(lo[c]);
             interval[c] = starts.size() - 1;
         }
+    };
+    // The interval key k lies in, or starts.size() where none holds it.
+    const auto interval_of = [&](std::uint64_t k) {
+        const auto after = std::upper_bound(starts.begin(), starts.end(), k);
+        if (after == starts.begin() || k - *std::prev(after) >= width) return starts.size();
+        return static_cast<std::size_t>(std::prev(after) - starts.begin());
+    };
+    while (width > 1 && cuts > 0) {
+        const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
+        find_intervals();
         std::vector<double> histogram(starts.size() * bins, 0.0);
         // Each thread its own histogram, added up after (a run's costs are ones: the sums are
         // exact in any order).
@@ -63,14 +81,11 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
         {
             std::vector<double> mine(histogram.size(), 0.0);
 #pragma omp for schedule(static) nowait
-            for (std::int64_t s = 0; s < static_cast<std::int64_t>(keys.size()); ++s) {
+            for (std::int64_t s = 0; s < static_cast<std::int64_t>(count()); ++s) {
                 const auto i = static_cast<std::size_t>(s);
-                const auto after = std::upper_bound(starts.begin(), starts.end(), keys[i]);
-                if (after == starts.begin()) continue;
-                const std::uint64_t from = *std::prev(after);
-                if (keys[i] - from >= width) continue;
-                const auto u = static_cast<std::size_t>(std::prev(after) - starts.begin());
-                mine[u * bins + std::min(bins - 1, (keys[i] - from) / bin_width)] += weight(i);
+                const std::size_t u = interval_of(key(i));
+                if (u == starts.size()) continue;
+                mine[u * bins + std::min(bins - 1, (key(i) - starts[u]) / bin_width)] += weight(i);
             }
 #pragma omp critical
             for (std::size_t k = 0; k < mine.size(); ++k) histogram[k] += mine[k];
@@ -83,6 +98,28 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
             lo[c] += b * bin_width;
         }
         width = bin_width;
+        if (all) { // the keys in the narrowed intervals, each thread's in its order, then in thread order
+            find_intervals();
+            const int threads = omp_get_max_threads();
+            std::vector<std::vector<std::uint64_t>> thread_keys(static_cast<std::size_t>(threads));
+            std::vector<std::vector<double>> thread_cost(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+            {
+                const auto t = static_cast<std::size_t>(omp_get_thread_num());
+#pragma omp for schedule(static)
+                for (std::int64_t s = 0; s < static_cast<std::int64_t>(keys.size()); ++s) {
+                    const auto i = static_cast<std::size_t>(s);
+                    if (interval_of(keys[i]) == starts.size()) continue;
+                    thread_keys[t].push_back(keys[i]);
+                    thread_cost[t].push_back(weight(i));
+                }
+            }
+            for (std::size_t t = 0; t < thread_keys.size(); ++t) {
+                near_keys.insert(near_keys.end(), thread_keys[t].begin(), thread_keys[t].end());
+                near_cost.insert(near_cost.end(), thread_cost[t].begin(), thread_cost[t].end());
+            }
+            all = false;
+        }
     }
     // lo[c] is the key whose own cost reaches the target; the cut falls before or after it,
     // whichever lands nearer the target.
@@ -91,8 +128,8 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
     for (std::size_t c = 0; c < cuts; ++c) {
         double at_key = 0;
 #pragma omp parallel for schedule(static) reduction(+ : at_key)
-        for (std::int64_t i = 0; i < static_cast<std::int64_t>(keys.size()); ++i)
-            if (keys[static_cast<std::size_t>(i)] == lo[c]) at_key += weight(static_cast<std::size_t>(i));
+        for (std::int64_t i = 0; i < static_cast<std::int64_t>(count()); ++i)
+            if (key(static_cast<std::size_t>(i)) == lo[c]) at_key += weight(static_cast<std::size_t>(i));
         comm.sum(&at_key, 1);
         const bool after = below[c] + at_key - target[c] < target[c] - below[c];
         first[c + 1] = std::max(first[c], lo[c] + (after ? 1 : 0));
