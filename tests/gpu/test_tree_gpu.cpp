@@ -121,8 +121,7 @@ TEST_CASE("tree-gpu: long walks, a warp each, write the host walk's lists, into 
 {
     // The relative criterion with the exact |a|, then with |a| = 0 for a few particles: their
     // groups open every cell, so that their walks run far past the budget of 1.5 mean lists and
-    // their lists past any room the last walk measured. The first walk lists none of them, so the
-    // parts kernels of the third launch fewer threads than it lists ranges and take them in turn.
+    // their lists past any room the last walk measured.
     const ParticleSet p = test::clustered_particles(20000, 11);
     const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
     const OpeningCriterion criterion = OpeningCriterion::relative(1e-3);
