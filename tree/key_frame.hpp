@@ -11,14 +11,18 @@
 // box in space (long ones outside the core) and the octree's cells still nest. Nothing else reads
 // the frame's geometry: a node is measured by its particles' box (tree/node_moments.hpp).
 //
-// The core: 16 interquartile ranges of the positions (the largest axis's) about their median, both
+// The core: 256 interquartile ranges of the positions (the largest axis's) about their median, both
 // from a sample of 1024 particles spread evenly over the array (a quartile moves little with the
 // sample, and not at all with a few far particles, where a mean or a deviation would), the
-// half-width rounded up to a power of two and the centre to a 256th of it. A warped tree costs
-// more where the bounding cube would have served (a Plummer sphere of 2^24 particles, whose
-// outliers make the cube 270 times the core's half-width, took 17 % more time a step warped), so
-// the warp is used only where the cube is wider than 1024 half-widths; otherwise the keys are the
-// bounding cube's, as they were without a frame.
+// half-width rounded up to a power of two and the centre to a 256th of it. The core is wide because
+// a key cell beyond it is stretched along each compressed axis by |u| / core in space, and the
+// opening criterion measures a cell by its longest side: every group then opens the stretched
+// cells and leaves of the outskirts, and takes their particles one by one. With a core of 16
+// ranges, a Plummer sphere of 2^26 particles walked 5687 node and 6774 particle interactions a
+// particle under theta 0.5, where 2^25's unwarped tree walks 4314 and 2619; with 256 ranges, 4530
+// and 2557 (bench/results/step.md). The warp is used only where the bounding cube is wider than 64
+// half-widths (16384 ranges or more); otherwise the keys are the bounding cube's, as they were
+// without a frame.
 #pragma once
 
 #include <cmath>
@@ -29,8 +33,8 @@
 
 namespace grove {
 
-constexpr double kKeyCoreRanges = 16;
-constexpr double kKeyWarpFromCores = 1024;
+constexpr double kKeyCoreRanges = 256;
+constexpr double kKeyWarpFromCores = 64;
 constexpr int kKeyFrameSample = 1024;
 
 // The array index of sample k (0 .. kKeyFrameSample - 1) among n particles.

@@ -133,6 +133,42 @@ TEST_CASE("the keys' frame: the bounding cube for compact sets, a warped core wh
     CHECK(percentiles(relative_errors(tree_forces.acc, exact.acc), {50})[0] < 1e-3);
 }
 
+TEST_CASE("the keys' frame leaves a sparse halo's cells as the bounding cube made them", "[tree][morton]")
+{
+    // Beyond the warp's core a key cell is stretched along each compressed axis by its distance
+    // over the core, and a group opens a cell by its longest side: a core too narrow for the halo
+    // (16 interquartile ranges) made every group take the halo's stretched leaves one by one,
+    // half as many particle interactions again as without the far particle.
+    ParticleSet with_halo = make_plummer(50000, 3);
+    const Eigen::Index n = with_halo.pos.cols(), halo = 2000;
+    with_halo.pos.conservativeResize(3, n + halo);
+    with_halo.mass.conservativeResize(n + halo);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> uniform(0, 1);
+    std::normal_distribution<double> normal(0, 1);
+    for (Eigen::Index k = n; k < n + halo; ++k) { // radii from 20 to 2000, evenly in their logarithm
+        const Eigen::Vector3d direction(normal(rng), normal(rng), normal(rng));
+        with_halo.pos.col(k) = direction.normalized() * 20 * std::pow(100.0, uniform(rng));
+        with_halo.mass[k] = with_halo.mass[0];
+    }
+    ParticleSet far = with_halo;
+    far.pos.conservativeResize(3, n + halo + 1);
+    far.mass.conservativeResize(n + halo + 1);
+    far.pos.col(n + halo) = Eigen::Vector3d(1e9, -3e8, 2e8);
+    far.mass[n + halo] = far.mass[0];
+    const BuildParams params{8, 16};
+    Octree warped = build_octree(far.pos, far.mass, params),
+           plain = build_octree(with_halo.pos, with_halo.mass, params);
+    REQUIRE(warped.frame.core > 0);
+    REQUIRE(plain.frame.core == 0);
+    set_opening_radii(warped, 0.5);
+    set_opening_radii(plain, 0.5);
+    const TreeStats with = list_statistics(warped, build_interaction_lists(warped)),
+                    without = list_statistics(plain, build_interaction_lists(plain));
+    CHECK(with.leaf_interactions_per_particle < 1.2 * without.leaf_interactions_per_particle);
+    CHECK(with.node_interactions_per_particle < 1.2 * without.node_interactions_per_particle);
+}
+
 TEST_CASE("Peano-Hilbert keys: every cell once, each octree cell one range, consecutive keys face neighbours",
           "[tree][morton][hilbert]")
 {
