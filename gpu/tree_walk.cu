@@ -154,11 +154,6 @@ struct BoundedList {
         length += take ? 1 : 0;
         if (take && length % 8 == 0 && length <= capacity) buffer.store(out + length - 8);
     }
-    __device__ void push(std::int32_t v)
-    {
-        buffer.push(v, length & 7);
-        if (++length % 8 == 0 && length <= capacity) buffer.store(out + length - 8);
-    }
     __device__ void flush()
     {
         const int k = length & 7, at = length - k;
@@ -526,12 +521,13 @@ __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, 
     atomicMax(&longest[1], pass.lengths.leaves);
 }
 
-// Group g's one-pass walk into its room (or its listing as a long walk), with sinks of type Pass
-// (kGeometricOnly as for walk_packed).
-template <class Pass, bool kGeometricOnly>
+// Group g's one-pass walk into its room (or its listing as a long walk), every visited node handed
+// to both lists (kGeometricOnly as for walk_packed).
+template <bool kGeometricOnly>
 __device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedLists& out, const LongWalks& long_walks,
                                    int g, unsigned long long* block_totals)
 {
+    using Pass = SelectingListPass<BoundedList>;
     const int nc = out.node_capacity, lc = out.leaf_capacity;
     const auto walk = [&](int budget, Pass& pass) {
         pass = Pass{};
@@ -570,18 +566,16 @@ __device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedL
     }
 }
 
-// The geometric criterion's kernel hands every node to both lists by selects (SelectingListPass)
-// and holds no relative walk; the relative criterion's keeps the branches (ListPass), with which
-// the compiler asks for a node's two halves at once: compiled with the selects, it asked for the
-// second half, which the relative test reads, only after the box distance, and walked longer.
-template <class Pass, bool kGeometricOnly>
+// A kernel for each criterion: the geometric one's holds no relative walk, which the compiler
+// would schedule with it as one whole (it then walked longer).
+template <bool kGeometricOnly>
 __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
 {
     __shared__ unsigned long long block_totals[2];
     if (threadIdx.x < 2) block_totals[threadIdx.x] = 0;
     __syncthreads();
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < tree.num_groups) walk_bounded_group<Pass, kGeometricOnly>(tree, out, long_walks, g, block_totals);
+    if (g < tree.num_groups) walk_bounded_group<kGeometricOnly>(tree, out, long_walks, g, block_totals);
     __syncthreads();
     if (threadIdx.x < 2) atomicAdd(&out.totals[threadIdx.x], block_totals[threadIdx.x]);
 }
@@ -688,10 +682,9 @@ void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& list
     if (tree.num_groups == 0) return;
     const unsigned blocks = static_cast<unsigned>(ceil_div(tree.num_groups, kWalkThreads));
     if (tree.r_rel2 != nullptr)
-        walk_bounded_kernel<ListPass<BoundedList>, false><<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
+        walk_bounded_kernel<false><<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
     else
-        walk_bounded_kernel<SelectingListPass<BoundedList>, true>
-            <<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
+        walk_bounded_kernel<true><<<blocks, kWalkThreads, 0, stream>>>(tree, lists, long_walks);
     check_launch("walk_bounded_kernel", stream);
     count_parts_kernel<<<part_item_blocks(long_walks), kPartsThreads, 0, stream>>>(tree, long_walks);
     check_launch("count_parts_kernel", stream);

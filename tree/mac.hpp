@@ -17,7 +17,8 @@
 // term would exceed a fraction alpha of the particle's acceleration, G M l^2 / d^4 > alpha |a|,
 // with |a| from the previous step. For a group, d is the distance from its box to the centre of
 // mass and |a| its particles' smallest, so every member's own test is met. Squared:
-//   d^2 < l sqrt(M / alpha) / sqrt(|a| / G) = r_rel2[node] * mac_scale[group].
+//   d^2 <= l sqrt(M / alpha) / sqrt(|a| / G) = r_rel2[node] * mac_scale[group]
+// (closed, as the geometric sphere is).
 // The geometric floor (theta = 2/sqrt(3)) stays, so a group never accepts a cell that holds one of
 // its particles however large |a| is. Cells are opened where the error they would make is large
 // compared to the force they act on, not by their angle alone: small cells near a dense centre are
@@ -112,13 +113,16 @@ template <class T> HOST_DEVICE inline bool must_open(const Group<T>& group, cons
     return box_distance2(group, com.x, com.y, com.z) <= r_open2;
 }
 
-// The relative criterion's test for node i and a group of scale `mac_scale`: the floor or the
-// error bound.
+// The relative criterion's test for node i and a group of scale `mac_scale`: within the floor or
+// the error bound, whichever is the larger. One comparison against their larger rather than two
+// joined by an or: so written, the GPU's relative walk takes its entries by selects without
+// walking longer (bench/results/tree-kernels.md).
 template <class T>
 HOST_DEVICE inline bool must_open_relative(const Group<T>& group, const Vec4<T>& com, T r_open2, T r_rel2, T mac_scale)
 {
     const T d2 = box_distance2(group, com.x, com.y, com.z);
-    return d2 <= r_open2 || d2 < r_rel2 * mac_scale;
+    const T r_rel = r_rel2 * mac_scale;
+    return d2 <= (r_rel > r_open2 ? r_rel : r_open2);
 }
 
 // r_open2[i] for every node (host, OpenMP); float and double are instantiated.

@@ -95,6 +95,20 @@ TEST_CASE("the relative criterion: N-1 sources, fewer interactions as alpha grow
     CHECK_THROWS_WITH(parse_mac("barnes"), Catch::Contains("geometric") && Catch::Contains("relative"));
 }
 
+TEMPLATE_TEST_CASE("the relative test opens within the larger of the floor and the error bound, both closed",
+                   "[tree][walk]", float, double)
+{
+    using T = TestType;
+    // A group's box of half-width 1 about the origin, a centre of mass at x = 4: d^2 = 9.
+    const Group<T> group{{0, 0, 0, 0}, {1, 1, 1, 0}, {0, 1}};
+    const Vec4<T> com{4, 0, 0, 1};
+    CHECK(must_open_relative(group, com, T(4), T(4.5), T(2)));          // on the error bound
+    CHECK_FALSE(must_open_relative(group, com, T(4), T(4.5), T(1.99))); // just beyond it
+    CHECK(must_open_relative(group, com, T(9), T(1), T(1)));            // on the floor
+    CHECK_FALSE(must_open_relative(group, com, T(8.99), T(1), T(1)));   // just beyond it
+    CHECK(must_open_relative(group, com, T(8.99), T(1), T(1e30)));      // a group of |a| = 0 opens all
+}
+
 TEST_CASE("the relative criterion's geometric bound: no cell accepted that theta-max opens, the floor by default",
           "[tree][walk]")
 {
