@@ -393,19 +393,53 @@ template <class Walk> __device__ void for_each_listed_walk(const LongWalks& long
     for (int q = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32); q < listed; q += warps) walk(q);
 }
 
+// The longest lists and the entries of a block's listed walks, gathered in shared memory and
+// added to the device's words once per block, rather than by each of thousands of walks to the
+// same few words.
+struct BlockListTotals {
+    int longest[2];
+    unsigned long long entries[2];
+
+    // Every thread of the block calls these two, before and after its walks.
+    __device__ void clear()
+    {
+        if (threadIdx.x == 0) *this = {};
+        __syncthreads();
+    }
+    __device__ void add_to(int* device_longest, unsigned long long* device_entries)
+    {
+        __syncthreads();
+        if (threadIdx.x != 0) return;
+        atomicMax(&device_longest[0], longest[0]);
+        atomicMax(&device_longest[1], longest[1]);
+        if (device_entries == nullptr) return;
+        atomicAdd(&device_entries[0], entries[0]);
+        atomicAdd(&device_entries[1], entries[1]);
+    }
+    __device__ void add(ListLengths n)
+    {
+        atomicMax(&longest[0], n.nodes);
+        atomicMax(&longest[1], n.leaves);
+        atomicAdd(&entries[0], static_cast<unsigned long long>(n.nodes));
+        atomicAdd(&entries[1], static_cast<unsigned long long>(n.leaves));
+    }
+};
+
 // Pass 1: the listed walks' lengths.
 __global__ void scan_parts_counted_kernel(LongWalks long_walks, long long* node_count, long long* leaf_count,
                                           int* longest)
 {
+    __shared__ BlockListTotals block;
+    block.clear();
     for_each_listed_walk(long_walks, [&](int q) {
         const ListLengths n = scan_parts(long_walks, q);
         if (lane_index() != 0) return;
         const int g = long_walks.queue[q];
         node_count[g] = n.nodes;
         leaf_count[g] = n.leaves;
-        atomicMax(&longest[0], n.nodes);
-        atomicMax(&longest[1], n.leaves);
+        block.add(n);
     });
+    block.add_to(longest, nullptr);
 }
 
 // Where a list of `length` entries goes: its room, or a place in the pool taken by atomicAdd;
@@ -420,16 +454,29 @@ __device__ long long place_list(long long length, int capacity, long long room_a
 }
 
 // A warp copies a kept prefix of `length` entries from its group's room to the list's place in
-// the pool (where the whole list did not fit the room).
+// the pool (where the whole list did not fit the room). Eight loads a lane before their stores:
+// the compiler may not move a load past a store to the same array, and one entry at a time the
+// copy waited on a round trip to memory for every 32 entries.
 __device__ void move_prefix(std::int32_t* list, long long room_at, long long at, int length)
 {
     if (at < 0 || at == room_at) return;
-    for (int k = lane_index(); k < length; k += 32) list[at + k] = list[room_at + k];
+    constexpr int kInFlight = 8;
+    for (int first = lane_index(); first < length; first += 32 * kInFlight) {
+        std::int32_t v[kInFlight];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u)
+            if (first + 32 * u < length) v[u] = list[room_at + first + 32 * u];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u)
+            if (first + 32 * u < length) list[at + first + 32 * u] = v[u];
+    }
 }
 
 // The one pass: the listed walks' lengths, and their places.
 __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
 {
+    __shared__ BlockListTotals block;
+    block.clear();
     for_each_listed_walk(long_walks, [&](int q) {
         const ListLengths n = scan_parts(long_walks, q);
         const int g = long_walks.queue[q];
@@ -445,11 +492,8 @@ __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
             out.leaf_count[g] = leaf_at >= 0 ? n.leaves : 0;
             out.node_place[g] = node_at;
             out.leaf_place[g] = leaf_at;
-            atomicMax(&out.longest[0], n.nodes);
-            atomicMax(&out.longest[1], n.leaves);
+            block.add(n);
             if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
-            atomicAdd(&out.totals[0], static_cast<unsigned long long>(n.nodes));
-            atomicAdd(&out.totals[1], static_cast<unsigned long long>(n.leaves));
         }
         node_at = __shfl_sync(kAllLanes, node_at, 0);
         leaf_at = __shfl_sync(kAllLanes, leaf_at, 0);
@@ -457,6 +501,7 @@ __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
         move_prefix(out.node_list, node_room, node_at, prefix[0]);
         move_prefix(out.leaf_list, leaf_room, leaf_at, prefix[1]);
     });
+    block.add_to(out.longest, out.totals);
 }
 
 // A part's entries from out + its offset; a null list is not written.
