@@ -178,7 +178,7 @@ __device__ void target_halves(const ListSoftening& soft, int first, const LaneLa
 template <int K, bool kPot, bool kByType>
 __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, NodeTile& tile, float* half_tile, WideSums& wide,
-                           const ListSoftening& soft, float4* acc)
+                           const ListSoftening& soft, float4* out)
 {
     const WarpRole role(layout);
     const int lane = role.lane, replica = role.replica, slot = role.slot;
@@ -231,7 +231,7 @@ __device__ void node_chunk(const OctreeView<float>& tree, int first, const LaneL
         if (++tiles % kTilesPerFlush == 0) t.flush(wide, lane);
         __syncwarp();
     }
-    t.finish(layout, replica, slot, acc + first, false, wide, lane);
+    t.finish(layout, replica, slot, out, false, wide, lane);
 }
 
 // One staged tile of `count` leaf sources against the lane's targets: the lane's replica takes
@@ -328,7 +328,7 @@ __device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, float
 template <int K, bool kGuard, bool kPot, bool kByType>
 __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
                            long long length, LeafTile& tile, float* half_tile, WideSums& wide,
-                           const ListSoftening& soft, float4* acc)
+                           const ListSoftening& soft, float4* out, bool add)
 {
     const WarpRole role(layout);
     const int lane = role.lane, slot = role.slot;
@@ -374,47 +374,58 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
         // enough over a batch, and a flush per tile costs the leaf loop a measurable share.
         t.flush(wide, lane);
     }
-    t.finish(layout, role.replica, slot, acc + first, true, wide, lane);
+    t.finish(layout, role.replica, slot, out, add, wide, lane);
 }
 
-// Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp.
+// Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp: the whole lists,
+// or their stretch `segment` of split.segments, whose sums go to the split's partials.
 template <bool kNodes, bool kPot, bool kGuard, bool kByType>
-__device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListIndex& index, const std::int32_t* list,
-                               const ListSoftening& soft, float4* acc, NodeTile& node_tile, LeafTile& leaf_tile,
-                               float* half_tile, WideSums& wide)
+__device__ void evaluate_group(const OctreeView<float>& tree, int g, int segment, const ListIndex& index,
+                               const std::int32_t* list, const ListSplit& split, const ListSoftening& soft, float4* acc,
+                               NodeTile& node_tile, LeafTile& leaf_tile, float* half_tile, WideSums& wide)
 {
     const ParticleRange range = tree.groups[g].range;
-    const long long begin = index.begin(g), length = index.length(g);
+    long long begin = index.begin(g), length = index.length(g);
+    float4* out = acc + range.begin;
+    bool add = !kNodes; // the leaf lists add to the node lists' sums
+    if (split.segments > 1) {
+        const long long lo = length * segment / split.segments, hi = length * (segment + 1) / split.segments;
+        begin += lo;
+        length = hi - lo;
+        out = split.partial + (static_cast<long long>(g) * split.segments + segment) * kSplitTargets;
+        add = false;
+    }
+    const std::int32_t* l = list + begin;
     for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
-        const std::int32_t* l = list + begin;
+        float4* o = out + (first - range.begin);
         if constexpr (kNodes) {
             if (layout.per_lane == 1)
-                node_chunk<1, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
+                node_chunk<1, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
             else if (layout.per_lane == 2)
-                node_chunk<2, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
+                node_chunk<2, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
             else if (layout.per_lane == 3)
-                node_chunk<3, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
+                node_chunk<3, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
             else if (layout.per_lane == 4)
-                node_chunk<4, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
+                node_chunk<4, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
             else
-                node_chunk<5, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, acc);
+                node_chunk<5, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
         } else {
             if (layout.per_lane == 1)
                 leaf_chunk<1, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     acc);
+                                                     o, add);
             else if (layout.per_lane == 2)
                 leaf_chunk<2, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     acc);
+                                                     o, add);
             else if (layout.per_lane == 3)
                 leaf_chunk<3, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     acc);
+                                                     o, add);
             else if (layout.per_lane == 4)
                 leaf_chunk<4, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     acc);
+                                                     o, add);
             else
                 leaf_chunk<5, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     acc);
+                                                     o, add);
         }
     }
 }
@@ -425,8 +436,8 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, const ListI
 // registers allow. A group's sums do not depend on which warp takes it.
 template <bool kNodes, bool kPot, bool kGuard, bool kByType>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
-    evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, ListSoftening soft, float4* acc,
-                    int* next_group)
+    evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, ListSplit split,
+                    ListSoftening soft, float4* acc, int* next_group)
 {
     __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
     __shared__ LeafTile leaf_tiles[kNodes ? 1 : kWarpsPerBlock];
@@ -434,21 +445,24 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
     __shared__ WideSums wide_sums[kWarpsPerBlock];
     WideSums& wide = wide_sums[threadIdx.x / kWarpLanes];
     const int warp = threadIdx.x / kWarpLanes;
+    const int items = tree.num_groups * split.segments;
     for (;;) {
-        int g = 0;
-        if ((threadIdx.x & (kWarpLanes - 1)) == 0) g = atomicAdd(next_group, 1);
-        g = __shfl_sync(kFullMask, g, 0);
-        if (g >= tree.num_groups) return; // the whole warp leaves together
+        int item = 0;
+        if ((threadIdx.x & (kWarpLanes - 1)) == 0) item = atomicAdd(next_group, 1);
+        item = __shfl_sync(kFullMask, item, 0);
+        if (item >= items) return;     // the whole warp leaves together
+        int g = item / split.segments; // a group's stretches one after the other, in the groups' order
+        const int segment = item - g * split.segments;
         if (index.order) g = index.order[g];
-        evaluate_group<kNodes, kPot, kGuard, kByType>(tree, g, index, list, soft, acc, node_tiles[kNodes ? warp : 0],
-                                                      leaf_tiles[kNodes ? 0 : warp], half_tiles[kByType ? warp : 0],
-                                                      wide);
+        evaluate_group<kNodes, kPot, kGuard, kByType>(tree, g, segment, index, list, split, soft, acc,
+                                                      node_tiles[kNodes ? warp : 0], leaf_tiles[kNodes ? 0 : warp],
+                                                      half_tiles[kByType ? warp : 0], wide);
     }
 }
 
 // Blocks that fill the device once: the warps then take groups until none is left. The device's
 // capacity is asked once per device and thread, not at every launch.
-template <bool kNodes, bool kPot, bool kGuard, bool kByType> unsigned resident_blocks(std::int32_t num_groups)
+template <bool kNodes, bool kPot, bool kGuard, bool kByType> int resident_capacity()
 {
     thread_local int cached_device = -1, capacity = 1;
     int device = 0;
@@ -461,41 +475,93 @@ template <bool kNodes, bool kPot, bool kGuard, bool kByType> unsigned resident_b
         capacity = std::max(sms * per_sm, 1);
         cached_device = device;
     }
-    const std::size_t wanted = ceil_div(static_cast<std::size_t>(num_groups), kWarpsPerBlock);
-    return static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(capacity)));
+    return capacity;
+}
+
+template <bool kNodes, bool kPot, bool kGuard, bool kByType> unsigned resident_blocks(long long items)
+{
+    const std::size_t wanted = ceil_div(static_cast<std::size_t>(items), kWarpsPerBlock);
+    return static_cast<unsigned>(
+        std::min<std::size_t>(wanted, static_cast<std::size_t>(resident_capacity<kNodes, kPot, kGuard, kByType>())));
 }
 
 template <bool kNodes, bool kPot, bool kGuard, bool kByType = false>
 void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list,
-                     const ListSoftening& soft, float4* sorted, int* next_group, cudaStream_t stream)
+                     const ListSplit& split, const ListSoftening& soft, float4* sorted, int* next_group,
+                     cudaStream_t stream)
 {
+    const long long items = static_cast<long long>(tree.num_groups) * split.segments;
     evaluate_kernel<kNodes, kPot, kGuard, kByType>
-        <<<resident_blocks<kNodes, kPot, kGuard, kByType>(tree.num_groups), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-            tree, index, list, soft, sorted, next_group);
+        <<<resident_blocks<kNodes, kPot, kGuard, kByType>(items), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
+            tree, index, list, split, soft, sorted, next_group);
     check_launch(kNodes ? "evaluate_kernel<nodes>" : "evaluate_kernel<leaves>", stream);
+}
+
+// Thread t of group g: the target's node stretches summed in order, then its leaf stretches.
+__global__ void sum_split_kernel(OctreeView<float> tree, ListSplit nodes, ListSplit leaves, float4* sorted)
+{
+    const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    const int g = static_cast<int>(t / kSplitTargets), k = static_cast<int>(t % kSplitTargets);
+    if (g >= tree.num_groups) return;
+    const ParticleRange range = tree.groups[g].range;
+    if (k >= range.end - range.begin) return;
+    const auto add = [&](const ListSplit& split, float4& v) {
+        const float4* p = split.partial + static_cast<long long>(g) * split.segments * kSplitTargets + k;
+        for (int s = 0; s < split.segments; ++s, p += kSplitTargets) {
+            v.x += p->x;
+            v.y += p->y;
+            v.z += p->z;
+            v.w += p->w;
+        }
+    };
+    float4 node_sum = make_float4(0.f, 0.f, 0.f, 0.f), leaf_sum = node_sum;
+    add(nodes, node_sum);
+    add(leaves, leaf_sum);
+    sorted[range.begin + k] =
+        make_float4(node_sum.x + leaf_sum.x, node_sum.y + leaf_sum.y, node_sum.z + leaf_sum.z, node_sum.w + leaf_sum.w);
 }
 
 } // namespace
 
+int split_segments(int num_groups)
+{
+    // The node kernel without potentials, a tick's: the leaf kernel holds about as many warps.
+    const long long warps = static_cast<long long>(resident_capacity<true, false, false, false>()) * kWarpsPerBlock;
+    const long long groups = std::max(num_groups, 1);
+    const auto wanted =
+        static_cast<long long>(ceil_div(static_cast<std::size_t>(2 * warps), static_cast<std::size_t>(groups)));
+    return static_cast<int>(std::clamp<long long>(wanted, 1, kMaxSplitSegments));
+}
+
+void launch_sum_split(const OctreeView<float>& tree, const ListSplit& nodes, const ListSplit& leaves, float4* sorted,
+                      cudaStream_t stream)
+{
+    if (tree.num_groups == 0) return;
+    const long long threads = static_cast<long long>(tree.num_groups) * kSplitTargets;
+    sum_split_kernel<<<static_cast<unsigned>(ceil_div(static_cast<std::size_t>(threads), 256)), 256, 0, stream>>>(
+        tree, nodes, leaves, sorted);
+    check_launch("sum_split_kernel", stream);
+}
+
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
                            const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                           cudaStream_t stream)
+                           cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     const ListSoftening& s = softening;
     if (s.by_type() && potential)
-        launch_evaluate<true, true, false, true>(tree, node_index, node_list, s, sorted, next_group, stream);
+        launch_evaluate<true, true, false, true>(tree, node_index, node_list, split, s, sorted, next_group, stream);
     else if (s.by_type())
-        launch_evaluate<true, false, false, true>(tree, node_index, node_list, s, sorted, next_group, stream);
+        launch_evaluate<true, false, false, true>(tree, node_index, node_list, split, s, sorted, next_group, stream);
     else if (potential)
-        launch_evaluate<true, true, false>(tree, node_index, node_list, s, sorted, next_group, stream);
+        launch_evaluate<true, true, false>(tree, node_index, node_list, split, s, sorted, next_group, stream);
     else
-        launch_evaluate<true, false, false>(tree, node_index, node_list, s, sorted, next_group, stream);
+        launch_evaluate<true, false, false>(tree, node_index, node_list, split, s, sorted, next_group, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                            cudaStream_t stream)
+                            cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     // Unsoftened pairs need the r^2 > 0 test in every pair, softened ones never: a kernel each, so
@@ -505,21 +571,21 @@ void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf
     const ListIndex& i = leaf_index;
     if (s.by_type()) {
         if (potential && guard)
-            launch_evaluate<false, true, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+            launch_evaluate<false, true, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
         else if (potential)
-            launch_evaluate<false, true, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+            launch_evaluate<false, true, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
         else if (guard)
-            launch_evaluate<false, false, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+            launch_evaluate<false, false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
         else
-            launch_evaluate<false, false, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+            launch_evaluate<false, false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
     } else if (potential && guard) {
-        launch_evaluate<false, true, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+        launch_evaluate<false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
     } else if (potential) {
-        launch_evaluate<false, true, false>(tree, i, leaf_list, s, sorted, next_group, stream);
+        launch_evaluate<false, true, false>(tree, i, leaf_list, split, s, sorted, next_group, stream);
     } else if (guard) {
-        launch_evaluate<false, false, true>(tree, i, leaf_list, s, sorted, next_group, stream);
+        launch_evaluate<false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
     } else {
-        launch_evaluate<false, false, false>(tree, i, leaf_list, s, sorted, next_group, stream);
+        launch_evaluate<false, false, false>(tree, i, leaf_list, split, s, sorted, next_group, stream);
     }
 }
 

@@ -41,17 +41,41 @@ struct ListSoftening {
     bool by_type() const { return particle_half != nullptr; }
 };
 
+// Few groups leave most of the device idle while each warp works through one group's long lists
+// (a block tick's pieces, from the densest, most often due groups): their lists may then be cut
+// into `segments` equal stretches, each a warp's item of its own. Stretch s of group g sums into
+// partial[(g * segments + s) * kSplitTargets + t] for the group's target t (groups of at most
+// kSplitTargets targets), node and leaf lists into partials of their own, and launch_sum_split
+// adds them up in a fixed order: no atomics, so the sums do not depend on which warp took which
+// stretch, and a run repeats to the bit. One segment: the lists are evaluated whole.
+struct ListSplit {
+    int segments = 1;
+    float4* partial = nullptr;
+};
+constexpr int kSplitTargets = 32;
+
+// The segments that give the list kernels about two items for each warp the device holds at
+// once, for num_groups groups (1 where they fill it without; at most kMaxSplitSegments).
+constexpr int kMaxSplitSegments = 16;
+int split_segments(int num_groups);
+
+// sorted[k] = the node stretches' sums + the leaf stretches' sums, each in stretch order, for
+// every target of the groups (both splits of the same segments).
+void launch_sum_split(const OctreeView<float>& tree, const ListSplit& nodes, const ListSplit& leaves, float4* sorted,
+                      cudaStream_t stream);
+
 // Node lists (particle-quadrupole): writes sorted[] for every particle. potential = false leaves
 // the w components 0 and saves the potential's instructions (gpu/kernel_costs.hpp counts them),
 // for a leapfrog step's kick, which needs none.
+// With a split (ListSplit) the sums go to its partials instead.
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
                            const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                           cudaStream_t stream);
+                           cudaStream_t stream, const ListSplit& split = {});
 
 // Leaf lists (particle-particle): adds to sorted[]. A particle's own pair is excluded by index,
 // as in every other engine, so the potential carries no self term for any eps.
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
                             const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                            cudaStream_t stream);
+                            cudaStream_t stream, const ListSplit& split = {});
 
 } // namespace grove::gpu

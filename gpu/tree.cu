@@ -228,6 +228,19 @@ InteractionLists TreeGpuEngine::download_lists() const
     return lists;
 }
 
+std::vector<float> TreeGpuEngine::sum_last_lists(int segments)
+{
+    Impl& d = *impl_;
+    const auto n = static_cast<std::size_t>(d.num_particles);
+    std::vector<float> sums(4 * n);
+    if (n == 0) return sums;
+    d.d_out.reserve(n, "accelerations");
+    d.evaluate_last_lists(segments, d.d_out.data());
+    CUDA_CHECK(cudaMemcpyAsync(sums.data(), d.d_out.data(), n * sizeof(float4), cudaMemcpyDeviceToHost, d.stream));
+    CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    return sums;
+}
+
 int TreeGpuEngine::last_walk_passes() const
 {
     return impl_->walks;

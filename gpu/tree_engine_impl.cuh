@@ -49,8 +49,10 @@ struct WalkShape {
     // its own also sizes the long-walk queues and the list pools for every group of the walk,
     // which another set of groups walked each time may need.
     int list_class = 0;
-    // Few groups: one thread each would leave the GPU idle, so walks past kFewGroupsWalkBudget
-    // nodes are cut into parts, as the relative criterion's long walks are.
+    // Few groups, of at most a warp's targets each (gpu::kSplitTargets): one thread each would
+    // leave the GPU idle, so walks past kFewGroupsWalkBudget nodes are cut into parts, as the
+    // relative criterion's long walks are, and one warp each would too, so their lists are
+    // evaluated in stretches (gpu/evaluate.cuh: ListSplit).
     bool few_groups = false;
 };
 constexpr std::int32_t kFewGroupsWalkBudget = 512;
@@ -93,6 +95,8 @@ struct TreeGpuEngine::Impl {
         long long node_pool = 0, leaf_pool = 0;
         std::int32_t walk_budget = INT32_MAX;
         int listed = 0;
+        // Groups whose lists outgrow this room: a one-pass walk queues each of them for the pool.
+        long long outgrowing = 0;
     };
     // How an evaluation walks, and what finish() needs of it.
     struct Evaluation {
@@ -163,12 +167,13 @@ struct TreeGpuEngine::Impl {
     gpu::PinnedBuffer<unsigned long long> h_walk_totals;
     long long pool_nodes_held = 0, pool_leaves_held = 0; // the last one-pass walk's pool, after its rooms
     std::map<std::tuple<int, double, int>, ListRoom> list_room;
-    int walks = 0;                        // walk passes of the last evaluation: 1, 2, or 3 after an overflow
-    int batches = 0;                      // batches of the last evaluation
-    int node_stride = 0, leaf_stride = 0; // > 0: the last evaluation's lists are at g * stride
-    gpu::DeviceBuffer<int> d_next_group;  // the evaluation kernels' group counters (nodes, leaves)
-    gpu::GroupOrder group_order[2];       // the order in which they take the groups, per list buffer
-    gpu::PinnedBuffer<float4> h_sorted;   // results in the caller's order
+    int walks = 0;                             // walk passes of the last evaluation: 1, 2, or 3 after an overflow
+    int batches = 0;                           // batches of the last evaluation
+    int node_stride = 0, leaf_stride = 0;      // > 0: the last evaluation's lists are at g * stride
+    gpu::DeviceBuffer<int> d_next_group;       // the evaluation kernels' group counters (nodes, leaves)
+    gpu::DeviceBuffer<float4> d_split_partial; // a few groups' list stretches' sums (gpu/evaluate.cuh: ListSplit)
+    gpu::GroupOrder group_order[2];            // the order in which they take the groups, per list buffer
+    gpu::PinnedBuffer<float4> h_sorted;        // results in the caller's order
     gpu::DeviceBuffer<long long> d_node_count, d_leaf_count, d_node_offset, d_leaf_offset;
     gpu::DeviceBuffer<unsigned char> d_scan_temp;
     gpu::DeviceBuffer<std::int32_t> d_node_list[2], d_leaf_list[2];              // a batch's lists in each
@@ -216,6 +221,12 @@ struct TreeGpuEngine::Impl {
     // the stream). For a store on the device, whose steps leave the potentials out: between its steps
     // the tree, the lists and the view they were walked with stay on the device as they were.
     void evaluate_potentials(float4* out);
+    // The last lists evaluated again into out, whole or in stretches (TreeGpuEngine::sum_last_lists).
+    void evaluate_last_lists(int segments, float4* out);
+    // The list kernels on the stream, on lists in buffer `buffer`: node lists, then (nodes_done
+    // recorded where given) leaf lists, their lists in `segments` stretches where more than one.
+    void launch_list_kernels(const OctreeView<float>& view, const gpu::ListIndex& nodes, const gpu::ListIndex& leaves,
+                             int buffer, float4* out, bool potentials, int segments, cudaEvent_t nodes_done = nullptr);
     // Gives back the interaction lists (the next evaluation sizes them again to what is free), the
     // caller-order copy of the forces and the host pipeline's host buffers: room for a particle
     // store on the device.

@@ -12,6 +12,7 @@
 #include <cub/device/device_scan.cuh>
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform_reduce.h>
 
 #include "core/resize_keeping_memory.hpp"
@@ -489,19 +490,36 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         launch_batch_walk(e, batch_view, batch, buffer, nodes, leaves, on);
         CUDA_CHECK(cudaEventRecord(ev[kBatchWalked], on));
         if (overlap) CUDA_CHECK(cudaStreamWaitEvent(stream, ev[kBatchWalked], 0));
-        CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-        float4* const out = e.out ? e.out : d_sorted.data();
-        gpu::launch_evaluate_nodes(batch_view, nodes, d_node_list[buffer].data(), last_lists.softening, out,
-                                   d_next_group.data(), e.potentials, stream);
-        CUDA_CHECK(cudaEventRecord(ev[kBatchNodesDone], stream));
-        gpu::launch_evaluate_leaves(batch_view, leaves, d_leaf_list[buffer].data(), last_lists.softening, out,
-                                    d_next_group.data() + 1, e.potentials, stream);
+        // A block tick's pieces (at most a warp's targets each) are few: their lists in stretches.
+        const int segments = e.shape.few_groups ? gpu::split_segments(batch_view.num_groups) : 1;
+        launch_list_kernels(batch_view, nodes, leaves, buffer, e.out ? e.out : d_sorted.data(), e.potentials, segments,
+                            ev[kBatchNodesDone]);
         CUDA_CHECK(cudaEventRecord(ev[kBatchLeavesDone], stream));
         if (overlap) CUDA_CHECK(cudaEventRecord(buffer_free[buffer], stream));
         last_lists.nodes = nodes;
         last_lists.leaves = leaves;
     }
     CUDA_CHECK(cudaEventRecord(events[kListsDone], stream));
+}
+
+void TreeGpuEngine::Impl::launch_list_kernels(const OctreeView<float>& view, const gpu::ListIndex& nodes,
+                                              const gpu::ListIndex& leaves, int buffer, float4* out, bool potentials,
+                                              int segments, cudaEvent_t nodes_done)
+{
+    gpu::ListSplit node_split, leaf_split;
+    if (segments > 1) {
+        const auto slots = static_cast<std::size_t>(view.num_groups) * segments * gpu::kSplitTargets;
+        d_split_partial.reserve(2 * slots, "list stretches' sums");
+        node_split = {segments, d_split_partial.data()};
+        leaf_split = {segments, d_split_partial.data() + slots};
+    }
+    CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
+    gpu::launch_evaluate_nodes(view, nodes, d_node_list[buffer].data(), last_lists.softening, out, d_next_group.data(),
+                               potentials, stream, node_split);
+    if (nodes_done) CUDA_CHECK(cudaEventRecord(nodes_done, stream));
+    gpu::launch_evaluate_leaves(view, leaves, d_leaf_list[buffer].data(), last_lists.softening, out,
+                                d_next_group.data() + 1, potentials, stream, leaf_split);
+    if (segments > 1) gpu::launch_sum_split(view, node_split, leaf_split, out, stream);
 }
 
 void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
@@ -532,6 +550,16 @@ struct LongerThan {
     __host__ __device__ long long operator()(long long length) const { return length > room ? length : 0; }
 };
 
+// 1 for a group whose node or leaf list outgrows its room, else 0.
+struct OutgrowsRoom {
+    const long long *node_count, *leaf_count;
+    long long node_room, leaf_room;
+    __host__ __device__ long long operator()(int g) const
+    {
+        return node_count[g] > node_room || leaf_count[g] > leaf_room ? 1 : 0;
+    }
+};
+
 } // namespace
 
 TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e) const
@@ -550,8 +578,21 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
         return thrust::transform_reduce(thrust::cuda::par.on(stream), count, count + groups, LongerThan{room}, 0LL,
                                         thrust::plus<long long>());
     };
-    r.node_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes));
-    r.leaf_pool = more(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves));
+    // Twice what they took, and at least a 64th of all entries: the next tree's long lists take
+    // more or less than this one's, and a pool found full walks and evaluates the whole step again.
+    const auto pool = [&](long long took, long long entries) { return more(std::max(2 * took, entries / 64)); };
+    r.node_pool =
+        pool(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes), nodes);
+    r.leaf_pool =
+        pool(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves), leaves);
+    // A one-pass walk counts them as it lists them; after two passes they are counted here, so that
+    // the first one-pass walk's queue holds them (a full queue walks and evaluates everything again).
+    if (!e.one_pass) {
+        const thrust::counting_iterator<int> first(0);
+        r.outgrowing = thrust::transform_reduce(
+            thrust::cuda::par.on(stream), first, first + static_cast<int>(groups),
+            OutgrowsRoom{d_node_count.data(), d_leaf_count.data(), r.nodes, r.leaves}, 0LL, thrust::plus<long long>());
+    }
     // Ticks of one kind in block steps walk other groups each time: their pools may take any list.
     if (e.shape.list_class != 0) {
         r.node_pool = more(nodes);
@@ -581,10 +622,15 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     if (!e.one_pass && h_mismatch[0] != 0)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                std::to_string(h_mismatch[0] - 1) + " of a batch)");
-    // Past the queues' capacity threads walk whole lists again: the next evaluation's queues get
-    // twice what the fullest one listed where that came near it.
-    const int listed = *std::max_element(h_long_count.data(), h_long_count.data() + 3);
-    list_room[e.key] = next_room(e);
+    // Past the queues' capacity threads walk whole lists again, and a one-pass walk's list that
+    // outgrows its room with the queue full sends the whole evaluation round again: the next
+    // evaluation's queues get twice what the fullest one listed, or what outgrows the next room,
+    // where that came near them.
+    const ListRoom room = next_room(e);
+    const int listed =
+        static_cast<int>(std::max<long long>(*std::max_element(h_long_count.data(), h_long_count.data() + 3),
+                                             std::min<long long>(room.outgrowing, INT32_MAX / 2)));
+    list_room[e.key] = room;
     list_room[e.key].listed = std::min(listed, long_capacity);
     if (2 * listed > long_capacity) long_wanted = 2 * std::max(listed, long_capacity);
     node_stride = e.one_pass ? e.room.nodes : 0;
@@ -592,10 +638,18 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     walks = e.one_pass ? 1 : 2;
     batches = static_cast<int>(e.batches.size());
     if (e.one_pass && h_longest[2] != 0) {
-        // Some list did not fit and was cut: this evaluation again, with both passes.
+        // Some list did not fit and was cut: this evaluation again, with both passes. The lost
+        // attempt's time is a phase of its own, so that a benchmark shows it rather than hiding it
+        // in the host's time between phases.
+        float lost_ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&lost_ms, events[kBegin], events[kDownloaded]));
+        const int why = h_longest[2];
         Evaluation again = enqueue(e.criterion, e.to, false, e.scales, e.shape);
         again.first_pass_seconds = e.first_pass_seconds;
         finish(again, out);
+        times.emplace_back(std::string(kLostEvaluationPhase) + (why & gpu::kPoolFull ? ", pool full" : "") +
+                               (why & gpu::kQueueFull ? ", queue full" : ""),
+                           lost_ms * 1e-3);
         walks = 3;
         return;
     }
@@ -654,6 +708,23 @@ void TreeGpuEngine::Impl::release_host_path_buffers()
     estimate.release();
 }
 
+void TreeGpuEngine::Impl::evaluate_last_lists(int segments, float4* out)
+{
+    if (!evaluated) throw std::logic_error("tree-gpu: no evaluation to evaluate again");
+    if (batches > 1) throw std::logic_error("tree-gpu: the last evaluation's lists were not kept together");
+    if (segments < 1) throw std::invalid_argument("tree-gpu: stretches must be >= 1");
+    const LastLists& l = last_lists;
+    if (segments > 1 && loaded == nullptr) throw std::logic_error("tree-gpu: no uploaded tree to evaluate again");
+    if (segments > 1)
+        for (int g = 0; g < l.view.num_groups; ++g) {
+            const ParticleRange r = loaded->groups[static_cast<std::size_t>(l.evaluation.share.first + g)].range;
+            if (r.end - r.begin > gpu::kSplitTargets)
+                throw std::invalid_argument("tree-gpu: lists in stretches need groups of at most " +
+                                            std::to_string(gpu::kSplitTargets) + " particles");
+        }
+    launch_list_kernels(l.view, l.nodes, l.leaves, 0, out, true, segments);
+}
+
 void TreeGpuEngine::Impl::evaluate_potentials(float4* out)
 {
     if (num_particles == 0) return;
@@ -667,11 +738,7 @@ void TreeGpuEngine::Impl::evaluate_potentials(float4* out)
         launch_batches(again, OctreeView<float>(l.view));
         return;
     }
-    CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
-    gpu::launch_evaluate_nodes(l.view, l.nodes, d_node_list[0].data(), l.softening, out, d_next_group.data(), true,
-                               stream);
-    gpu::launch_evaluate_leaves(l.view, l.leaves, d_leaf_list[0].data(), l.softening, out, d_next_group.data() + 1,
-                                true, stream);
+    launch_list_kernels(l.view, l.nodes, l.leaves, 0, out, true, 1);
 }
 
 } // namespace grove

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/force_engine.hpp"
 #include "core/tree_engine.hpp"
@@ -63,6 +64,12 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
 
     // The last evaluation's interaction lists, copied back (tests and reports; not timed).
     InteractionLists download_lists() const;
+    // The last evaluation's lists evaluated again (tests): whole (segments 1), or each group's
+    // lists cut into `segments` stretches whose sums are added in a fixed order, as a block tick's
+    // few pieces are evaluated (gpu/evaluate.cuh: ListSplit). Per particle in the tree's order:
+    // ax, ay, az, potential, without G. Needs the lists in one batch and, in stretches, groups of
+    // at most 32 particles.
+    std::vector<float> sum_last_lists(int segments);
     // Walks of the last evaluation: 1 (one pass, into the room the last walk under the same
     // criterion measured), 2 (count, then write), 3 (one pass that overflowed, then both).
     int last_walk_passes() const;

@@ -193,6 +193,7 @@ void TreeGpuResident::compute_due_groups()
         // warp's targets at most: its few groups would otherwise leave most of the GPU idle while
         // each warp works through a whole group's lists (the densest groups, which are due most
         // often, the longest of them).
+        static_assert(kWarpLanes <= gpu::kSplitTargets, "pieces' lists may be evaluated in stretches");
         const int piece = whole_groups_ ? live_info_.widest : kWarpLanes;
         const int per_group = std::max(1, (live_info_.widest + piece - 1) / piece);
         const int pieces = live_info_.groups * per_group;

@@ -416,12 +416,17 @@ struct BlockListTotals {
         atomicAdd(&device_entries[0], entries[0]);
         atomicAdd(&device_entries[1], entries[1]);
     }
+    // A list that was written (its entries count) or one only measured (they do not).
     __device__ void add(ListLengths n)
+    {
+        add_longest(n);
+        atomicAdd(&entries[0], static_cast<unsigned long long>(n.nodes));
+        atomicAdd(&entries[1], static_cast<unsigned long long>(n.leaves));
+    }
+    __device__ void add_longest(ListLengths n)
     {
         atomicMax(&longest[0], n.nodes);
         atomicMax(&longest[1], n.leaves);
-        atomicAdd(&entries[0], static_cast<unsigned long long>(n.nodes));
-        atomicAdd(&entries[1], static_cast<unsigned long long>(n.leaves));
     }
 };
 
@@ -493,7 +498,7 @@ __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
             out.node_place[g] = node_at;
             out.leaf_place[g] = leaf_at;
             block.add(n);
-            if (node_at < 0 || leaf_at < 0) atomicExch(&out.longest[2], 1);
+            if (node_at < 0 || leaf_at < 0) atomicOr(&out.longest[2], kPoolFull);
         }
         node_at = __shfl_sync(kAllLanes, node_at, 0);
         leaf_at = __shfl_sync(kAllLanes, leaf_at, 0);
@@ -545,11 +550,10 @@ __global__ void write_parts_kernel(OctreeView<float> tree, const long long* node
     });
 }
 
-__global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, long long* node_count,
-                                  long long* leaf_count, int* longest)
+// Group g's count, or its listing as a long walk.
+__device__ void walk_count_group(const OctreeView<float>& tree, const LongWalks& long_walks, int g,
+                                 long long* node_count, long long* leaf_count, BlockListTotals& block)
 {
-    const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= tree.num_groups) return;
     CountPass pass;
     const std::int32_t stop = walk_packed(tree, g, pass, long_walks.budget);
     if (stop < tree.num_nodes) {
@@ -562,15 +566,52 @@ __global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, 
     }
     node_count[g] = pass.lengths.nodes;
     leaf_count[g] = pass.lengths.leaves;
-    atomicMax(&longest[0], pass.lengths.nodes);
-    atomicMax(&longest[1], pass.lengths.leaves);
+    block.add_longest(pass.lengths);
+}
+
+__global__ void walk_count_kernel(OctreeView<float> tree, LongWalks long_walks, long long* node_count,
+                                  long long* leaf_count, int* longest)
+{
+    __shared__ BlockListTotals block;
+    block.clear();
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g < tree.num_groups) walk_count_group(tree, long_walks, g, node_count, leaf_count, block);
+    block.add_to(longest, nullptr);
+}
+
+// A list longer than its room whose walk found the long walks' queue full: this thread takes its
+// places (the room where a list fits it, else the pool) and walks again to write both lists there.
+// Only where the pool is full too is the list left out (its count 0), for the caller to walk again.
+template <bool kGeometricOnly>
+__device__ void write_own_lists(const OctreeView<float>& tree, const BoundedLists& out, int g, ListLengths n,
+                                BlockListTotals& block)
+{
+    const long long node_at = place_list(n.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity,
+                                         out.node_pool_base, out.node_pool_capacity, &out.pool[0], &out.totals[2]);
+    const long long leaf_at = place_list(n.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity,
+                                         out.leaf_pool_base, out.leaf_pool_capacity, &out.pool[1], &out.totals[3]);
+    if (node_at < 0 || leaf_at < 0) {
+        out.node_count[g] = out.leaf_count[g] = 0;
+        block.add_longest(n);
+        atomicOr(&out.longest[2], kQueueFull | kPoolFull);
+        return;
+    }
+    ListPass<StagedList> pass{{out.node_list + node_at}, {out.leaf_list + leaf_at}};
+    walk_packed<kGeometricOnly>(tree, g, pass, INT32_MAX);
+    pass.nodes.flush();
+    pass.leaves.flush();
+    out.node_count[g] = n.nodes;
+    out.leaf_count[g] = n.leaves;
+    out.node_place[g] = node_at;
+    out.leaf_place[g] = leaf_at;
+    block.add(n);
 }
 
 // Group g's one-pass walk into its room (or its listing as a long walk), every visited node handed
 // to both lists (kGeometricOnly as for walk_packed).
 template <bool kGeometricOnly>
 __device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedLists& out, const LongWalks& long_walks,
-                                   int g, unsigned long long* block_totals)
+                                   int g, BlockListTotals& block)
 {
     using Pass = SelectingListPass<BoundedList>;
     const int nc = out.node_capacity, lc = out.leaf_capacity;
@@ -599,15 +640,9 @@ __device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedL
         pass.leaves.flush();
         out.node_count[g] = pass.nodes.length;
         out.leaf_count[g] = pass.leaves.length;
-        atomicMax(&out.longest[0], pass.nodes.length);
-        atomicMax(&out.longest[1], pass.leaves.length);
-        atomicAdd(&block_totals[0], static_cast<unsigned long long>(pass.nodes.length));
-        atomicAdd(&block_totals[1], static_cast<unsigned long long>(pass.leaves.length));
+        block.add({pass.nodes.length, pass.leaves.length});
     } else if (whole && !list_long_walk(long_walks, g, {}, 0, false)) { // longer than its room, no walk for the pool
-        out.node_count[g] = out.leaf_count[g] = 0;
-        atomicMax(&out.longest[0], pass.nodes.length);
-        atomicMax(&out.longest[1], pass.leaves.length);
-        atomicExch(&out.longest[2], 1);
+        write_own_lists<kGeometricOnly>(tree, out, g, {pass.nodes.length, pass.leaves.length}, block);
     }
 }
 
@@ -616,13 +651,11 @@ __device__ void walk_bounded_group(const OctreeView<float>& tree, const BoundedL
 template <bool kGeometricOnly>
 __global__ void walk_bounded_kernel(OctreeView<float> tree, BoundedLists out, LongWalks long_walks)
 {
-    __shared__ unsigned long long block_totals[2];
-    if (threadIdx.x < 2) block_totals[threadIdx.x] = 0;
-    __syncthreads();
+    __shared__ BlockListTotals block;
+    block.clear();
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g < tree.num_groups) walk_bounded_group<kGeometricOnly>(tree, out, long_walks, g, block_totals);
-    __syncthreads();
-    if (threadIdx.x < 2) atomicAdd(&out.totals[threadIdx.x], block_totals[threadIdx.x]);
+    if (g < tree.num_groups) walk_bounded_group<kGeometricOnly>(tree, out, long_walks, g, block);
+    block.add_to(out.longest, out.totals);
 }
 
 // Pass 2's one-thread walks; a listed walk writes the prefix that pass 1 counted (the same budget

@@ -65,9 +65,12 @@ void launch_part_starts(const OctreeView<float>& tree, std::int32_t* table, cuda
 // a list that outgrows its room goes to the pool after the rooms, from pool_base on, where it
 // takes its place by atomicAdd on pool[0] (nodes) or pool[1] (leaves) while they stay under
 // pool_capacity. count[g] holds the full lengths, place[g] where a list longer than its room lies.
-// longest: the longest node and leaf lists by atomicMax, then a flag set when a list found no room
-// (it is left out, its count 0: the caller walks again); totals: the entries of all lists, nodes
+// longest: the longest node and leaf lists by atomicMax, then flags set when a list found no room
+// (it is left out, its count 0: the caller walks again): kPoolFull where the pool had none left,
+// with kQueueFull where that list's thread also found the long walks' queue full (it then walks
+// again and writes the list itself); totals: the entries of all lists, nodes
 // and leaves, then those of the lists longer than their room (what the pool needed), added up.
+constexpr int kPoolFull = 1, kQueueFull = 2;
 struct BoundedLists {
     int node_capacity = 0, leaf_capacity = 0;
     std::int32_t* node_list = nullptr;

@@ -10,6 +10,7 @@
 
 #include "cli/cli_common.hpp"
 #include "core/diagnostics.hpp"
+#include "core/force_engine.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
@@ -36,6 +37,7 @@ const char* phase_place(const std::string& name)
     for (const char* gpu :
          {"kick-drift", "refit", "opening radii", "pass 1", "scan", "pass 2", "nodes", "leaves", "kick"})
         if (name == gpu) return "GPU";
+    if (name.rfind(kLostEvaluationPhase, 0) == 0) return "GPU"; // and why, after it
     for (const char* transfer : {"upload", "download"})
         if (name == transfer) return "transfer";
     // Beside the GPU's work (the look-ahead build and its parts, the resident step's sort).

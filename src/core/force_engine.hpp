@@ -46,6 +46,11 @@ struct Forces {
 // Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
 
+// The phase of an evaluation that was lost and made again (a GPU walk whose lists outgrew the room
+// it was given), its name followed by why: an engine that reports it has also reported the phases
+// of the evaluation it kept.
+inline constexpr char kLostEvaluationPhase[] = "evaluated again";
+
 // Adds `seconds` to the phase `name` of `sums` (appended where it has none); returns its index.
 inline std::size_t add_phase(PhaseTimes& sums, const std::string& name, double seconds)
 {

@@ -198,6 +198,53 @@ TEST_CASE("tree-gpu: every particle sees N-1 sources through its lists", "[gpu][
     }
 }
 
+TEST_CASE("tree-gpu: lists evaluated in stretches sum to the whole lists' forces, the same bits every time",
+          "[gpu][tree]")
+{
+    // A block tick's few pieces have their lists cut into stretches, each a warp's, summed in a
+    // fixed order. Same lists, so the sums differ from the whole lists' by float rounding only;
+    // more stretches than a list has entries leave some empty. eps 0 takes the leaf kernel's
+    // guarded pairs, as an unsoftened run does.
+    const bool clustered = GENERATE(false, true);
+    const double eps = GENERATE(0.0, 1e-3);
+    const ParticleSet p = clustered ? test::clustered_particles(20000, 4) : test::random_particles(20000, 4);
+    const Octree tree = build_octree(p.pos, p.mass, BuildParams{16, 32});
+    TreeGpuEngine engine(TreeParams{0.5, {16, 32}}, GravityParams{1.0, eps});
+    engine.upload(tree);
+    Forces f;
+    engine.evaluate(OpeningCriterion::geometric(0.5), f);
+    const std::vector<float> whole = engine.sum_last_lists(1);
+    for (const int segments : {2, 3, 16, 1000}) {
+        const std::vector<float> split = engine.sum_last_lists(segments);
+        REQUIRE(split.size() == whole.size());
+        double worst_acc = 0, worst_pot = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            const float* a = &whole[4 * i];
+            const float* b = &split[4 * i];
+            const double norm = std::sqrt(double(a[0]) * a[0] + double(a[1]) * a[1] + double(a[2]) * a[2]);
+            const double diff = std::sqrt(double(a[0] - b[0]) * (a[0] - b[0]) + double(a[1] - b[1]) * (a[1] - b[1]) +
+                                          double(a[2] - b[2]) * (a[2] - b[2]));
+            worst_acc = std::max(worst_acc, diff / norm);
+            worst_pot = std::max(worst_pot, std::abs(double(a[3]) - b[3]) / std::abs(double(a[3])));
+        }
+        INFO(segments << " stretches: largest relative difference, acc " << worst_acc << ", pot " << worst_pot);
+        // Each stretch's sum is rounded to float once more: the worst particle (an acceleration
+        // that nearly cancels) moves by about 1e-5 at a thousand stretches (the H100).
+        const double bound = 1e-5 * std::sqrt(1.0 + segments / 16.0);
+        CHECK(worst_acc < bound);
+        CHECK(worst_pot < bound);
+        CHECK(worst_acc > 0); // the stretches were summed apart, or this tests nothing
+        CHECK(engine.sum_last_lists(segments) == split);
+    }
+    // Groups wider than a stretch's targets are refused, not summed wrong.
+    const Octree wide = build_octree(p.pos, p.mass, BuildParams{16, 64});
+    TreeGpuEngine wide_engine(TreeParams{0.5, {16, 64}}, GravityParams{1.0, eps});
+    wide_engine.upload(wide);
+    wide_engine.evaluate(OpeningCriterion::geometric(0.5), f);
+    CHECK_THROWS_AS(wide_engine.sum_last_lists(2), std::invalid_argument);
+    CHECK(wide_engine.sum_last_lists(1).size() == 4 * p.size());
+}
+
 TEST_CASE("tree-gpu forces equal the CPU tree engine within float rounding", "[gpu][tree]")
 {
     const double eps = GENERATE(0.0, 1e-3);
