@@ -416,7 +416,8 @@ struct BlockListTotals {
         atomicAdd(&device_entries[0], entries[0]);
         atomicAdd(&device_entries[1], entries[1]);
     }
-    // A list that was written (its entries count) or one only measured (they do not).
+    // add: lists that were written (their entries count); add_longest: lists only measured, such
+    // as one left out for want of room (their entries do not).
     __device__ void add(ListLengths n)
     {
         add_longest(n);
