@@ -318,16 +318,20 @@ void TreeGpuResident::kick_drift(double h, double dt)
 {
     guarded([&] {
         step_start_ = WallClock::now();
+        const bool after_exact = std::exchange(exact_tree_, false);
         if (std::exchange(fresh_, false)) {
             // The first tree from the positions after this step's kick and drift.
             stage_from_device_keys({body_.data(), vel_.data(), e_.d_sorted.data(), nullptr, e_.gravity.G, h, dt});
+            exact_tree_ = true;
         }
         if (!staged_) { // the last look-ahead build failed: build from the positions themselves
             if (!stage_from_device_keys({body_.data(), vel_.data(), nullptr, nullptr, e_.gravity.G, 0, 0})) {
                 failed_ = true; // non-finite positions: the step stops here and its kick says so
                 return;
             }
+            exact_tree_ = true;
         }
+        walk_twice_ = after_exact && !exact_tree_;
         apply_staged();
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
@@ -364,7 +368,7 @@ void TreeGpuResident::compute()
         // replace): the kick follows them on the stream, and the host builds the next structure
         // while the GPU works through both (kick()).
         CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysMade], 0));
-        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, !walk_twice_, GroupScales::on_device);
         forces_due_ = false;
         kick_due_ = true;
     });

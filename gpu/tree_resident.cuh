@@ -174,6 +174,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool fresh_ = false;                         // loaded, no step yet: the host's copies hold the state
     bool forces_due_ = false, kick_due_ = false; // where the step is: after kick_drift, after compute
     bool failed_ = false;                        // kick_drift found non-finite positions
+    // The first look-ahead tree after one built from the positions themselves (a fresh start, or a
+    // failed look-ahead build) is refitted, its cells grown: its lists outgrow the room that the
+    // exact tree's walk measured, by more than the pool holds at 2^26 particles. Its walk measures
+    // them in two passes, rather than walk once, overflow, and make the whole evaluation again.
+    // exact_tree_: this step's tree was built from its positions; walk_twice_: this step's walk.
+    bool exact_tree_ = false, walk_twice_ = false;
     // compute()'s evaluation, queued; kick() finishes it after queueing the kick behind it.
     std::optional<TreeGpuEngine::Impl::Evaluation> evaluation_;
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the

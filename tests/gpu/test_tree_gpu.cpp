@@ -707,8 +707,17 @@ TEST_CASE("tree-gpu resident leapfrog: a step whose one-pass walk outgrows its r
     REQUIRE(sb.on_device());
     CHECK(reused.last_walk_passes() == 3);
     CHECK(fresh.last_walk_passes() != 3);
+    // The next step's tree is the first look-ahead tree, refitted: its walk measures its lists in
+    // two passes (its cells grew; the room came from a tree built from the positions themselves),
+    // and the step after it walks once into what they measured, with nothing made again.
     a_lf.step(sa);
     b_lf.step(sb);
+    CHECK(reused.last_walk_passes() == 2);
+    CHECK(fresh.last_walk_passes() == 2);
+    a_lf.step(sa);
+    b_lf.step(sb);
+    CHECK(reused.last_walk_passes() != 3);
+    CHECK(fresh.last_walk_passes() != 3);
     sa.restore_order();
     sb.restore_order();
     test::check_same_columns(b, a); // the same lists, so bit for bit
