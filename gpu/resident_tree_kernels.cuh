@@ -1,5 +1,5 @@
 // The kernels of the tree a particle store on the device is evaluated with (tree_resident.cu):
-// the predicted positions' key box and Morton keys, the refit level by level, and the float tree
+// the predicted positions' key box and Morton keys, the refit, and the float tree
 // the walk reads. Private to tree_resident.cu.
 #pragma once
 
@@ -171,21 +171,42 @@ __global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const
     if (!finite3(x.x, x.y, x.z)) atomicAdd(flags, 1);
 }
 
-// The refit's first launch: every cell's side from its level (as the build made it), and every
-// leaf finished (they depend on nothing).
-__global__ void cells_and_leaves_kernel(int m, MomentArrays t, const std::uint8_t* level, double root_side)
+// The refit's order, once per structure: each node's parent (the root's -1) and each internal
+// node's count of children, from the `next` links.
+__global__ void parents_kernel(int m, const std::int32_t* next, const std::uint8_t* is_leaf, std::int32_t* parent,
+                               std::uint8_t* child_count)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
-    t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(level[i]))};
-    if (t.is_leaf[i]) finish_node(t, i);
+    if (i == 0) parent[0] = -1;
+    int count = 0;
+    if (!is_leaf[i])
+        for (std::int32_t c = i + 1; c < next[i]; c = next[c], ++count) parent[c] = i;
+    child_count[i] = static_cast<std::uint8_t>(count);
 }
 
-// Then the internal nodes of one level, deepest first: their children are done.
-__global__ void internal_level_kernel(int m, MomentArrays t, const std::uint8_t* level, int this_level)
+// The refit in one launch: a thread per leaf finishes it, and the thread whose node is the last of
+// its parent's children to arrive goes on to finish the parent, up to the root. A launch per level
+// of the tree waited, at each level, for its nodes' chains of dependent loads and for the launch
+// itself; here a node's chain starts as soon as its children are done. The fences order each
+// node's moments before the count that releases its parent, and that count before the parent
+// reads them. finish_node reads the children in their fixed order, so the result does not depend
+// on which child arrived last.
+__global__ void refit_kernel(int m, MomentArrays t, const std::uint8_t* level, double root_side,
+                             const std::int32_t* parent, const std::uint8_t* child_count, int* arrived)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m && !t.is_leaf[i] && level[i] == this_level) finish_node(t, i);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m || !t.is_leaf[i]) return;
+    for (;;) {
+        t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(level[i]))};
+        finish_node(t, i);
+        const std::int32_t p = parent[i];
+        if (p < 0) return;
+        __threadfence();
+        if (atomicAdd(arrived + p, 1) + 1 < child_count[p]) return;
+        __threadfence();
+        i = p;
+    }
 }
 
 // The float tree's origin: the root's centre of mass (com[0]).

@@ -235,16 +235,13 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     // One parallel pass writes what the device needs of each node; a cell's level stands for its
     // side and centre, which the refit recomputes.
     const auto nodes = static_cast<std::int64_t>(m);
-    int deepest = 0;
-#pragma omp parallel for schedule(static) reduction(max : deepest) if (nodes > 16384)
+#pragma omp parallel for schedule(static) if (nodes > 16384)
     for (std::int64_t i = 0; i < nodes; ++i) {
         const auto k = static_cast<std::size_t>(i);
         h_next_[k] = t.next[k];
         h_leaf_[k] = t.is_leaf[k];
         h_range_[k] = t.range[k];
-        const int level = cell_level(t.cell_centre[k].w, t.frame.side);
-        h_level_[k] = static_cast<std::uint8_t>(level);
-        if (!t.is_leaf[k]) deepest = std::max(deepest, level);
+        h_level_[k] = static_cast<std::uint8_t>(cell_level(t.cell_centre[k].w, t.frame.side));
     }
     const auto groups = static_cast<std::int64_t>(g);
     int widest = 1;
@@ -272,7 +269,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
     build_times_.emplace_back("look-ahead: staging", seconds_since(start));
-    staged_info_ = {static_cast<int>(m), static_cast<int>(g), deepest, widest, t.frame.side};
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), widest, t.frame.side};
     staged_ = true;
 }
 
@@ -303,6 +300,12 @@ void TreeGpuResident::apply_staged()
     copy_async(level_.data(), s_level_.data(), m, d2d, e_.stream);
     copy_async(group_range_.data(), s_group_range_.data(), g, d2d, e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kStagingFree], e_.stream));
+    parent_.reserve(m, "tree parents");
+    child_count_.reserve(m, "tree child counts");
+    arrived_.reserve(m, "tree refit arrivals");
+    parents_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(staged_info_.nodes, e_.dev.next.data(),
+                                                            e_.dev.is_leaf.data(), parent_.data(), child_count_.data());
+    gpu::check_launch("parents_kernel", e_.stream);
     live_info_ = staged_info_;
     live_ = 1 - live_;
     staged_ = false;
@@ -438,7 +441,7 @@ void TreeGpuResident::launch_key_sort(const Prediction& pred)
 
 void TreeGpuResident::launch_refit()
 {
-    // The refit to the exact positions (all leaves, then the internal nodes deepest level first),
+    // The refit to the exact positions (the leaves, then each node when its children are done),
     // then the float tree the walk reads.
     MomentArrays t;
     t.particles = body_.data();
@@ -452,13 +455,10 @@ void TreeGpuResident::launch_refit()
     t.com_offset = moments_.com_offset.data();
     t.boxes = boxes_.data();
     const auto n = static_cast<std::size_t>(n_), m = static_cast<std::size_t>(e_.num_nodes);
-    cells_and_leaves_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(),
-                                                                     live_info_.root_side);
-    gpu::check_launch("cells_and_leaves_kernel", e_.stream);
-    for (int level = live_info_.deepest; level >= 0; --level) {
-        internal_level_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), level);
-        gpu::check_launch("internal_level_kernel", e_.stream);
-    }
+    CUDA_CHECK(cudaMemsetAsync(arrived_.data(), 0, m * sizeof(int), e_.stream));
+    refit_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), live_info_.root_side,
+                                                          parent_.data(), child_count_.data(), arrived_.data());
+    gpu::check_launch("refit_kernel", e_.stream);
     const TreeArrays<float, Pointer> out = pointers_of(e_.dev);
     pack_particles_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, body_.data(), moments_.com_mass.data(),
                                                                    out.particles);

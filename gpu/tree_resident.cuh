@@ -223,6 +223,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).
     gpu::DeviceBuffer<std::uint32_t> order_;
     gpu::DeviceBuffer<std::uint8_t> level_;
+    gpu::DeviceBuffer<std::int32_t> parent_;      // the refit's order: each node's parent
+    gpu::DeviceBuffer<std::uint8_t> child_count_; // and each node's children
+    gpu::DeviceBuffer<int> arrived_;              // children finished, counted during a refit
     gpu::DeviceBuffer<ParticleRange> group_range_;
     // Its cells and double moments, refitted every step: of the tree's arrays, the node moments
     // (com_mass, quad, size, com_offset; the float tree the walk reads is the engine's), and the
@@ -234,8 +237,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // The staged structure: pinned on the host, then in device staging buffers.
     struct Staged {
         int nodes = 0, groups = 0;
-        int deepest = 0; // the deepest level of an internal node
-        int widest = 1;  // the most particles in a group
+        int widest = 1; // the most particles in a group
         double root_side = 0;
     } staged_info_, live_info_;
     gpu::PinnedBuffer<std::uint32_t> h_order_;
