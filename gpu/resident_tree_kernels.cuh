@@ -171,10 +171,10 @@ __global__ void drift_kernel(int n, double dt, const std::uint32_t* order, const
     if (!finite3(x.x, x.y, x.z)) atomicAdd(flags, 1);
 }
 
-// The refit's order, once per structure: each node's parent (the root's -1) and each internal
-// node's count of children, from the `next` links.
+// The refit's order, once per structure: each node's parent (the root's -1) and each node's count
+// of children, from the `next` links (the count also as an int, to be scanned into first_child).
 __global__ void parents_kernel(int m, const std::int32_t* next, const std::uint8_t* is_leaf, std::int32_t* parent,
-                               std::uint8_t* child_count)
+                               std::uint8_t* child_count, std::int32_t* first_child)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
@@ -183,6 +183,17 @@ __global__ void parents_kernel(int m, const std::int32_t* next, const std::uint8
     if (!is_leaf[i])
         for (std::int32_t c = i + 1; c < next[i]; c = next[c], ++count) parent[c] = i;
     child_count[i] = static_cast<std::uint8_t>(count);
+    first_child[i] = count;
+}
+
+// Then, with first_child scanned, each node's children listed in order.
+__global__ void child_list_kernel(int m, const std::int32_t* next, const std::uint8_t* is_leaf,
+                                  const std::int32_t* first_child, std::int32_t* child_list)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m || is_leaf[i]) return;
+    std::int32_t* listed = child_list + first_child[i];
+    for (std::int32_t c = i + 1; c < next[i]; c = next[c]) *listed++ = c;
 }
 
 // The refit in one launch: a thread per leaf finishes it, and the thread whose node is the last of

@@ -300,12 +300,25 @@ void TreeGpuResident::apply_staged()
     copy_async(level_.data(), s_level_.data(), m, d2d, e_.stream);
     copy_async(group_range_.data(), s_group_range_.data(), g, d2d, e_.stream);
     CUDA_CHECK(cudaEventRecord(ev_[kStagingFree], e_.stream));
+    // The refit's order: parents, child counts, and the children listed.
     parent_.reserve(m, "tree parents");
     child_count_.reserve(m, "tree child counts");
+    first_child_.reserve(m, "tree first children");
+    child_list_.reserve(m, "tree child lists");
     arrived_.reserve(m, "tree refit arrivals");
-    parents_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(staged_info_.nodes, e_.dev.next.data(),
-                                                            e_.dev.is_leaf.data(), parent_.data(), child_count_.data());
+    const int nodes = staged_info_.nodes;
+    parents_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(nodes, e_.dev.next.data(), e_.dev.is_leaf.data(),
+                                                            parent_.data(), child_count_.data(), first_child_.data());
     gpu::check_launch("parents_kernel", e_.stream);
+    std::size_t scan_bytes = 0;
+    CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, first_child_.data(), first_child_.data(), nodes, e_.stream));
+    scan_temp_.reserve(scan_bytes, "tree child lists workspace");
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_temp_.data(), scan_bytes, first_child_.data(), first_child_.data(),
+                                             nodes, e_.stream));
+    child_list_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(nodes, e_.dev.next.data(), e_.dev.is_leaf.data(),
+                                                               first_child_.data(), child_list_.data());
+    gpu::check_launch("child_list_kernel", e_.stream);
     live_info_ = staged_info_;
     live_ = 1 - live_;
     staged_ = false;
@@ -454,6 +467,9 @@ void TreeGpuResident::launch_refit()
     t.quad = moments_.quad.data();
     t.com_offset = moments_.com_offset.data();
     t.boxes = boxes_.data();
+    t.child_list = child_list_.data();
+    t.first_child = first_child_.data();
+    t.child_count = child_count_.data();
     const auto n = static_cast<std::size_t>(n_), m = static_cast<std::size_t>(e_.num_nodes);
     CUDA_CHECK(cudaMemsetAsync(arrived_.data(), 0, m * sizeof(int), e_.stream));
     refit_kernel<<<blocks_for(m), kBlock, 0, e_.stream>>>(e_.num_nodes, t, level_.data(), live_info_.root_side,

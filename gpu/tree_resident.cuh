@@ -224,8 +224,10 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::DeviceBuffer<std::uint32_t> order_;
     gpu::DeviceBuffer<std::uint8_t> level_;
     gpu::DeviceBuffer<std::int32_t> parent_;      // the refit's order: each node's parent
-    gpu::DeviceBuffer<std::uint8_t> child_count_; // and each node's children
-    gpu::DeviceBuffer<int> arrived_;              // children finished, counted during a refit
+    gpu::DeviceBuffer<std::uint8_t> child_count_; // and each node's children,
+    gpu::DeviceBuffer<std::int32_t> first_child_; // listed from child_list_[first_child_[i]]
+    gpu::DeviceBuffer<std::int32_t> child_list_;
+    gpu::DeviceBuffer<int> arrived_; // children finished, counted during a refit
     gpu::DeviceBuffer<ParticleRange> group_range_;
     // Its cells and double moments, refitted every step: of the tree's arrays, the node moments
     // (com_mass, quad, size, com_offset; the float tree the walk reads is the engine's), and the

@@ -13,7 +13,7 @@ namespace grove {
 // Leaves sum their particles; internal nodes their children as point masses plus the children's
 // own quadrupoles (parallel-axis theorem). Each subtree segment is done by one thread, the serial
 // top afterwards. Every node's size and centre become those of its particles' bounding box
-// (node_moments.hpp, set_node_box), for a build and a refit alike.
+// (node_moments.hpp, finish_node), for a build and a refit alike.
 void compute_moments(Octree& tree, const std::vector<Segment>& segments);
 
 // What finish_node (tree/node_moments.hpp) reads and writes of a host tree whose moment arrays

@@ -55,6 +55,11 @@ struct MomentArrays {
     Quadrupole<double>* quad = nullptr;
     double* com_offset = nullptr;
     NodeBox* boxes = nullptr; // written: one per node, read back for the parents
+    // Optional: node i's children listed at child_list[first_child[i]], child_count[i] of them
+    // (the GPU's refit), in place of following the `next` links one dependent load at a time.
+    const std::int32_t* child_list = nullptr;
+    const std::int32_t* first_child = nullptr;
+    const std::uint8_t* child_count = nullptr;
 };
 
 HOST_DEVICE inline void accumulate_quadrupole(Quadrupole<double>& q, double m, double dx, double dy, double dz)
@@ -83,6 +88,15 @@ struct NodeChildren {
     NodeChildren() = default; // a leaf's: none
     HOST_DEVICE NodeChildren(const MomentArrays& t, std::int32_t i)
     {
+        if (t.child_list) {
+            count = t.child_count[i];
+            const std::int32_t* listed = t.child_list + t.first_child[i];
+            for (int k = 0; k < kMaxChildren; ++k)
+                if (k < count) index[k] = listed[k];
+            for (int k = 0; k < kMaxChildren; ++k)
+                if (k < count) com_mass[k] = t.com_mass[index[k]];
+            return;
+        }
         const std::int32_t end = t.next[i];
         std::int32_t c = i + 1;
         for (int k = 0; k < kMaxChildren; ++k)
@@ -96,59 +110,44 @@ struct NodeChildren {
     }
 };
 
-// The node's box: a leaf's particles' own, an internal node's the union of its children's. Its
+// Mass, centre of mass, quadrupole, box and com offset of node i: a leaf sums its particles, an
+// internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
+// which must be done already. A node without mass keeps its box's centre as centre of mass.
+//
+// The node's box is a leaf's particles' own, an internal node's the union of its children's. Its
 // centre and its longest side are what the opening criterion (tree/mac.hpp) measures a node by
 // (Bonsai's convention rather than the octree cell's side): every particle lies within
 // sqrt(3)/2 size of that centre, the bound the criterion's floor needs, and a cell whose
 // particles fill only a corner of it is accepted as early as its extent allows. A build and a
 // refit give a node the same size for the same positions, however far the particles moved.
-// children == nullptr: a leaf, whose box is *leaf_box.
-HOST_DEVICE inline void set_node_box(const MomentArrays& t, std::int32_t i, const NodeBox* leaf_box,
-                                     const NodeChildren* children)
-{
-    NodeBox& b = t.boxes[i];
-    if (leaf_box) {
-        b = *leaf_box;
-    } else {
-        NodeBox box[kMaxChildren] = {};
-        for (int k = 0; k < kMaxChildren; ++k)
-            if (k < children->count) box[k] = t.boxes[children->index[k]];
-        b = empty_node_box();
-        for (int k = 0; k < kMaxChildren; ++k)
-            if (k < children->count) cover(b, box[k]);
-    }
-    Vec4<double>& centre = t.cell_centre[i];
-    centre.x = (b.lo[0] + b.hi[0]) / 2;
-    centre.y = (b.lo[1] + b.hi[1]) / 2;
-    centre.z = (b.lo[2] + b.hi[2]) / 2;
-    const double sx = b.hi[0] - b.lo[0], sy = b.hi[1] - b.lo[1], sz = b.hi[2] - b.lo[2];
-    const double sxy = sx > sy ? sx : sy;
-    t.size[i] = sxy > sz ? sxy : sz;
-}
-
-// Mass, centre of mass, quadrupole and com offset of node i: a leaf sums its particles, an
-// internal node its children as point masses plus their own quadrupoles (parallel-axis theorem),
-// which must be done already. A node without mass keeps its cell centre as centre of mass.
 HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
 {
     const bool leaf = t.is_leaf[i];
     const ParticleRange r = t.range[i];
     // A leaf's particles: their box and mass sums in one pass; an internal node's children as
     // point masses.
-    NodeBox leaf_box = empty_node_box();
+    NodeBox box = empty_node_box();
     double m = 0, mx = 0, my = 0, mz = 0;
     if (leaf) {
         for (std::int32_t p = r.begin; p < r.end; ++p) {
             const Vec4<double> s = t.particles[p];
-            cover(leaf_box, NodeBox{{s.x, s.y, s.z}, {s.x, s.y, s.z}});
+            cover(box, NodeBox{{s.x, s.y, s.z}, {s.x, s.y, s.z}});
             m += s.w;
             mx += s.w * s.x;
             my += s.w * s.y;
             mz += s.w * s.z;
         }
-        set_node_box(t, i, &leaf_box, nullptr);
     }
+    // The children's boxes and quadrupoles are read with their centres of mass, before anything is
+    // written: the GPU's refit then waits on one round of loads per node, not three.
     const NodeChildren children = leaf ? NodeChildren{} : NodeChildren(t, i);
+    NodeBox child_box[kMaxChildren] = {};
+    Quadrupole<double> qc[kMaxChildren];
+    for (int k = 0; k < kMaxChildren; ++k)
+        if (k < children.count) {
+            child_box[k] = t.boxes[children.index[k]];
+            qc[k] = t.quad[children.index[k]];
+        }
     for (int k = 0; k < kMaxChildren; ++k)
         if (k < children.count) {
             const Vec4<double> s = children.com_mass[k];
@@ -157,8 +156,12 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
             my += s.w * s.y;
             mz += s.w * s.z;
         }
-    if (!leaf) set_node_box(t, i, nullptr, &children);
-    const Vec4<double> centre = t.cell_centre[i];
+    for (int k = 0; k < kMaxChildren; ++k)
+        if (k < children.count) cover(box, child_box[k]);
+    const Vec4<double> centre{(box.lo[0] + box.hi[0]) / 2, (box.lo[1] + box.hi[1]) / 2, (box.lo[2] + box.hi[2]) / 2,
+                              t.cell_centre[i].w};
+    const double sx = box.hi[0] - box.lo[0], sy = box.hi[1] - box.lo[1], sz = box.hi[2] - box.lo[2];
+    const double sxy = sx > sy ? sx : sy;
     const Vec4<double> cm =
         m > 0 ? Vec4<double>{mx / m, my / m, mz / m, m} : Vec4<double>{centre.x, centre.y, centre.z, 0};
     Quadrupole<double> q{};
@@ -168,9 +171,6 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
             accumulate_quadrupole(q, s.w, s.x - cm.x, s.y - cm.y, s.z - cm.z);
         }
     } else {
-        Quadrupole<double> qc[kMaxChildren];
-        for (int k = 0; k < kMaxChildren; ++k)
-            if (k < children.count) qc[k] = t.quad[children.index[k]];
         for (int k = 0; k < kMaxChildren; ++k)
             if (k < children.count) {
                 const Vec4<double> s = children.com_mass[k];
@@ -186,6 +186,9 @@ HOST_DEVICE inline void finish_node(const MomentArrays& t, std::int32_t i)
                 q.trace += qc[k].trace; // plus the point-mass part m_c |com_c - com|^2 added above
             }
     }
+    t.boxes[i] = box;
+    t.cell_centre[i] = centre;
+    t.size[i] = sxy > sz ? sxy : sz;
     t.com_mass[i] = cm;
     t.quad[i] = q;
     t.com_offset[i] = sqrt((cm.x - centre.x) * (cm.x - centre.x) + (cm.y - centre.y) * (cm.y - centre.y) +
