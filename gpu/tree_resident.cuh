@@ -6,7 +6,7 @@
 //   compute(): the Morton keys of the positions predicted one step further (made from the state
 //     and the last forces as the keys need them, not stored), sorted on the device (their order
 //     becomes the next step's gather); the sorted keys go to the host on a second stream while the
-//     device refits the tree to the exact positions (moments level by level, tree/node_moments.hpp),
+//     device refits the tree to the exact positions (moments from the leaves up, tree/node_moments.hpp),
 //     packs the float tree, and the walk and the lists are queued (tree_engine_impl.cuh);
 //   kick(): v += a h in place with the new forces, queued behind the lists; meanwhile the host
 //     builds the next tree's structure from the sorted keys and stages it for upload, then waits

@@ -1,7 +1,7 @@
 // One node's moments (mass, centre of mass, traceless quadrupole, com offset) and the bounding box
 // of its particles, which gives the opening criterion its size and centre: the step that
-// compute_moments (tree/moments.hpp) runs bottom-up on the host and the resident GPU pipeline runs
-// level by level on the device. One definition for both, so the CPU tests of refits test the
+// compute_moments (tree/moments.hpp) runs bottom-up on the host and the resident GPU pipeline's
+// refit runs from the leaves up on the device. One definition for both, so the CPU tests of refits test the
 // device's arithmetic.
 #pragma once
 
@@ -15,9 +15,7 @@ namespace grove {
 
 // The level (0 = root) of a cell of side `side` in a tree whose root cell has side root_side: a
 // build makes every side the root's divided by a power of two, which is exact, so the binary
-// exponents differ by the level. The resident GPU refit orders its work by it: every leaf first,
-// then the internal nodes level by level, deepest first, which finishes every child before its
-// parent.
+// exponents differ by the level. The resident GPU refit gives each node its side from it.
 HOST_DEVICE inline int cell_level(double side, double root_side)
 {
     return ilogb(root_side) - ilogb(side);
@@ -78,9 +76,8 @@ constexpr int kMaxChildren = 8;
 
 // An internal node's children in order, with their centres of mass. Every loop runs over
 // kMaxChildren with the count as a guard, so the compiler unrolls it, keeps the arrays in
-// registers and issues the children's loads together: the device refit (one thread per node,
-// a launch per level) waited on one dependent load after another when each of finish_node's
-// passes followed the `next` links.
+// registers and issues the children's loads together: a device refit waited on one dependent
+// load after another when each of finish_node's passes followed the `next` links.
 struct NodeChildren {
     int count = 0;
     std::int32_t index[kMaxChildren] = {};
