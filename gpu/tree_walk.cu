@@ -459,6 +459,20 @@ __device__ long long place_list(long long length, int capacity, long long room_a
     return at + length <= pool_capacity ? pool_base + at : -1;
 }
 
+// Group g's two lists placed: where each starts in its list array, -1 where it found no place.
+struct ListPlaces {
+    long long nodes, leaves;
+    __device__ bool found() const { return nodes >= 0 && leaves >= 0; }
+};
+
+__device__ ListPlaces place_lists(const BoundedLists& out, int g, ListLengths n)
+{
+    return {place_list(n.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity, out.node_pool_base,
+                       out.node_pool_capacity, &out.pool[0], &out.totals[2]),
+            place_list(n.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity, out.leaf_pool_base,
+                       out.leaf_pool_capacity, &out.pool[1], &out.totals[3])};
+}
+
 // A warp copies a kept prefix of `length` entries from its group's room to the list's place in
 // the pool (where the whole list did not fit the room). Eight loads a lane before their stores:
 // the compiler may not move a load past a store to the same array, and one entry at a time the
@@ -488,21 +502,18 @@ __global__ void place_parts_kernel(BoundedLists out, LongWalks long_walks)
         const int g = long_walks.queue[q];
         const long long node_room = static_cast<long long>(g) * out.node_capacity,
                         leaf_room = static_cast<long long>(g) * out.leaf_capacity;
-        long long node_at = 0, leaf_at = 0;
+        ListPlaces at{0, 0};
         if (lane_index() == 0) {
-            node_at = place_list(n.nodes, out.node_capacity, node_room, out.node_pool_base, out.node_pool_capacity,
-                                 &out.pool[0], &out.totals[2]);
-            leaf_at = place_list(n.leaves, out.leaf_capacity, leaf_room, out.leaf_pool_base, out.leaf_pool_capacity,
-                                 &out.pool[1], &out.totals[3]);
-            out.node_count[g] = node_at >= 0 ? n.nodes : 0; // a list left out is evaluated as empty, and walked again
-            out.leaf_count[g] = leaf_at >= 0 ? n.leaves : 0;
-            out.node_place[g] = node_at;
-            out.leaf_place[g] = leaf_at;
+            at = place_lists(out, g, n);
+            out.node_count[g] = at.nodes >= 0 ? n.nodes : 0; // a list left out is evaluated as empty, and walked again
+            out.leaf_count[g] = at.leaves >= 0 ? n.leaves : 0;
+            out.node_place[g] = at.nodes;
+            out.leaf_place[g] = at.leaves;
             block.add(n);
-            if (node_at < 0 || leaf_at < 0) atomicOr(&out.longest[2], kPoolFull);
+            if (!at.found()) atomicOr(&out.longest[2], kPoolFull);
         }
-        node_at = __shfl_sync(kAllLanes, node_at, 0);
-        leaf_at = __shfl_sync(kAllLanes, leaf_at, 0);
+        const long long node_at = __shfl_sync(kAllLanes, at.nodes, 0);
+        const long long leaf_at = __shfl_sync(kAllLanes, at.leaves, 0);
         const int* prefix = prefix_entry(long_walks, q);
         move_prefix(out.node_list, node_room, node_at, prefix[0]);
         move_prefix(out.leaf_list, leaf_room, leaf_at, prefix[1]);
@@ -587,24 +598,21 @@ template <bool kGeometricOnly>
 __device__ void write_own_lists(const OctreeView<float>& tree, const BoundedLists& out, int g, ListLengths n,
                                 BlockListTotals& block)
 {
-    const long long node_at = place_list(n.nodes, out.node_capacity, static_cast<long long>(g) * out.node_capacity,
-                                         out.node_pool_base, out.node_pool_capacity, &out.pool[0], &out.totals[2]);
-    const long long leaf_at = place_list(n.leaves, out.leaf_capacity, static_cast<long long>(g) * out.leaf_capacity,
-                                         out.leaf_pool_base, out.leaf_pool_capacity, &out.pool[1], &out.totals[3]);
-    if (node_at < 0 || leaf_at < 0) {
+    const ListPlaces at = place_lists(out, g, n);
+    if (!at.found()) {
         out.node_count[g] = out.leaf_count[g] = 0;
         block.add_longest(n);
         atomicOr(&out.longest[2], kQueueFull | kPoolFull);
         return;
     }
-    ListPass<StagedList> pass{{out.node_list + node_at}, {out.leaf_list + leaf_at}};
+    ListPass<StagedList> pass{{out.node_list + at.nodes}, {out.leaf_list + at.leaves}};
     walk_packed<kGeometricOnly>(tree, g, pass, INT32_MAX);
     pass.nodes.flush();
     pass.leaves.flush();
     out.node_count[g] = n.nodes;
     out.leaf_count[g] = n.leaves;
-    out.node_place[g] = node_at;
-    out.leaf_place[g] = leaf_at;
+    out.node_place[g] = at.nodes;
+    out.leaf_place[g] = at.leaves;
     block.add(n);
 }
 
