@@ -18,7 +18,61 @@ namespace {
 
 struct LetHeader {
     std::uint64_t nodes, particles;
+    std::uint64_t compact; // 0 or 1
+    double origin[3];
 };
+
+// A node in the compact form (LetFormat): its centre of mass and structure exact, the rest in float.
+struct CompactLetNode {
+    double com[3];
+    float mass;
+    float quad[6]; // xx, xy, xz, yy, yz, trace
+    float size, com_offset;
+    std::int32_t next, first;
+    std::int32_t leaf_count; // a leaf's particle count (0 for a terminal cell); -1: not a leaf
+};
+static_assert(sizeof(CompactLetNode) == 72, "the compact node's wire size");
+
+CompactLetNode compact_node(const LetNode& n)
+{
+    CompactLetNode c{};
+    c.com[0] = n.com_mass.x;
+    c.com[1] = n.com_mass.y;
+    c.com[2] = n.com_mass.z;
+    c.mass = static_cast<float>(n.com_mass.w);
+    const double q[6] = {n.quad.xx, n.quad.xy, n.quad.xz, n.quad.yy, n.quad.yz, n.quad.trace};
+    for (int k = 0; k < 6; ++k) c.quad[k] = static_cast<float>(q[k]);
+    c.size = static_cast<float>(n.size);
+    c.com_offset = static_cast<float>(n.com_offset);
+    c.next = n.next;
+    c.first = n.first;
+    c.leaf_count = n.is_leaf ? n.count : -1;
+    return c;
+}
+
+LetNode full_node(const CompactLetNode& c)
+{
+    LetNode n;
+    n.com_mass = {c.com[0], c.com[1], c.com[2], c.mass};
+    n.quad = {c.quad[0], c.quad[1], c.quad[2], c.quad[3], c.quad[4], c.quad[5]};
+    n.size = c.size;
+    n.com_offset = c.com_offset;
+    n.next = c.next;
+    n.first = c.first;
+    n.count = c.leaf_count > 0 ? c.leaf_count : 0;
+    n.is_leaf = c.leaf_count >= 0;
+    return n;
+}
+
+std::size_t node_bytes(bool compact)
+{
+    return compact ? sizeof(CompactLetNode) : sizeof(LetNode);
+}
+
+std::size_t particle_bytes(bool compact)
+{
+    return compact ? 4 * sizeof(float) : sizeof(Vec4<double>);
+}
 
 Group<double> union_box(const Group<double>* first, const Group<double>* last)
 {
@@ -212,7 +266,7 @@ LetMaker::LetMaker() : s_(std::make_unique<Scratch>()) {}
 LetMaker::~LetMaker() = default;
 
 void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-                    std::vector<char>& out)
+                    std::vector<char>& out, const LetFormat& format)
 {
     if (criterion.kind == MacKind::geometric && !(criterion.theta > 0))
         throw std::invalid_argument("make_let: theta must be > 0");
@@ -252,11 +306,13 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
         num_particles += g.particles;
         s.segments.push_back(g);
     }
-    const LetHeader h{num_nodes, num_particles};
+    const bool compact = format.compact;
+    const LetHeader h{num_nodes, num_particles, compact ? 1u : 0u, {format.origin.x, format.origin.y, format.origin.z}};
     const std::size_t at = out.size();
-    out.resize(at + sizeof h + num_nodes * sizeof(LetNode) + num_particles * sizeof(Vec4<double>));
+    out.resize(at + sizeof h + num_nodes * node_bytes(compact) + num_particles * particle_bytes(compact));
     std::memcpy(out.data() + at, &h, sizeof h);
-    char* particles_out = out.data() + at + sizeof h + num_nodes * sizeof(LetNode);
+    char* nodes_out = out.data() + at + sizeof h;
+    char* particles_out = nodes_out + num_nodes * node_bytes(compact);
     s.nodes.resize(num_nodes);
     s.source.resize(num_nodes);
 #pragma omp parallel for schedule(dynamic, 16)
@@ -268,18 +324,36 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
             s.nodes[g.node_at + j] = n;
             s.source[g.node_at + j] = g.piece->source[g.node + j];
         }
-        if (g.particles > 0)
-            std::memcpy(particles_out + g.particle_at * sizeof(Vec4<double>), g.piece->particles.data() + g.particle,
-                        g.particles * sizeof(Vec4<double>));
+        const Vec4<double>* from = g.piece->particles.data() + g.particle;
+        if (!compact) {
+            if (g.particles > 0)
+                std::memcpy(particles_out + g.particle_at * sizeof(Vec4<double>), from,
+                            g.particles * sizeof(Vec4<double>));
+            continue;
+        }
+        for (std::size_t j = 0; j < g.particles; ++j) {
+            const float p[4] = {static_cast<float>(from[j].x - format.origin.x),
+                                static_cast<float>(from[j].y - format.origin.y),
+                                static_cast<float>(from[j].z - format.origin.z), static_cast<float>(from[j].w)};
+            std::memcpy(particles_out + (g.particle_at + j) * sizeof p, p, sizeof p);
+        }
     }
     set_skips(tree, s.source, s.nodes);
-    std::memcpy(out.data() + at + sizeof h, s.nodes.data(), num_nodes * sizeof(LetNode));
+    if (!compact) {
+        std::memcpy(nodes_out, s.nodes.data(), num_nodes * sizeof(LetNode));
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(num_nodes); ++k) {
+        const CompactLetNode c = compact_node(s.nodes[static_cast<std::size_t>(k)]);
+        std::memcpy(nodes_out + static_cast<std::size_t>(k) * sizeof c, &c, sizeof c);
+    }
 }
 
 void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out)
+              std::vector<char>& out, const LetFormat& format)
 {
-    LetMaker().make(tree, boxes, criterion, out);
+    LetMaker().make(tree, boxes, criterion, out, format);
 }
 
 LetBytes let_bytes(const char* data, std::size_t size)
@@ -290,9 +364,11 @@ LetBytes let_bytes(const char* data, std::size_t size)
     std::memcpy(&h, data, sizeof h);
     constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
     if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
-    if (size != sizeof h + h.nodes * sizeof(LetNode) + h.particles * sizeof(Vec4<double>))
+    if (h.compact > 1) throw bad("an unknown form");
+    const bool compact = h.compact == 1;
+    if (size != sizeof h + h.nodes * node_bytes(compact) + h.particles * particle_bytes(compact))
         throw bad("its length does not match its counts");
-    const LetBytes let{data, h.nodes, h.particles};
+    const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}};
     const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
     for (std::int64_t k = 0; k < n; ++k) {
         const LetNode a = let.node(static_cast<std::size_t>(k));
@@ -305,14 +381,28 @@ LetBytes let_bytes(const char* data, std::size_t size)
 
 LetNode LetBytes::node(std::size_t k) const
 {
-    LetNode n;
-    std::memcpy(&n, data + sizeof(LetHeader) + k * sizeof(LetNode), sizeof n);
-    return n;
+    const char* at = data + sizeof(LetHeader) + k * node_bytes(format.compact);
+    if (!format.compact) {
+        LetNode n;
+        std::memcpy(&n, at, sizeof n);
+        return n;
+    }
+    CompactLetNode c;
+    std::memcpy(&c, at, sizeof c);
+    return full_node(c);
 }
 
-const char* LetBytes::particle_bytes() const
+Vec4<double> LetBytes::particle(std::size_t k) const
 {
-    return data + sizeof(LetHeader) + nodes * sizeof(LetNode);
+    const char* at = data + sizeof(LetHeader) + nodes * node_bytes(format.compact) + k * particle_bytes(format.compact);
+    if (!format.compact) {
+        Vec4<double> p;
+        std::memcpy(&p, at, sizeof p);
+        return p;
+    }
+    float p[4];
+    std::memcpy(p, at, sizeof p);
+    return {format.origin.x + p[0], format.origin.y + p[1], format.origin.z + p[2], p[3]};
 }
 
 namespace {
@@ -373,9 +463,12 @@ void append_let(Octree& forest, const LetBytes& let)
         forest.size[i] = a.size;
         forest.com_offset[i] = a.com_offset;
     }
-    std::memcpy(static_cast<void*>(forest.particles.data() + n0), let.particle_bytes(),
-                let.particles * sizeof(Vec4<double>));
-    for (std::size_t j = n0; j < n; ++j) forest.order[j] = static_cast<std::uint32_t>(j);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(let.particles); ++k) {
+        const std::size_t j = n0 + static_cast<std::size_t>(k);
+        forest.particles[j] = let.particle(static_cast<std::size_t>(k));
+        forest.order[j] = static_cast<std::uint32_t>(j);
+    }
 }
 
 } // namespace grove

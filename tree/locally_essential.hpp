@@ -41,13 +41,27 @@ struct LetNode {
     std::int32_t first = 0, count = 0; // an opened leaf's particles in the LET's particle array
 };
 
-// One LET in its wire form (make_let writes it): a count header, the nodes, the particles, read
-// in place. The particles are copied out, never pointed at: the bytes need not be aligned.
+// How a LET travels. In full, every value as the tree holds it, in double (112 bytes a node, 32 a
+// particle). Compact, for a receiver that evaluates in float relative to a centre of its own
+// (tree-gpu): a node's centre of mass and its structure as they are and its mass, quadrupole, size
+// and com offset in float (72 bytes), and each particle in float relative to `origin` (16 bytes),
+// which the sender takes at the receiver's centre, so that a particle's rounding is a float ulp of
+// its distance from there, as the receiver's own float tree rounds it. A terminal cell's centre
+// of mass and its size of 0 are exact in both forms.
+struct LetFormat {
+    bool compact = false;
+    Vec4<double> origin{0, 0, 0, 0};
+};
+
+// One LET in its wire form (make_let writes it): a header (the counts, the form, the origin),
+// the nodes, the particles, read in place. Nodes and particles are copied out, never pointed at:
+// the bytes need not be aligned.
 struct LetBytes {
     const char* data = nullptr;
     std::size_t nodes = 0, particles = 0;
+    LetFormat format;
     LetNode node(std::size_t k) const;
-    const char* particle_bytes() const;
+    Vec4<double> particle(std::size_t k) const;
 };
 
 // A box of the domain's description: the bounding box of a cell's particles, or (above those
@@ -74,7 +88,7 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024,
 // lower parts are walked by OpenMP threads and copied into place once. An empty tree, or no
 // boxes, gives an empty LET.
 void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out);
+              std::vector<char>& out, const LetFormat& format = {});
 
 // make_let for a rank that makes LETs at every step: the pieces its threads walk and its staging
 // keep their memory from one call to the next, where new ones came from the kernel as pages that
@@ -86,7 +100,7 @@ class LetMaker {
     LetMaker(const LetMaker&) = delete;
     LetMaker& operator=(const LetMaker&) = delete;
     void make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out);
+              std::vector<char>& out, const LetFormat& format = {});
 
   private:
     struct Scratch;

@@ -120,7 +120,11 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
             theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
             theirs[k].mac_scale = b[8];
         }
-        let_maker_.make(forest_, theirs, criterion, send_[r]);
+        // A float engine takes the LETs compact, each particle about the receiver's centre.
+        LetFormat format;
+        format.compact = !dynamic_cast<TreeCpuEngine*>(engine_.get());
+        format.origin = theirs.front().box.centre;
+        let_maker_.make(forest_, theirs, criterion, send_[r], format);
     }
     const double let_seconds = seconds_since(phase);
 

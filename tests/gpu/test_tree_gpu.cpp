@@ -293,17 +293,23 @@ TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended 
     Forces gpu_all;
     gpu_all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
     for (int k = 0; k < 3; ++k) {
-        Octree forest = trees[static_cast<std::size_t>(k)];
+        // The CPU's forest from LETs in full, the GPU's from compact ones, as the ranks send them.
+        Octree forest = trees[static_cast<std::size_t>(k)], compact_forest = forest;
         const std::vector<DomainBox> boxes = domain_boxes(forest);
+        LetFormat compact;
+        compact.compact = true;
+        compact.origin = boxes.front().box.centre;
         for (int j = 0; j < 3; ++j)
             if (j != k) {
-                std::vector<char> wire;
+                std::vector<char> wire, compact_wire;
                 make_let(trees[static_cast<std::size_t>(j)], boxes, params.opening(), wire);
                 append_let(forest, let_bytes(wire.data(), wire.size()));
+                make_let(trees[static_cast<std::size_t>(j)], boxes, params.opening(), compact_wire, compact);
+                append_let(compact_forest, let_bytes(compact_wire.data(), compact_wire.size()));
             }
         Forces cpu, gpu;
         cpu_engine.evaluate(forest, params.opening(), cpu);
-        gpu_engine.load(forest, TypesRef{});
+        gpu_engine.load(compact_forest, TypesRef{});
         gpu_engine.evaluate_loaded(params.opening(), gpu);
         const auto n = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)].size());
         const std::vector<double> qa =

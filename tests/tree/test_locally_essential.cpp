@@ -289,12 +289,104 @@ TEST_CASE("a malformed LET is refused, never appended", "[tree][let]")
     CHECK_NOTHROW(let_bytes(wire.data(), wire.size()));
     CHECK_THROWS_WITH(let_bytes(wire.data(), wire.size() - 1), Catch::Contains("length"));
     CHECK_THROWS_WITH(let_bytes(wire.data(), 8), Catch::Contains("header"));
+    const LetBytes let = let_bytes(wire.data(), wire.size());
+    const std::size_t header = wire.size() - let.nodes * sizeof(LetNode) - let.particles * sizeof(Vec4<double>);
     std::vector<char> broken = wire;
     LetNode first;
-    std::memcpy(&first, broken.data() + 16, sizeof first);
+    std::memcpy(&first, broken.data() + header, sizeof first);
     first.next = 1 << 30;
-    std::memcpy(broken.data() + 16, &first, sizeof first);
+    std::memcpy(broken.data() + header, &first, sizeof first);
     CHECK_THROWS_WITH(let_bytes(broken.data(), broken.size()), Catch::Contains("skip index"));
+    // The header's form is 0 (full) or 1 (compact), the third of its 8-byte words.
+    broken = wire;
+    const std::uint64_t unknown = 2;
+    std::memcpy(broken.data() + 16, &unknown, sizeof unknown);
+    CHECK_THROWS_WITH(let_bytes(broken.data(), broken.size()), Catch::Contains("form"));
+    // A compact LET read as a full one's length, or cut short, is refused.
+    std::vector<char> compact;
+    make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), compact, LetFormat{true, {0, 0, 0, 0}});
+    CHECK_NOTHROW(let_bytes(compact.data(), compact.size()));
+    CHECK_THROWS_WITH(let_bytes(compact.data(), compact.size() - 4), Catch::Contains("length"));
+    broken = compact;
+    const std::uint64_t full = 0;
+    std::memcpy(broken.data() + 16, &full, sizeof full);
+    CHECK_THROWS_WITH(let_bytes(broken.data(), broken.size()), Catch::Contains("length"));
     CHECK_THROWS_AS(make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.0), wire), std::invalid_argument);
     CHECK_THROWS_AS(domain_boxes(b, 0), std::invalid_argument);
+}
+
+// The compact form (for float engines): about half the bytes, and a forest that gives the full
+// form's forces to float rounding, as the ranks of tree-gpu send and receive them.
+TEST_CASE("a compact LET: half the bytes, the full LET's forest to float rounding", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(20000, 5, GalaxyParams{});
+    const Domains d = morton_domains(p, 3);
+    const double theta = 0.5, total = p.mass.sum();
+    Octree full = build_octree(d.pos[0], d.mass[0], BuildParams{});
+    Octree compact = full;
+    const std::vector<DomainBox> boxes = domain_boxes(full);
+    const LetFormat format{true, boxes.front().box.centre};
+    std::size_t full_bytes = 0, compact_bytes = 0;
+    LetMaker maker;
+    for (std::size_t j = 1; j < 3; ++j) {
+        const Octree other = build_octree(d.pos[j], d.mass[j], BuildParams{});
+        std::vector<char> a, b, again;
+        make_let(other, boxes, OpeningCriterion::geometric(theta), a);
+        make_let(other, boxes, OpeningCriterion::geometric(theta), b, format);
+        maker.make(other, boxes, OpeningCriterion::geometric(theta), again, format);
+        CHECK(again == b);
+        const LetBytes la = let_bytes(a.data(), a.size()), lb = let_bytes(b.data(), b.size());
+        REQUIRE(lb.format.compact);
+        REQUIRE(la.nodes == lb.nodes);
+        REQUIRE(la.particles == lb.particles);
+        REQUIRE(la.particles > 0);
+        full_bytes += a.size();
+        compact_bytes += b.size();
+        // Structure, centres of mass and terminal cells exact; the rest to float rounding.
+        for (std::size_t k = 0; k < la.nodes; ++k) {
+            const LetNode x = la.node(k), y = lb.node(k);
+            REQUIRE(y.next == x.next);
+            REQUIRE(y.is_leaf == x.is_leaf);
+            REQUIRE(y.first == x.first);
+            REQUIRE(y.count == x.count);
+            REQUIRE(y.com_mass.x == x.com_mass.x);
+            REQUIRE(y.com_mass.z == x.com_mass.z);
+            REQUIRE((y.size == 0) == (x.size == 0));
+            REQUIRE(y.com_mass.w == Approx(x.com_mass.w).epsilon(1e-7));
+            REQUIRE(y.size == Approx(x.size).epsilon(1e-7));
+        }
+        for (std::size_t k = 0; k < la.particles; ++k) {
+            const Vec4<double> x = la.particle(k), y = lb.particle(k);
+            const double from_origin = std::max(
+                {std::fabs(x.x - format.origin.x), std::fabs(x.y - format.origin.y), std::fabs(x.z - format.origin.z)});
+            REQUIRE(std::fabs(y.x - x.x) <= 6e-8 * from_origin);
+            REQUIRE(std::fabs(y.y - x.y) <= 6e-8 * from_origin);
+            REQUIRE(y.w == Approx(x.w).epsilon(1e-7));
+        }
+        append_let(full, la);
+        append_let(compact, lb);
+    }
+    INFO("LET bytes: full " << full_bytes << ", compact " << compact_bytes);
+    CHECK(compact_bytes < 0.6 * full_bytes);
+    // Every group still sees the whole mass, and the forces are the full forest's to float rounding.
+    set_opening_radii(compact, theta);
+    const OctreeView<double> view = compact.view();
+    for (std::int32_t g = 0; g < view.num_groups; ++g) {
+        MassSink sink{compact};
+        walk_group_into(view, g, sink);
+        REQUIRE(sink.mass == Approx(total).epsilon(1e-6));
+    }
+    TreeParams params;
+    params.theta = theta;
+    TreeCpuEngine engine(params, GravityParams{1.0, 0.05});
+    Forces a, b;
+    engine.evaluate(full, params.opening(), a);
+    engine.evaluate(compact, params.opening(), b);
+    const auto n = static_cast<Eigen::Index>(d.index[0].size());
+    const std::vector<double> q =
+        percentiles(relative_errors(b.acc.leftCols(n).eval(), a.acc.leftCols(n).eval()), {50, 100});
+    INFO("compact against full: p50 " << q[0] << ", largest " << q[1]);
+    CHECK(q[0] < 1e-7);
+    CHECK(q[1] < 3e-5);
+    CHECK(q[1] > 0); // the compact form did round
 }
