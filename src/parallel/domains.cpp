@@ -22,10 +22,11 @@ constexpr std::uint64_t kKeyEnd = std::uint64_t{1} << 63; // one past the larges
 
 // Where each cut lies, refined a histogram at a time: every cut's interval [lo, lo + width) is
 // split into bins, the costs in them summed over all ranks, and the interval narrowed to the bin
-// in which the cut's target cost is reached. 2^12 bins a round: six rounds for 63 bits, each one
-// all-reduce of (cuts x bins) values. Only the first round reads every key: the keys that fall in
-// the narrowed intervals are then kept apart (with their costs), and the later rounds and the
-// last choice read those alone.
+// in which the cut's target cost is reached. 2^14 bins a round: five rounds for 63 bits, each one
+// all-reduce of (cuts x bins) values. After each round only the keys in the narrowed intervals
+// are kept (with their costs) for the next: a galaxy's dense centre fills one bin of the first
+// rounds with most of the keys, so that narrowing once left the later rounds reading nearly every
+// key (0.65-0.8 s a step at 2^24 keys a rank on 4 ranks).
 std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, const std::vector<double>& cost, int ranks,
                                     const Communicator& comm)
 {
@@ -72,7 +73,8 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
         return static_cast<std::size_t>(std::prev(after) - starts.begin());
     };
     while (width > 1 && cuts > 0) {
-        const std::uint64_t bins = std::min<std::uint64_t>(4096, width), bin_width = width / bins;
+        const std::uint64_t bins = std::min<std::uint64_t>(std::uint64_t{1} << 14, width), bin_width = width / bins;
+        const int shift = __builtin_ctzll(bin_width); // the widths are powers of two
         find_intervals();
         std::vector<double> histogram(starts.size() * bins, 0.0);
         // Each thread its own histogram, added up after (a run's costs are ones: the sums are
@@ -85,7 +87,7 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
                 const auto i = static_cast<std::size_t>(s);
                 const std::size_t u = interval_of(key(i));
                 if (u == starts.size()) continue;
-                mine[u * bins + std::min(bins - 1, (key(i) - starts[u]) / bin_width)] += weight(i);
+                mine[u * bins + ((key(i) - starts[u]) >> shift)] += weight(i);
             }
 #pragma omp critical
             for (std::size_t k = 0; k < mine.size(); ++k) histogram[k] += mine[k];
@@ -98,28 +100,31 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
             lo[c] += b * bin_width;
         }
         width = bin_width;
-        if (all) { // the keys in the narrowed intervals, each thread's in its order, then in thread order
-            find_intervals();
-            const int threads = omp_get_max_threads();
-            std::vector<std::vector<std::uint64_t>> thread_keys(static_cast<std::size_t>(threads));
-            std::vector<std::vector<double>> thread_cost(static_cast<std::size_t>(threads));
+        // The keys in the narrowed intervals, each thread's in its order, then in thread order.
+        find_intervals();
+        const int threads = omp_get_max_threads();
+        std::vector<std::vector<std::uint64_t>> thread_keys(static_cast<std::size_t>(threads));
+        std::vector<std::vector<double>> thread_cost(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
-            {
-                const auto t = static_cast<std::size_t>(omp_get_thread_num());
+        {
+            const auto t = static_cast<std::size_t>(omp_get_thread_num());
 #pragma omp for schedule(static)
-                for (std::int64_t s = 0; s < static_cast<std::int64_t>(keys.size()); ++s) {
-                    const auto i = static_cast<std::size_t>(s);
-                    if (interval_of(keys[i]) == starts.size()) continue;
-                    thread_keys[t].push_back(keys[i]);
-                    thread_cost[t].push_back(weight(i));
-                }
+            for (std::int64_t s = 0; s < static_cast<std::int64_t>(count()); ++s) {
+                const auto i = static_cast<std::size_t>(s);
+                if (interval_of(key(i)) == starts.size()) continue;
+                thread_keys[t].push_back(key(i));
+                thread_cost[t].push_back(weight(i));
             }
-            for (std::size_t t = 0; t < thread_keys.size(); ++t) {
-                near_keys.insert(near_keys.end(), thread_keys[t].begin(), thread_keys[t].end());
-                near_cost.insert(near_cost.end(), thread_cost[t].begin(), thread_cost[t].end());
-            }
-            all = false;
         }
+        std::vector<std::uint64_t> kept_keys;
+        std::vector<double> kept_cost;
+        for (std::size_t t = 0; t < thread_keys.size(); ++t) {
+            kept_keys.insert(kept_keys.end(), thread_keys[t].begin(), thread_keys[t].end());
+            kept_cost.insert(kept_cost.end(), thread_cost[t].begin(), thread_cost[t].end());
+        }
+        near_keys.swap(kept_keys);
+        near_cost.swap(kept_cost);
+        all = false;
     }
     // lo[c] is the key whose own cost reaches the target; the cut falls before or after it,
     // whichever lands nearer the target.
