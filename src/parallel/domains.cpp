@@ -48,7 +48,7 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
     bool all = true;
     const auto count = [&] { return all ? keys.size() : near_keys.size(); };
     const auto key = [&](std::size_t i) { return all ? keys[i] : near_keys[i]; };
-    const auto weight = [&](std::size_t i) { return all ? (unit ? 1.0 : cost[i]) : near_cost[i]; };
+    const auto weight = [&](std::size_t i) { return unit ? 1.0 : all ? cost[i] : near_cost[i]; };
     std::vector<double> target(cuts), below(cuts, 0.0);
     for (std::size_t c = 0; c < cuts; ++c) target[c] = total * static_cast<double>(c + 1) / ranks;
     std::vector<std::uint64_t> lo(cuts, 0);
@@ -100,27 +100,35 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
             lo[c] += b * bin_width;
         }
         width = bin_width;
-        // The keys in the narrowed intervals, each thread's in its order, then in thread order.
+        // The keys in the narrowed intervals, in their order: each thread counts those of its
+        // slice, then writes them at its offset (costs too, where they are not all 1).
         find_intervals();
-        const int threads = omp_get_max_threads();
-        std::vector<std::vector<std::uint64_t>> thread_keys(static_cast<std::size_t>(threads));
-        std::vector<std::vector<double>> thread_cost(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-        {
-            const auto t = static_cast<std::size_t>(omp_get_thread_num());
-#pragma omp for schedule(static)
-            for (std::int64_t s = 0; s < static_cast<std::int64_t>(count()); ++s) {
-                const auto i = static_cast<std::size_t>(s);
-                if (interval_of(key(i)) == starts.size()) continue;
-                thread_keys[t].push_back(key(i));
-                thread_cost[t].push_back(weight(i));
-            }
-        }
+        const int most_threads = omp_get_max_threads();
+        std::vector<std::size_t> offset(static_cast<std::size_t>(most_threads) + 1, 0);
         std::vector<std::uint64_t> kept_keys;
         std::vector<double> kept_cost;
-        for (std::size_t t = 0; t < thread_keys.size(); ++t) {
-            kept_keys.insert(kept_keys.end(), thread_keys[t].begin(), thread_keys[t].end());
-            kept_cost.insert(kept_cost.end(), thread_cost[t].begin(), thread_cost[t].end());
+#pragma omp parallel num_threads(most_threads)
+        {
+            const auto t = static_cast<std::size_t>(omp_get_thread_num()),
+                       threads = static_cast<std::size_t>(omp_get_num_threads());
+            const std::size_t n = count(), begin = n * t / threads, end = n * (t + 1) / threads;
+            std::size_t mine = 0;
+            for (std::size_t i = begin; i < end; ++i) mine += interval_of(key(i)) != starts.size();
+            offset[t + 1] = mine;
+#pragma omp barrier
+#pragma omp single
+            {
+                for (std::size_t k = 1; k <= threads; ++k) offset[k] += offset[k - 1];
+                kept_keys.resize(offset[threads]);
+                if (!unit) kept_cost.resize(offset[threads]);
+            }
+            std::size_t at = offset[t];
+            for (std::size_t i = begin; i < end; ++i) {
+                if (interval_of(key(i)) == starts.size()) continue;
+                kept_keys[at] = key(i);
+                if (!unit) kept_cost[at] = weight(i);
+                ++at;
+            }
         }
         near_keys.swap(kept_keys);
         near_cost.swap(kept_cost);
