@@ -25,8 +25,8 @@ constexpr std::uint64_t kKeyEnd = std::uint64_t{1} << 63; // one past the larges
 // in which the cut's target cost is reached. 2^14 bins a round: five rounds for 63 bits, each one
 // all-reduce of (cuts x bins) values. After each round only the keys in the narrowed intervals
 // are kept (with their costs) for the next: a galaxy's dense centre fills one bin of the first
-// rounds with most of the keys, so that narrowing once left the later rounds reading nearly every
-// key (0.65-0.8 s a step at 2^24 keys a rank on 4 ranks).
+// rounds with most of the keys, so that keys kept once, after the first round, left the later
+// rounds reading nearly every key again.
 std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, const std::vector<double>& cost, int ranks,
                                     const Communicator& comm)
 {
