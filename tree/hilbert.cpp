@@ -66,15 +66,16 @@ HilbertTable::HilbertTable()
             steps_[8 * s + octant] = static_cast<std::uint8_t>(first[s].digit(octant) | found.first->second << 3);
         }
     }
-    // Two levels at a time: the steps of the upper octant, then of the lower from the state reached.
-    pairs_.resize(64 * first.size());
+    // Three levels at a time: the steps of the highest octant, then of the next two from the states
+    // reached.
+    triples_.resize(512 * first.size());
     for (std::size_t s = 0; s < first.size(); ++s)
-        for (unsigned upper = 0; upper < 8; ++upper)
-            for (unsigned lower = 0; lower < 8; ++lower) {
-                const std::uint8_t a = steps_[8 * s + upper], b = steps_[8 * (a >> 3) + lower];
-                pairs_[64 * s + 8 * upper + lower] =
-                    static_cast<std::uint16_t>((a & 7u) << 3 | (b & 7u) | (b >> 3) << 6);
-            }
+        for (unsigned octants = 0; octants < 512; ++octants) {
+            const std::uint8_t a = steps_[8 * s + (octants >> 6)], b = steps_[8 * (a >> 3) + (octants >> 3 & 7u)],
+                               c = steps_[8 * (b >> 3) + (octants & 7u)];
+            triples_[512 * s + octants] =
+                static_cast<std::uint16_t>((a & 7u) << 6 | (b & 7u) << 3 | (c & 7u) | (c >> 3) << 9);
+        }
 }
 
 std::uint64_t hilbert_key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)

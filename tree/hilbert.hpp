@@ -48,33 +48,32 @@ inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_
     return morton_key(x[2], x[1], x[0]);
 }
 
-// The same keys read from a table per state of the curve: the top level's three bits by octant,
-// then two levels' six bits at a time by the pair of octants (ten lookups instead of twenty).
+// The same keys read from a table per state of the curve, three levels' nine bits at a time by
+// the three octants (seven lookups, each waiting on the state the last one gave).
 class HilbertTable {
   public:
     HilbertTable(); // derived from hilbert_key_by_transposition
     std::uint64_t key(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz) const
     {
-        static_assert(kMortonBitsPerAxis % 2 == 1, "one level, then pairs of levels");
-        constexpr int top = kMortonBitsPerAxis - 1;
-        const std::uint8_t first = steps_[((ix >> top) & 1u) | ((iy >> top) & 1u) << 1 | ((iz >> top) & 1u) << 2];
-        std::uint64_t key = first & 7u;
-        unsigned state = first >> 3;
-        for (int level = top - 1; level > 0; level -= 2) {
-            const unsigned x = (ix >> (level - 1)) & 3u, y = (iy >> (level - 1)) & 3u, z = (iz >> (level - 1)) & 3u;
-            const unsigned upper = (x >> 1) | (y >> 1) << 1 | (z >> 1) << 2,
-                           lower = (x & 1u) | (y & 1u) << 1 | (z & 1u) << 2;
-            const std::uint16_t pair = pairs_[state * 64 + (upper << 3 | lower)];
-            key = key << 6 | (pair & 63u);
-            state = pair >> 6;
+        static_assert(kMortonBitsPerAxis % 3 == 0, "three levels a lookup");
+        // Three bits of one axis spread to every third bit, the highest level's first.
+        static constexpr std::uint16_t spread[8] = {0, 1, 8, 9, 64, 65, 72, 73};
+        std::uint64_t key = 0;
+        unsigned state = 0;
+        for (int level = kMortonBitsPerAxis - 3; level >= 0; level -= 3) {
+            const unsigned octants =
+                spread[(ix >> level) & 7u] | spread[(iy >> level) & 7u] << 1 | spread[(iz >> level) & 7u] << 2;
+            const std::uint16_t triple = triples_[state * 512 + octants];
+            key = key << 9 | (triple & 511u);
+            state = triple >> 9;
         }
         return key;
     }
     int states() const { return static_cast<int>(steps_.size() / 8); }
 
   private:
-    std::vector<std::uint8_t> steps_;  // [state * 8 + octant]: the level's three bits | next state << 3
-    std::vector<std::uint16_t> pairs_; // [state * 64 + upper octant * 8 + lower]: six bits | state << 6
+    std::vector<std::uint8_t> steps_;    // [state * 8 + octant]: the level's three bits | next state << 3
+    std::vector<std::uint16_t> triples_; // [state * 512 + three octants, highest first]: nine bits | state << 9
 };
 
 // The key of integer cell coordinates (each < 2^21), from one table made on first use.
