@@ -109,7 +109,10 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     for (std::size_t r = 0; r < ranks; ++r) offset[r + 1] = offset[r] + sizes[r];
     send_.resize(ranks);
     for (auto& buffer : send_) buffer.clear(); // kept, with their capacity, for the next call
-    for (std::size_t r = 0; r < ranks; ++r) {  // each LET walked by all threads (LetMaker)
+    // A float engine takes the LETs compact, each particle about the receiver's centre.
+    LetFormat format;
+    format.compact = !dynamic_cast<TreeCpuEngine*>(engine_.get());
+    for (std::size_t r = 0; r < ranks; ++r) { // each LET walked by all threads (LetMaker)
         if (r == me || n == 0 || sizes[r] == 0) continue;
         std::vector<DomainBox> theirs(sizes[r] / kValues);
         for (std::size_t k = 0; k < theirs.size(); ++k) {
@@ -120,9 +123,6 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
             theirs[k].bounds_particles = static_cast<std::int32_t>(b[7]);
             theirs[k].mac_scale = b[8];
         }
-        // A float engine takes the LETs compact, each particle about the receiver's centre.
-        LetFormat format;
-        format.compact = !dynamic_cast<TreeCpuEngine*>(engine_.get());
         format.origin = theirs.front().box.centre;
         let_maker_.make(forest_, theirs, criterion, send_[r], format);
     }

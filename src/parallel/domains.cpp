@@ -72,10 +72,10 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
         if (after == starts.begin() || k - *std::prev(after) >= width) return starts.size();
         return static_cast<std::size_t>(std::prev(after) - starts.begin());
     };
+    if (cuts > 0) find_intervals(); // then after each round, for the next
     while (width > 1 && cuts > 0) {
         const std::uint64_t bins = std::min<std::uint64_t>(std::uint64_t{1} << 14, width), bin_width = width / bins;
         const int shift = __builtin_ctzll(bin_width); // the widths are powers of two
-        find_intervals();
         std::vector<double> histogram(starts.size() * bins, 0.0);
         // Each thread its own histogram, added up after (a run's costs are ones: the sums are
         // exact in any order).

@@ -350,6 +350,7 @@ TEST_CASE("a compact LET: half the bytes, the full LET's forest to float roundin
             REQUIRE(y.first == x.first);
             REQUIRE(y.count == x.count);
             REQUIRE(y.com_mass.x == x.com_mass.x);
+            REQUIRE(y.com_mass.y == x.com_mass.y);
             REQUIRE(y.com_mass.z == x.com_mass.z);
             REQUIRE((y.size == 0) == (x.size == 0));
             REQUIRE(y.com_mass.w == Approx(x.com_mass.w).epsilon(1e-7));
@@ -361,6 +362,7 @@ TEST_CASE("a compact LET: half the bytes, the full LET's forest to float roundin
                 {std::fabs(x.x - format.origin.x), std::fabs(x.y - format.origin.y), std::fabs(x.z - format.origin.z)});
             REQUIRE(std::fabs(y.x - x.x) <= 6e-8 * from_origin);
             REQUIRE(std::fabs(y.y - x.y) <= 6e-8 * from_origin);
+            REQUIRE(std::fabs(y.z - x.z) <= 6e-8 * from_origin);
             REQUIRE(y.w == Approx(x.w).epsilon(1e-7));
         }
         append_let(full, la);
