@@ -46,24 +46,14 @@ enum class GroupScales { from_estimate, on_device };
 struct WalkShape {
     // Which walks' lists are alike (the room a one-pass walk takes is the last walk's of its
     // class): 0 for whole evaluations; each kind of block tick has a class of its own. A class of
-    // its own also sizes the long-walk queues and the list pools for every group of the walk,
-    // which another set of groups walked each time may need.
+    // its own also sizes the list pools for every group of the walk, which another set of groups
+    // walked each time may need.
     int list_class = 0;
-    // Few groups, of at most a warp's targets each (gpu::kSplitTargets): one thread each would
-    // leave the GPU idle, so walks past kFewGroupsWalkBudget nodes are cut into parts, as the
-    // relative criterion's long walks are, and one warp each would too, so their lists are
-    // evaluated in stretches (gpu/evaluate.cuh: ListSplit).
+    // Few groups, of at most a warp's targets each (gpu::kSplitTargets): one warp each would leave
+    // the GPU idle while it works through a group's long lists, so their lists are evaluated in
+    // stretches (gpu/evaluate.cuh: ListSplit).
     bool few_groups = false;
 };
-constexpr std::int32_t kFewGroupsWalkBudget = 512;
-// The relative criterion's one-thread walks stop after this many mean lists: a kernel of them
-// lasts as long as its longest walk, and each walk the budget lists pays for its parts' starts.
-// Of budgets from 1 to 2 mean lists, 1.5 walked fastest on the Plummer sphere and the galaxy
-// (bench/results/step.md).
-constexpr double kWalkBudgetLists = 1.5;
-// The long-walk queues may grow to an eighth of the groups, or further up to this many bytes of
-// part offsets each: a small tree's relative walks may list a sixth of its groups or more.
-constexpr std::size_t kLongQueueBytes = std::size_t{64} << 20;
 
 // The events an evaluation records once, in stream order; its phases lie between them.
 enum EvaluationEvent {
@@ -83,20 +73,13 @@ enum BatchEvent { kBatchBegin, kBatchWalked, kBatchNodesDone, kBatchLeavesDone, 
 struct TreeGpuEngine::Impl {
     // What the last walk under an opening criterion (kind, parameter) says of the next one's lists.
     // Room per group for the one-pass walk: the longest lists, or twice the mean where the longest
-    // are longer, a quarter more, in multiples of 8 (every room starts on a 32-byte sector, which
-    // the walk writes whole); a pool for the lists longer than that, a quarter more than they took
-    // (a quarter of all entries after a two-pass walk, which does not measure it); the entries of
-    // all lists, which bound the memory room and pool may take. The long-walk budget (visited
-    // nodes, gpu/tree_walk.cuh): kWalkBudgetLists mean lists; the walks it listed size the parts
-    // kernels' grids.
+    // are longer, a quarter more, in multiples of 8 (every room starts on a 32-byte sector); a pool
+    // for the lists longer than that (next_room says how much); the entries of all lists, which
+    // bound the memory room and pool may take.
     struct ListRoom {
         int nodes = 0, leaves = 0;
         long long total = 0;
         long long node_pool = 0, leaf_pool = 0;
-        std::int32_t walk_budget = INT32_MAX;
-        int listed = 0;
-        // Groups whose lists outgrow this room: a one-pass walk queues each of them for the pool.
-        long long outgrowing = 0;
     };
     // How an evaluation walks, and what finish() needs of it.
     struct Evaluation {
@@ -111,15 +94,13 @@ struct TreeGpuEngine::Impl {
         GroupScales scales = GroupScales::from_estimate;
         float4* out = nullptr; // where the list kernels sum (null: d_sorted)
         GroupRange share;
-        // Walks past the budget are cut into parts (tree_walk.cuh): the relative criterion's
-        // uneven walks, and a resident block tick's few groups (shape.few_groups).
-        bool split_walks = false;
         // The groups walked and evaluated together, their lists in one of two buffers (the next
         // batch walks into the other while this one is evaluated); one batch when the lists of
         // the whole share fit the budget. Known at enqueue for one pass, after the count for two.
         std::vector<GroupRange> batches;
         long long budget = LLONG_MAX; // list entries the batches' buffers may hold together
         double first_pass_seconds = -1;
+        cudaEvent_t lists_after = nullptr; // enqueue()'s
     };
 
     TreeParams params;
@@ -152,14 +133,6 @@ struct TreeGpuEngine::Impl {
     gpu::PinnedBuffer<int> h_mismatch, h_longest;
     gpu::DeviceBuffer<int> d_mismatch; // pass 2's length check
     gpu::DeviceBuffer<int> d_longest;  // the longest node and leaf lists of the last walk, a cut flag
-    // Long walks (gpu/tree_walk.cuh): the groups listed by each list buffer's one-pass walk, then
-    // by the two-pass walk's pass 1, and their counts.
-    gpu::DeviceBuffer<int> d_long_queue[3], d_long_count, d_long_parts[3];
-    gpu::PinnedBuffer<int> h_long_count;
-    gpu::DeviceBuffer<std::uint8_t> d_long_listed; // the groups pass 1 listed
-    int long_capacity = 0;                         // walks each queue may list
-    int long_wanted = 0;                           // at least this many, after a queue came near full
-    gpu::DeviceBuffer<std::int32_t> d_part_starts; // where their parts start (relative criterion's walks)
     // The one-pass walk's pool: where the lists longer than their room lie, each buffer's
     // cursors, the walk's totals (gpu::BoundedLists).
     gpu::DeviceBuffer<long long> d_node_place, d_leaf_place;
@@ -212,8 +185,13 @@ struct TreeGpuEngine::Impl {
     // the room (the repeat of a cut one-pass walk). The relative criterion without an estimate for
     // this N first runs a whole geometric evaluation and keeps its accelerations, unless the scales
     // are on the device already.
+    // lists_after: an event of work queued on another stream beside this evaluation that must
+    // not wait for its list kernels (the resident step's key sort), or null. Their warps take
+    // groups from a counter and stay resident to the last group, so a kernel queued on another
+    // stream once they run waits for all of them; they wait for the event instead.
     Evaluation enqueue(const OpeningCriterion& criterion, ForcesTo to, bool may_walk_once = true,
-                       GroupScales scales = GroupScales::from_estimate, WalkShape shape = {});
+                       GroupScales scales = GroupScales::from_estimate, WalkShape shape = {},
+                       cudaEvent_t lists_after = nullptr);
     // Waits for it, checks its walk, redoes it with both passes if a one-pass walk overflowed its
     // room, and records its phases; out gets the forces unless they stay on the device.
     void finish(const Evaluation& e, Forces& out);
@@ -257,23 +235,11 @@ struct TreeGpuEngine::Impl {
     void launch_batches(const Evaluation& e, const OctreeView<float>& view);
     void launch_batch_walk(const Evaluation& e, const OctreeView<float>& batch_view, GroupRange batch, int buffer,
                            gpu::ListIndex& nodes, gpu::ListIndex& leaves, cudaStream_t on);
-    // Long-walk queue q: one per list buffer for the one-pass walk, the last for the two-pass
-    // walk (pass 1 lists, pass 2 reads); with the budget of the criterion's last walk.
-    gpu::LongWalks long_walks(const Evaluation& e, int q)
-    {
-        return {e.room.walk_budget,     d_long_queue[q].data(), d_long_count.data() + q, long_capacity,
-                d_long_parts[q].data(), d_long_listed.data(),   part_starts_of(e),       e.room.listed};
-    }
-    // The table of the long walks' parts, made by launch_radii for the relative criterion.
-    const std::int32_t* part_starts_of(const Evaluation& e) const
-    {
-        return e.split_walks ? d_part_starts.data() : nullptr;
-    }
     // What the evaluation just finished says of the next one's lists.
     ListRoom next_room(const Evaluation& e) const;
     // The forces to where they go.
     void launch_download(const Evaluation& e);
-    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to, MacKind mac, const WalkShape& shape);
+    void reserve_evaluation_buffers(std::size_t groups, ForcesTo to);
     // List entries (both kinds, both buffers) that an evaluation wanting `wanted` may hold:
     // TreeParams::list_memory, the room under TreeParams::device_memory, most of the free memory.
     long long list_budget_entries(long long wanted);

@@ -129,9 +129,6 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::plan(const OpeningCriterion
     e.key = std::make_tuple(static_cast<int>(criterion.kind), criterion.parameter(), shape.list_class);
     const auto found = list_room.find(e.key);
     e.room = found != list_room.end() ? found->second : ListRoom{};
-    e.split_walks = criterion.kind == MacKind::relative || shape.few_groups;
-    if (shape.few_groups) e.room.walk_budget = std::min(e.room.walk_budget, kFewGroupsWalkBudget);
-    if (!e.split_walks) e.room.walk_budget = INT32_MAX;
     const long long room_entries = g * (e.room.nodes + e.room.leaves) + e.room.node_pool + e.room.leaf_pool;
     e.one_pass = may_walk_once && share_count == 1 && e.room.nodes > 0 && e.room.leaves > 0 &&
                  room_entries <= 4 * e.room.total + (1LL << 20);
@@ -169,7 +166,7 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
     return std::max(budget, 1LL);
 }
 
-void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to, MacKind mac, const WalkShape& shape)
+void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
 {
     const auto n = static_cast<std::size_t>(num_particles);
     d_node_count.reserve(g + 1, "node-list counts");
@@ -185,22 +182,6 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
     d_mismatch.reserve(1, "walk check");
     h_longest.reserve(3, "longest lists");
     d_longest.reserve(3, "longest lists");
-    // The relative criterion lists a few per cent of the groups; the geometric one only those that
-    // outgrow their room. Each listed walk holds 2 KB of part offsets: the queues grow after one
-    // came near full (finish), to an eighth of the groups or kLongQueueBytes of offsets, whichever
-    // holds more walks (never past the groups), or to all of a block tick's.
-    const std::size_t most =
-        std::max({std::size_t{1024}, g / 8, std::min(g, kLongQueueBytes / (gpu::kPartTableInts * sizeof(int)))});
-    long_capacity = static_cast<int>(
-        shape.list_class != 0 ? std::max<std::size_t>(1024, g)
-                              : std::min(most, std::max({std::size_t{1024}, mac == MacKind::relative ? g / 32 : 0,
-                                                         static_cast<std::size_t>(long_wanted)})));
-    for (auto& queue : d_long_queue) queue.reserve(static_cast<std::size_t>(long_capacity), "long walks");
-    for (auto& parts : d_long_parts)
-        parts.reserve(static_cast<std::size_t>(long_capacity) * gpu::kPartTableInts, "long walks' parts");
-    d_long_listed.reserve(std::max<std::size_t>(g, 1), "long walks");
-    d_long_count.reserve(3, "long walks");
-    h_long_count.reserve(3, "long walks");
     d_node_place.reserve(g, "node-list places");
     d_leaf_place.reserve(g, "leaf-list places");
     d_pool_cursor.reserve(4, "list pools");
@@ -214,7 +195,8 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to,
 }
 
 TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriterion& criterion, ForcesTo to,
-                                                             bool may_walk_once, GroupScales scales, WalkShape shape)
+                                                             bool may_walk_once, GroupScales scales, WalkShape shape,
+                                                             cudaEvent_t lists_after)
 {
     if (!uploaded) throw std::logic_error("tree-gpu: evaluate before upload");
     if (!(criterion.parameter() > 0)) throw std::invalid_argument("tree-gpu: theta and alpha must be > 0");
@@ -239,17 +221,17 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
     Evaluation e = plan(criterion, to, may_walk_once, shape);
     e.first_pass_seconds = first_pass_seconds;
     e.scales = scales;
+    e.lists_after = lists_after;
     if (host_scales) { // the groups' scales from the estimate, on the host
         host.mac_scale.reserve(static_cast<std::size_t>(num_groups), "tree group scales");
         fill_group_mac_scales(loaded->groups, loaded->order.data(), estimate.magnitudes(), host.mac_scale.data());
     }
-    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to, criterion.kind, shape);
+    reserve_evaluation_buffers(static_cast<std::size_t>(e.share.last - e.share.first), to);
     const OctreeView<float> view = launch_radii(e);
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
     CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 3 * sizeof(int), stream));
     CUDA_CHECK(cudaMemsetAsync(d_walk_totals.data(), 0, 4 * sizeof(unsigned long long), stream));
-    CUDA_CHECK(cudaMemsetAsync(d_long_count.data(), 0, 3 * sizeof(int), stream));
     CUDA_CHECK(cudaEventRecord(events[kRadiiDone], stream));
     if (e.one_pass) {
         for (int ev = kPass1Done; ev <= kScanDone; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
@@ -289,10 +271,6 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
     d_walk_nodes.reserve(static_cast<std::size_t>(num_nodes), "walk nodes");
     gpu::launch_pack_walk_nodes(view, d_walk_nodes.data(), stream);
     view.walk_nodes = d_walk_nodes.data();
-    if (e.split_walks) {
-        d_part_starts.reserve(static_cast<std::size_t>(gpu::kLongWalkParts) * gpu::kPartStartInts, "walk parts");
-        gpu::launch_part_starts(view, d_part_starts.data(), stream);
-    }
     view.groups += e.share.first;
     view.num_groups = e.share.last - e.share.first;
     return view;
@@ -301,8 +279,7 @@ OctreeView<float> TreeGpuEngine::Impl::launch_radii(const Evaluation& e)
 void TreeGpuEngine::Impl::launch_count(Evaluation& e, const OctreeView<float>& view)
 {
     const auto g = static_cast<std::size_t>(view.num_groups);
-    CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + 2, 0, sizeof(int), stream));
-    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), long_walks(e, 2), stream);
+    gpu::launch_walk_count(view, d_node_count.data(), d_leaf_count.data(), d_longest.data(), stream);
     CUDA_CHECK(cudaEventRecord(events[kPass1Done], stream));
     // The counts' extra last entry is 0, so offset[g] is the total.
     CUDA_CHECK(cudaMemsetAsync(d_node_count.data() + g, 0, sizeof(long long), stream));
@@ -392,15 +369,14 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
         lists.longest = d_longest.data();
         lists.totals = d_walk_totals.data();
         CUDA_CHECK(cudaMemsetAsync(lists.pool, 0, 2 * sizeof(unsigned long long), on));
-        CUDA_CHECK(cudaMemsetAsync(d_long_count.data() + buffer, 0, sizeof(int), on));
-        gpu::launch_walk_bounded(batch_view, lists, long_walks(e, buffer), on);
+        gpu::launch_walk_bounded(batch_view, lists, on);
         nodes = {nullptr, lists.node_count, e.room.nodes, nullptr, lists.node_place};
         leaves = {nullptr, lists.leaf_count, e.room.leaves, nullptr, lists.leaf_place};
         pool_nodes_held = lists.node_pool_base + node_pool;
         pool_leaves_held = lists.leaf_pool_base + leaf_pool;
     } else if (e.batches.size() == 1) { // the share's lists at its scanned offsets
         gpu::launch_walk_write(batch_view, d_node_offset.data(), d_leaf_offset.data(), node_list, leaf_list,
-                               d_mismatch.data(), long_walks(e, 2), k0, on);
+                               d_mismatch.data(), on);
         nodes = {d_node_offset.data(), nullptr, 0};
         leaves = {d_leaf_offset.data(), nullptr, 0};
     } else { // the batch's lists at its offsets from 0
@@ -410,8 +386,7 @@ void TreeGpuEngine::Impl::launch_batch_walk(const Evaluation& e, const OctreeVie
         rebase_offsets_kernel<<<static_cast<unsigned>(gpu::ceil_div(count + 1, 256)), 256, 0, on>>>(
             count, d_node_offset.data() + k0, d_leaf_offset.data() + k0, node_offset, leaf_offset);
         gpu::check_launch("rebase_offsets_kernel", on);
-        gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(),
-                               long_walks(e, 2), k0, on);
+        gpu::launch_walk_write(batch_view, node_offset, leaf_offset, node_list, leaf_list, d_mismatch.data(), on);
         nodes = {node_offset, nullptr, 0};
         leaves = {leaf_offset, nullptr, 0};
     }
@@ -490,6 +465,7 @@ void TreeGpuEngine::Impl::launch_batches(const Evaluation& e, const OctreeView<f
         launch_batch_walk(e, batch_view, batch, buffer, nodes, leaves, on);
         CUDA_CHECK(cudaEventRecord(ev[kBatchWalked], on));
         if (overlap) CUDA_CHECK(cudaStreamWaitEvent(stream, ev[kBatchWalked], 0));
+        if (b == 0 && e.lists_after) CUDA_CHECK(cudaStreamWaitEvent(stream, e.lists_after, 0));
         // A block tick's pieces (at most a warp's targets each) are few: their lists in stretches.
         const int segments = e.shape.few_groups ? gpu::split_segments(batch_view.num_groups) : 1;
         launch_list_kernels(batch_view, nodes, leaves, buffer, e.out ? e.out : d_sorted.data(), e.potentials, segments,
@@ -537,8 +513,6 @@ void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
     CUDA_CHECK(cudaMemcpyAsync(h_longest.data(), d_longest.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_walk_totals.data(), d_walk_totals.data(), 4 * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(
-        cudaMemcpyAsync(h_long_count.data(), d_long_count.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaEventRecord(events[kDownloaded], stream));
 }
 
@@ -548,16 +522,6 @@ namespace {
 struct LongerThan {
     long long room;
     __host__ __device__ long long operator()(long long length) const { return length > room ? length : 0; }
-};
-
-// 1 for a group whose node or leaf list outgrows its room, else 0.
-struct OutgrowsRoom {
-    const long long *node_count, *leaf_count;
-    long long node_room, leaf_room;
-    __host__ __device__ long long operator()(int g) const
-    {
-        return node_count[g] > node_room || leaf_count[g] > leaf_room ? 1 : 0;
-    }
 };
 
 } // namespace
@@ -585,25 +549,11 @@ TreeGpuEngine::Impl::ListRoom TreeGpuEngine::Impl::next_room(const Evaluation& e
         pool(e.one_pass ? static_cast<long long>(h_walk_totals[2]) : beyond(d_node_count.data(), r.nodes), nodes);
     r.leaf_pool =
         pool(e.one_pass ? static_cast<long long>(h_walk_totals[3]) : beyond(d_leaf_count.data(), r.leaves), leaves);
-    // A one-pass walk counts them as it lists them; after two passes they are counted here, so that
-    // the first one-pass walk's queue holds them (a full queue walks and evaluates everything again).
-    if (!e.one_pass) {
-        const thrust::counting_iterator<int> first(0);
-        r.outgrowing = thrust::transform_reduce(
-            thrust::cuda::par.on(stream), first, first + static_cast<int>(groups),
-            OutgrowsRoom{d_node_count.data(), d_leaf_count.data(), r.nodes, r.leaves}, 0LL, thrust::plus<long long>());
-    }
     // Ticks of one kind in block steps walk other groups each time: their pools may take any list.
     if (e.shape.list_class != 0) {
         r.node_pool = more(nodes);
         r.leaf_pool = more(leaves);
     }
-    // The geometric criterion's walks are even enough to need none; under the relative one the
-    // budget lists the few groups of small |a| (a tenth to a sixth of them).
-    if (e.criterion.kind == MacKind::relative)
-        r.walk_budget = static_cast<std::int32_t>(
-            std::clamp(static_cast<long long>(kWalkBudgetLists * static_cast<double>(nodes + leaves) / groups), 256LL,
-                       static_cast<long long>(INT32_MAX)));
     return r;
 }
 
@@ -622,17 +572,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     if (!e.one_pass && h_mismatch[0] != 0)
         throw std::logic_error("tree-gpu: walk pass 2 wrote other list lengths than pass 1 counted (group " +
                                std::to_string(h_mismatch[0] - 1) + " of a batch)");
-    // Past the queues' capacity threads walk whole lists again, and a one-pass walk's list that
-    // outgrows its room with the queue full sends the whole evaluation round again: the next
-    // evaluation's queues get twice what the fullest one listed, or what outgrows the next room,
-    // where that came near them.
-    const ListRoom room = next_room(e);
-    const int listed =
-        static_cast<int>(std::max<long long>(*std::max_element(h_long_count.data(), h_long_count.data() + 3),
-                                             std::min<long long>(room.outgrowing, INT32_MAX / 2)));
-    list_room[e.key] = room;
-    list_room[e.key].listed = std::min(listed, long_capacity);
-    if (2 * listed > long_capacity) long_wanted = 2 * std::max(listed, long_capacity);
+    list_room[e.key] = next_room(e);
     node_stride = e.one_pass ? e.room.nodes : 0;
     leaf_stride = e.one_pass ? e.room.leaves : 0;
     walks = e.one_pass ? 1 : 2;
@@ -647,8 +587,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
         Evaluation again = enqueue(e.criterion, e.to, false, e.scales, e.shape);
         again.first_pass_seconds = e.first_pass_seconds;
         finish(again, out);
-        times.emplace_back(std::string(kLostEvaluationPhase) + (why & gpu::kPoolFull ? ", pool full" : "") +
-                               (why & gpu::kQueueFull ? ", queue full" : ""),
+        times.emplace_back(std::string(kLostEvaluationPhase) + (why & gpu::kPoolFull ? ", pool full" : ""),
                            lost_ms * 1e-3);
         walks = 3;
         return;

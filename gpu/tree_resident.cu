@@ -52,7 +52,12 @@ __global__ void potential_kernel(int n, const float4* with_potentials, float4* s
 
 TreeGpuResident::TreeGpuResident(TreeGpuEngine::Impl& engine) : e_(engine)
 {
-    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    // The key sort on copy_ runs beside the refit and the walk, which fill the device: at the
+    // highest priority its blocks go first as theirs come free, so that it is done before the list
+    // kernels (which wait for it) and the host's next build starts early.
+    int least = 0, greatest = 0;
+    CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_CHECK(cudaStreamCreateWithPriority(&copy_, cudaStreamNonBlocking, greatest));
     for (cudaEvent_t& ev : ev_) CUDA_CHECK(cudaEventCreate(&ev));
     for (Chunk& ch : chunks_) CUDA_CHECK(cudaEventCreateWithFlags(&ch.copied, cudaEventDisableTiming));
 }
@@ -384,7 +389,7 @@ void TreeGpuResident::compute()
         // replace): the kick follows them on the stream, and the host builds the next structure
         // while the GPU works through both (kick()).
         CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysMade], 0));
-        evaluation_ = e_.enqueue(criterion, ForcesTo::device, !walk_twice_, GroupScales::on_device);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, !walk_twice_, GroupScales::on_device, {}, ev_[kSorted]);
         forces_due_ = false;
         kick_due_ = true;
     });

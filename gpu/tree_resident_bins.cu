@@ -242,7 +242,8 @@ void TreeGpuResident::compute_due_groups()
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
         CUDA_CHECK(cudaStreamWaitEvent(e_.stream, ev_[kKeysMade], 0)); // the keys read the velocities first
-        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device, shape);
+        evaluation_ = e_.enqueue(criterion, ForcesTo::device, true, GroupScales::on_device, shape,
+                                 rebuild_tick_ ? ev_[kSorted] : nullptr);
         forces_due_ = false;
         kick_due_ = true;
     });

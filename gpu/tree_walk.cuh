@@ -27,50 +27,15 @@ void launch_relative_radii(int num_nodes, const float* size, const Vec4<float>* 
 // then walks on them.
 void launch_pack_walk_nodes(const OctreeView<float>& tree, WalkNode<float>* out, cudaStream_t stream);
 
-// Walks longer than `budget` nodes (most come from the relative criterion's groups of small |a|,
-// whose walks run several times the others'): the one-thread kernels stop them there and list
-// their groups in queue[0 .. *count) (the caller zeroes *count first; past `capacity` a thread
-// walks its group whole itself). What the one-thread walk listed before it stopped is kept (its
-// prefix), and the rest of the walk, from the node where it stopped, is cut into kLongWalkParts
-// ranges of node indices, each walked by a thread of its own (the walk lists nodes in increasing
-// index order, so prefix and parts one after the other are the one-thread walk's lists): a count,
-// the offsets in `parts` (kPartTableInts per listed walk), then the lists. A kernel of one thread
-// per group lasts as long as its longest walk, one dependent load per node; the budget bounds
-// that. INT32_MAX lists none. listed[g]: set by pass 1 for the groups it listed, read by pass 2.
-struct LongWalks {
-    std::int32_t budget = INT32_MAX;
-    int* queue = nullptr;
-    int* count = nullptr;
-    int capacity = 0;
-    int* parts = nullptr;
-    std::uint8_t* listed = nullptr;
-    const std::int32_t* part_starts = nullptr; // launch_part_starts's table for this tree (or null)
-    int expected = 0; // walks the last such walk listed: the parts kernels launch a thread for each part
-};
-
-// The long walks' parts of the node range, and the table of where each starts: kPartStartInts
-// per part, the number of ancestors of its first node, then those ancestors.
-constexpr int kLongWalkParts = 256;
-constexpr int kPartStartInts = 32;
-// Per listed walk in LongWalks::parts: its prefix's node and leaf list lengths, the node where
-// the rest begins (0 where the prefix was not kept and the parts walk it all), one int of
-// padding, then a node and a leaf int per part.
-constexpr int kPrefixInts = 4;
-constexpr int kPartTableInts = kPrefixInts + 2 * kLongWalkParts;
-
-// The table for the tree's packed walk nodes (kLongWalkParts x kPartStartInts entries).
-void launch_part_starts(const OctreeView<float>& tree, std::int32_t* table, cudaStream_t stream);
-
 // The one-pass walk's lists (walk_bounded): group g's room of `capacity` entries at g * capacity;
 // a list that outgrows its room goes to the pool after the rooms, from pool_base on, where it
 // takes its place by atomicAdd on pool[0] (nodes) or pool[1] (leaves) while they stay under
 // pool_capacity. count[g] holds the full lengths, place[g] where a list longer than its room lies.
-// longest: the longest node and leaf lists by atomicMax, then flags set when a list found no room
-// (it is left out, its count 0: the caller walks again): kPoolFull where the pool had none left,
-// with kQueueFull where that list's thread also found the long walks' queue full (it then walks
-// again and writes the list itself); totals: the entries of all lists, nodes
-// and leaves, then those of the lists longer than their room (what the pool needed), added up.
-constexpr int kPoolFull = 1, kQueueFull = 2;
+// longest: the longest node and leaf lists by atomicMax, then kPoolFull where a list found no room
+// in the pool (it is left out, its count 0: the caller walks again); totals: the entries of all
+// lists, nodes and leaves, then those of the lists longer than their room (what the pool needed),
+// added up.
+constexpr int kPoolFull = 1;
 struct BoundedLists {
     int node_capacity = 0, leaf_capacity = 0;
     std::int32_t* node_list = nullptr;
@@ -88,18 +53,14 @@ struct BoundedLists {
 // longest of each kind into longest[0] (nodes) and longest[1] (leaves) by atomicMax (the caller
 // zeroes them first).
 void launch_walk_count(const OctreeView<float>& tree, long long* node_count, long long* leaf_count, int* longest,
-                       const LongWalks& long_walks, cudaStream_t stream);
+                       cudaStream_t stream);
 
 // Pass 2: lists written at the exclusive-scan offsets. A group whose written lengths differ from
-// its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first). long_walks: pass
-// 1's, whose queue holds indices from the share's first group, of which this view's is `first`.
+// its pass-1 counts sets *mismatch to its index + 1 (the caller zeroes it first).
 void launch_walk_write(const OctreeView<float>& tree, const long long* node_offset, const long long* leaf_offset,
-                       std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, const LongWalks& long_walks,
-                       int first, cudaStream_t stream);
+                       std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream);
 
-// One pass instead of both, when the caller knows room enough per group (capacities multiples of
-// 8): see BoundedLists.
-void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& lists, const LongWalks& long_walks,
-                         cudaStream_t stream);
+// One pass instead of both, when the caller knows room enough per group: see BoundedLists.
+void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& lists, cudaStream_t stream);
 
 } // namespace grove::gpu

@@ -1,20 +1,22 @@
-// The stackless group walk (DESIGN.md section 1), one function for the CPU engine's OpenMP loop and
-// the GPU's one-thread-per-group kernels. Nodes are in pre-order with next[] skip indices, so the
-// traversal is a single index moving forward: open a node by stepping to i + 1, accept it by
-// jumping to next[i]. No stack, no recursion, no divergent depth on the device.
+// The group walk (DESIGN.md section 1). Nodes are in pre-order with next[] skip indices, so the
+// CPU engine's walk is a single index moving forward: open a node by stepping to i + 1, accept it
+// by jumping to next[i]; no stack, no recursion. The GPU walks the same nodes with a warp per group
+// in rounds (walk_group_in_rounds below, which gives the host the device's order): the path walk,
+// a thread per group, waited on one dependent load per node and left the device nearly idle.
 //
 // A node is opened for group g by an acceptance criterion of tree/mac.hpp (its per-node radii
-// precomputed for the current theta or alpha). Opened leaves go to the leaf list (their particles interact one by one),
-// accepted nodes to the node list (their quadrupole expansion is used).
+// precomputed for the current theta or alpha). Opened leaves go to the leaf list (their particles
+// interact one by one), accepted nodes to the node list (their quadrupole expansion is used).
 //
 // The walk runs twice (ArborX's first/second pass): once counting, once writing at the offsets a
-// scan of the counts gives. What a pass does with each entry is its sink's business (the GPU's
-// write pass stages entries in registers, gpu/tree_walk.cu).
+// scan of the counts gives. What a pass does with each entry is its sink's business.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <utility>
+#include <vector>
 
 #include "core/host_device.hpp"
 #include "tree/mac.hpp"
@@ -81,46 +83,32 @@ template <class T, bool kRelative> struct PackedOpening {
     }
 };
 
-// A sink may take each visited node in one call, entry(i, to_nodes, to_leaves), instead of
-// node(i) and leaf(i) behind a branch on its kind: on the GPU the threads of a warp visit nodes of
-// either kind at once, and two branches would each be taken in turn.
-template <class Sink, class = void> struct TakesEntries : std::false_type {
-};
-template <class Sink>
-struct TakesEntries<Sink, std::void_t<decltype(std::declval<Sink&>().entry(0, true, true))>> : std::true_type {
-};
-
-// Walks the tree for one group, handing every accepted node to sink.node(i) and every opened leaf
-// to sink.leaf(i), in walk order, and returns the node it stopped before: tree.num_nodes when it
-// walked the whole tree. kBudgeted: over at most `budget` nodes; where the budget runs out first,
-// the sink holds the walk's first entries and the node returned is where the rest begins (the
-// walk's whole state is that index: the GPU's one-thread walks stop there and leave the rest of a
-// long walk to threads of its own, gpu/tree_walk.cu). Without it the loop counts nothing and the
-// budget is not read.
-template <bool kBudgeted, class Open, class Sink, class T>
-HOST_DEVICE inline std::int32_t walk_group_path(const OctreeView<T>& tree, const Group<T>& group, const Open& open,
-                                                Sink& sink, std::int32_t budget)
+// The path over nodes [first, end), a run of sibling subtrees: visit(i, step) for every node the
+// group tests, in increasing index order.
+template <class Open, class Visit, class T>
+HOST_DEVICE inline void walk_path(const Group<T>& group, const Open& open, std::int32_t first, std::int32_t end,
+                                  Visit&& visit)
 {
-    std::int32_t i = 0;
-    for (std::int32_t visited = 0; i < tree.num_nodes; ++visited) {
-        if constexpr (kBudgeted)
-            if (visited == budget) return i;
+    for (std::int32_t i = first; i < end;) {
         const NodeStep step = open(group, i);
-        if constexpr (TakesEntries<Sink>::value) {
-            sink.entry(i, !step.opened, step.opened && step.leaf);
-        } else {
-            if (step.opened && step.leaf) sink.leaf(i);
-            if (!step.opened) sink.node(i);
-        }
+        visit(i, step);
         i = step.opened ? i + 1 : step.skip; // descend (for a leaf i + 1 == next[i]) or pass the subtree
     }
-    return tree.num_nodes;
 }
 
+// What a tested node gives the lists: an accepted node to sink.node(i), an opened leaf to sink.leaf(i).
+template <class Sink> HOST_DEVICE inline void hand_entry(Sink& sink, std::int32_t i, const NodeStep& step)
+{
+    if (step.opened && step.leaf) sink.leaf(i);
+    if (!step.opened) sink.node(i);
+}
+
+// Walks the tree for one group along its path, handing its entries to the sink in increasing
+// index order.
 template <class Open, class Sink, class T>
 HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink)
 {
-    walk_group_path<false>(tree, group, open, sink, 0);
+    walk_path(group, open, 0, tree.num_nodes, [&](std::int32_t i, const NodeStep& step) { hand_entry(sink, i, step); });
 }
 
 // Group g's walk under the view's criterion: the relative one when the view carries its arrays;
@@ -142,6 +130,77 @@ HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t 
     } else {
         walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf}, sink);
     }
+}
+
+// The GPU walks a group with a warp (gpu/tree_walk.cu), in rounds; this is the same walk on the
+// host, which gives its order: the device's lists are these, entry for entry. What is left of the
+// walk is a stack of runs of sibling nodes, each (first node, end), end being the parent's next. A
+// round takes up to kWalkLanes runs from the top of the stack, a lane each in stack order; each
+// lane tests its run's first node i and hands it to a list (the lanes' entries in lane order),
+// then the lanes push the runs' rests (next[i], end) where next[i] < end, and after them the
+// children (i + 1, next[i]) of the internal nodes they opened, both in lane order. Children on top
+// keep the walk near depth first and the stack short. Where a round's pushes might not fit the
+// stack (more than capacity - kWalkLanes runs held), the top run is walked along its path instead,
+// one node a round. Returns the rounds walked along a path (for tests of that fallback).
+constexpr int kWalkLanes = 32;
+constexpr int kWalkStackRuns = 256; // the device's stack, per warp
+
+struct WalkRun {
+    std::int32_t first, end;
+};
+
+template <class Open, class Sink, class T>
+inline long long walk_group_in_rounds(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink,
+                                      int capacity = kWalkStackRuns)
+{
+    std::vector<WalkRun> stack{{0, tree.num_nodes}}, round, rests, children;
+    long long path_rounds = 0;
+    while (!stack.empty()) {
+        if (static_cast<int>(stack.size()) > capacity - kWalkLanes) {
+            const WalkRun run = stack.back();
+            stack.pop_back();
+            walk_path(group, open, run.first, run.end, [&](std::int32_t i, const NodeStep& step) {
+                hand_entry(sink, i, step);
+                ++path_rounds;
+            });
+            continue;
+        }
+        const std::size_t take = std::min<std::size_t>(stack.size(), kWalkLanes);
+        round.assign(stack.end() - static_cast<std::ptrdiff_t>(take), stack.end());
+        stack.resize(stack.size() - take);
+        rests.clear();
+        children.clear();
+        for (const WalkRun& run : round) {
+            const NodeStep step = open(group, run.first);
+            hand_entry(sink, run.first, step);
+            if (step.skip < run.end) rests.push_back({step.skip, run.end});
+            if (step.opened && !step.leaf) children.push_back({run.first + 1, step.skip});
+        }
+        stack.insert(stack.end(), rests.begin(), rests.end());
+        stack.insert(stack.end(), children.begin(), children.end());
+    }
+    return path_rounds;
+}
+
+// Group g's walk in rounds under the view's criterion (as walk_group_into chooses it).
+template <class Sink, class T>
+inline long long walk_group_in_rounds(const OctreeView<T>& tree, std::int32_t g, Sink& sink,
+                                      int capacity = kWalkStackRuns)
+{
+    const Group<T> group = tree.groups[g];
+    if (tree.walk_nodes != nullptr) {
+        if (tree.r_rel2 != nullptr)
+            return walk_group_in_rounds(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink,
+                                        capacity);
+        return walk_group_in_rounds(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink, capacity);
+    }
+    if (tree.r_rel2 != nullptr)
+        return walk_group_in_rounds(
+            tree, group,
+            RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
+            sink, capacity);
+    return walk_group_in_rounds(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf},
+                                sink, capacity);
 }
 
 struct CountPass {

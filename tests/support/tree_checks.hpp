@@ -15,6 +15,7 @@
 #include "tree/morton.hpp"
 #include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
+#include "tree/walk.hpp"
 
 namespace grove::test {
 
@@ -126,6 +127,34 @@ inline void check_coverage(const Octree& tree, const InteractionLists& lists)
             REQUIRE((r.end <= tree.groups[g].range.begin || r.begin >= tree.groups[g].range.end));
         }
     }
+}
+
+// The lists of the host walk (build_interaction_lists) with each group's entries in the order of
+// the walk in rounds (tree/walk.hpp: walk_group_in_rounds), the GPU's warp walk; the same entries
+// are checked to be there (sorted, each group's lists are the host walk's). path_rounds (if given)
+// gets the rounds walked along a path, where a stack had no room for a round's pushes.
+template <class T>
+InteractionLists lists_in_rounds(const OctreeView<T>& view, int capacity = kWalkStackRuns,
+                                 long long* path_rounds = nullptr)
+{
+    InteractionLists lists = build_interaction_lists(view);
+    for (std::int32_t g = 0; g < view.num_groups; ++g) {
+        WritePass pass{
+            lists.node_list.data() + lists.node_offset[g], lists.leaf_list.data() + lists.leaf_offset[g], {}};
+        std::vector<std::int32_t> nodes(lists.nodes_of(g), lists.nodes_of(g) + lists.node_count(g));
+        std::vector<std::int32_t> leaves(lists.leaves_of(g), lists.leaves_of(g) + lists.leaf_count(g));
+        const long long rounds = walk_group_in_rounds(view, g, pass, capacity);
+        if (path_rounds) *path_rounds += rounds;
+        REQUIRE(pass.lengths.nodes == lists.node_count(g));
+        REQUIRE(pass.lengths.leaves == lists.leaf_count(g));
+        std::vector<std::int32_t> round_nodes(lists.nodes_of(g), lists.nodes_of(g) + lists.node_count(g));
+        std::vector<std::int32_t> round_leaves(lists.leaves_of(g), lists.leaves_of(g) + lists.leaf_count(g));
+        std::sort(round_nodes.begin(), round_nodes.end());
+        std::sort(round_leaves.begin(), round_leaves.end());
+        REQUIRE(round_nodes == nodes); // the host walk lists in increasing index order
+        REQUIRE(round_leaves == leaves);
+    }
+    return lists;
 }
 
 } // namespace grove::test

@@ -176,45 +176,27 @@ TEST_CASE("the walk on packed nodes gives the lists of the walk on the arrays", 
     }
 }
 
-namespace {
-// A sink that takes every visited node in one call (tree/walk.hpp's TakesEntries), as the GPU's
-// selecting lists do, and keeps what each list took and how many nodes it was handed.
-struct EntrySink {
-    std::vector<std::int32_t> nodes, leaves;
-    std::int64_t visited = 0;
-    void entry(std::int32_t i, bool to_nodes, bool to_leaves)
-    {
-        ++visited;
-        if (to_nodes) nodes.push_back(i);
-        if (to_leaves) leaves.push_back(i);
-    }
-};
-} // namespace
-
-TEST_CASE("a sink that takes every visited node gets the lists of node() and leaf()", "[tree][walk]")
+TEST_CASE("the walk in rounds (the GPU's warp walk) lists the path walk's entries, its stack full or not",
+          "[tree][walk]")
 {
-    static_assert(TakesEntries<EntrySink>::value && !TakesEntries<CountPass>::value, "the walk tells the sinks apart");
     ClusteredCase c;
     Octree& tree = c.tree;
-    for (const OpeningCriterion& criterion : {OpeningCriterion::geometric(0.5), OpeningCriterion::relative(1e-3)}) {
-        INFO("criterion " << static_cast<int>(criterion.kind));
+    for (const OpeningCriterion& criterion :
+         {OpeningCriterion::geometric(0.5), OpeningCriterion::geometric(0.01), OpeningCriterion::relative(1e-3)}) {
+        INFO("criterion " << static_cast<int>(criterion.kind) << ", " << criterion.parameter());
         const OctreeView<double> view =
             set_opening_criterion(tree, tree.view(), criterion, tree.groups, c.estimate.magnitudes());
-        const InteractionLists lists = build_interaction_lists(view);
-        for (std::int32_t g = 0; g < view.num_groups; g += 7) {
-            EntrySink sink;
-            walk_group_into(view, g, sink);
-            const auto k = static_cast<std::size_t>(g);
-            const std::vector<std::int32_t> nodes(lists.node_list.begin() + lists.node_offset[k],
-                                                  lists.node_list.begin() + lists.node_offset[k + 1]);
-            const std::vector<std::int32_t> leaves(lists.leaf_list.begin() + lists.leaf_offset[k],
-                                                   lists.leaf_list.begin() + lists.leaf_offset[k + 1]);
-            INFO("group " << g);
-            CHECK(sink.nodes == nodes);
-            CHECK(sink.leaves == leaves);
-            // Every visited node is handed over, opened internal nodes too (taken by neither list).
-            CHECK(sink.visited > static_cast<std::int64_t>(nodes.size() + leaves.size()));
-        }
+        // The device's stack, then one so short that most rounds walk a path (kWalkLanes + 1 runs
+        // take one round of pushes at most); lists_in_rounds requires the same entries, the same
+        // lengths.
+        long long path_rounds = 0;
+        InteractionLists deep = test::lists_in_rounds(view),
+                         shallow = test::lists_in_rounds(view, kWalkLanes + 1, &path_rounds);
+        check_coverage(tree, deep);
+        CHECK(path_rounds > 0);
+        CHECK(deep.node_offset == shallow.node_offset);
+        // Rounds take the lanes' entries in lane order, not the path's increasing order.
+        CHECK(deep.node_list != build_interaction_lists(view).node_list);
     }
 }
 
