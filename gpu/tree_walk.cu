@@ -107,8 +107,9 @@ __device__ ListPlaces place_lists(const BoundedLists& out, int g, ListLengths n)
 }
 
 // The warp walk (tree/walk.hpp: walk_group_in_rounds, which gives its order): a round takes up to
-// 32 runs of siblings from the top of the warp's stack in shared memory, a lane each. Every lane of
-// every round loads a node of its own, so the device holds thousands of walks' loads in flight; a
+// 32 runs of siblings from the top of the warp's stack in shared memory, a lane each (under the
+// relative criterion 64, two a lane, where the stack holds them). Every lane of every round loads
+// a node of its own, so the device holds thousands of walks' loads in flight; a
 // thread per group, walking its path one dependent load at a time, filled a quarter of one wave
 // and waited on each load. The lists hold the path walk's entries in the rounds' order, which is
 // fixed: a walk repeats to the bit.
@@ -146,16 +147,58 @@ struct WarpLists {
     __device__ ListLengths lengths() const { return {nodes.length, leaves.length}; }
 };
 
-// Group g's walk by the warp, every entry handed to lists.take (a call of the whole warp).
-template <class Open>
+// One round of the warp's walk over the top `take` runs of its stack, kRuns a lane (lane l takes
+// runs l, l + 32, ...): their tests, their entries handed to lists.take (a call of the whole warp)
+// and their pushes. Returns the stack's new size.
+template <int kRuns, class Open>
+__device__ int walk_round(const Group<float>& group, const Open& open, int2* stack, int size, int take,
+                          WarpLists& lists)
+{
+    const int lane = lane_index();
+    int2 run[kRuns];
+    bool valid[kRuns];
+    NodeStep step[kRuns];
+#pragma unroll
+    for (int k = 0; k < kRuns; ++k) {
+        valid[k] = k * kWalkLanes + lane < take;
+        run[k] = valid[k] ? stack[size - take + k * kWalkLanes + lane] : make_int2(0, 0);
+    }
+    size -= take;
+    __syncwarp(); // every run read before the pushes overwrite them
+#pragma unroll
+    for (int k = 0; k < kRuns; ++k) step[k] = valid[k] ? open(group, run[k].x) : NodeStep{false, false, 0};
+#pragma unroll
+    for (int k = 0; k < kRuns; ++k)
+        lists.take(valid[k] && !step[k].opened, valid[k] && step[k].opened && step[k].leaf, run[k].x);
+#pragma unroll
+    for (int k = 0; k < kRuns; ++k) { // the rests, then the children
+        const bool rest = valid[k] && step[k].skip < run[k].y;
+        const unsigned rests = __ballot_sync(kAllLanes, rest);
+        if (rest) stack[size + __popc(rests & lanes_below())] = make_int2(step[k].skip, run[k].y);
+        size += __popc(rests);
+    }
+#pragma unroll
+    for (int k = 0; k < kRuns; ++k) {
+        const bool children = valid[k] && step[k].opened && !step[k].leaf;
+        const unsigned parents = __ballot_sync(kAllLanes, children);
+        if (children) stack[size + __popc(parents & lanes_below())] = make_int2(run[k].x + 1, step[k].skip);
+        size += __popc(parents);
+    }
+    __syncwarp();
+    return size;
+}
+
+// Group g's walk by the warp under `kRounds` (tree/walk.hpp), every entry handed to lists.take.
+template <const WalkRounds& kRounds, class Open>
 __device__ void warp_walk(const Group<float>& group, const Open& open, int num_nodes, int2* stack, WarpLists& lists)
 {
+    constexpr int kMost = kRounds.most_runs();
     const int lane = lane_index();
     int size = 1;
     if (lane == 0) stack[0] = make_int2(0, num_nodes);
     __syncwarp();
     while (size > 0) {
-        if (size > kWalkStackRuns - kWalkLanes) {
+        if (size > kRounds.capacity - kMost) {
             // No room for a full round's pushes: the top run is walked along its path, one node a
             // round (every lane loads the same node).
             const int2 run = stack[size - 1];
@@ -166,35 +209,26 @@ __device__ void warp_walk(const Group<float>& group, const Open& open, int num_n
             });
             continue;
         }
-        const int take = min(size, kWalkLanes);
-        const bool valid = lane < take;
-        int2 run = make_int2(0, 0);
-        if (valid) run = stack[size - take + lane];
-        size -= take;
-        __syncwarp(); // every run read before the pushes overwrite them
-        NodeStep step{false, false, 0};
-        if (valid) step = open(group, run.x);
-        lists.take(valid && !step.opened, valid && step.opened && step.leaf, run.x);
-        const bool rest = valid && step.skip < run.y;
-        const bool children = valid && step.opened && !step.leaf;
-        const unsigned rests = __ballot_sync(kAllLanes, rest), parents = __ballot_sync(kAllLanes, children);
-        if (rest) stack[size + __popc(rests & lanes_below())] = make_int2(step.skip, run.y);
-        size += __popc(rests);
-        if (children) stack[size + __popc(parents & lanes_below())] = make_int2(run.x + 1, step.skip);
-        size += __popc(parents);
-        __syncwarp();
+        if constexpr (kRounds.runs_per_lane > 1)
+            if (size >= kMost) {
+                size = walk_round<kRounds.runs_per_lane>(group, open, stack, size, kMost, lists);
+                continue;
+            }
+        size = walk_round<1>(group, open, stack, size, min(size, kWalkLanes), lists);
     }
 }
 
-template <bool kGeometricOnly = false>
+// Group g's walk under the criterion the kernel was built for: kRelative, the view's r_rel2 is set.
+template <bool kRelative>
 __device__ void warp_walk_packed(const OctreeView<float>& tree, int g, int2* stack, WarpLists& lists)
 {
     const Group<float> group = tree.groups[g];
-    if constexpr (!kGeometricOnly)
-        if (tree.r_rel2 != nullptr)
-            return warp_walk(group, PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]}, tree.num_nodes,
-                             stack, lists);
-    warp_walk(group, PackedOpening<float, false>{tree.walk_nodes, 0.f}, tree.num_nodes, stack, lists);
+    if constexpr (kRelative)
+        warp_walk<kRelativeRounds>(group, PackedOpening<float, true>{tree.walk_nodes, tree.mac_scale[g]},
+                                   tree.num_nodes, stack, lists);
+    else
+        warp_walk<kGeometricRounds>(group, PackedOpening<float, false>{tree.walk_nodes, 0.f}, tree.num_nodes, stack,
+                                    lists);
 }
 
 // The warp walk kernels: warp w of block b walks group b * kWarpWalkWarps + w, so that the warps
@@ -207,7 +241,11 @@ struct WarpWalkSlot {
     int2* stack;
 };
 
-template <class Body> __device__ void for_warp_group(int num_groups, int2 (*stacks)[kWalkStackRuns], Body&& body)
+// The runs a warp's stack holds, as the criterion's rounds need: the stacks are shared memory taken
+// from the L1 cache that holds the nodes, so the geometric walk keeps the smaller one.
+template <bool kRelative> constexpr int kStackRuns = (kRelative ? kRelativeRounds : kGeometricRounds).capacity;
+
+template <int kRuns, class Body> __device__ void for_warp_group(int num_groups, int2 (*stacks)[kRuns], Body&& body)
 {
     const int w = static_cast<int>(threadIdx.x / 32);
     const int g = static_cast<int>(blockIdx.x) * kWarpWalkWarps + w;
@@ -215,15 +253,16 @@ template <class Body> __device__ void for_warp_group(int num_groups, int2 (*stac
 }
 
 // Pass 1 by warps: the lists' lengths.
+template <bool kRelative>
 __global__ void __launch_bounds__(kWarpWalkWarps * 32)
     warp_walk_count_kernel(OctreeView<float> tree, long long* node_count, long long* leaf_count, int* longest)
 {
     __shared__ BlockListTotals block;
-    __shared__ int2 stacks[kWarpWalkWarps][kWalkStackRuns];
+    __shared__ int2 stacks[kWarpWalkWarps][kStackRuns<kRelative>];
     block.clear();
     for_warp_group(tree.num_groups, stacks, [&](WarpWalkSlot slot) {
         WarpLists lists{{nullptr, 0}, {nullptr, 0}};
-        warp_walk_packed(tree, slot.g, slot.stack, lists);
+        warp_walk_packed<kRelative>(tree, slot.g, slot.stack, lists);
         if (lane_index() != 0) return;
         node_count[slot.g] = lists.nodes.length;
         leaf_count[slot.g] = lists.leaves.length;
@@ -233,15 +272,16 @@ __global__ void __launch_bounds__(kWarpWalkWarps * 32)
 }
 
 // Pass 2 by warps: the lists at their scanned offsets.
+template <bool kRelative>
 __global__ void __launch_bounds__(kWarpWalkWarps * 32)
     warp_walk_write_kernel(OctreeView<float> tree, const long long* node_offset, const long long* leaf_offset,
                            std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch)
 {
-    __shared__ int2 stacks[kWarpWalkWarps][kWalkStackRuns];
+    __shared__ int2 stacks[kWarpWalkWarps][kStackRuns<kRelative>];
     for_warp_group(tree.num_groups, stacks, [&](WarpWalkSlot slot) {
         const int g = slot.g;
         WarpLists lists{{node_list + node_offset[g], INT_MAX}, {leaf_list + leaf_offset[g], INT_MAX}};
-        warp_walk_packed(tree, g, slot.stack, lists);
+        warp_walk_packed<kRelative>(tree, g, slot.stack, lists);
         // The lists were sized by pass 1: a pass that wrote another length is a bug, reported.
         if (lane_index() == 0 && (lists.nodes.length != node_offset[g + 1] - node_offset[g] ||
                                   lists.leaves.length != leaf_offset[g + 1] - leaf_offset[g]))
@@ -252,19 +292,19 @@ __global__ void __launch_bounds__(kWarpWalkWarps * 32)
 // The one pass by warps: each list into its room; where one outgrows it, the warp takes places
 // (the room where a list fits it, else the pool) and walks again to write both there. Only where
 // the pool is full too is the list left out (its count 0), for the caller to walk again.
-template <bool kGeometricOnly>
+template <bool kRelative>
 __global__ void __launch_bounds__(kWarpWalkWarps * 32)
     warp_walk_bounded_kernel(OctreeView<float> tree, BoundedLists out)
 {
     __shared__ BlockListTotals block;
-    __shared__ int2 stacks[kWarpWalkWarps][kWalkStackRuns];
+    __shared__ int2 stacks[kWarpWalkWarps][kStackRuns<kRelative>];
     block.clear();
     for_warp_group(tree.num_groups, stacks, [&](WarpWalkSlot slot) {
         const int g = slot.g;
         const bool leader = lane_index() == 0;
         WarpLists lists{{out.node_list + static_cast<long long>(g) * out.node_capacity, out.node_capacity},
                         {out.leaf_list + static_cast<long long>(g) * out.leaf_capacity, out.leaf_capacity}};
-        warp_walk_packed<kGeometricOnly>(tree, g, slot.stack, lists);
+        warp_walk_packed<kRelative>(tree, g, slot.stack, lists);
         const ListLengths n = lists.lengths();
         if (n.nodes <= out.node_capacity && n.leaves <= out.leaf_capacity) {
             if (!leader) return;
@@ -278,7 +318,7 @@ __global__ void __launch_bounds__(kWarpWalkWarps * 32)
         at = {__shfl_sync(kAllLanes, at.nodes, 0), __shfl_sync(kAllLanes, at.leaves, 0)};
         if (at.found()) {
             lists = {{out.node_list + at.nodes, INT_MAX}, {out.leaf_list + at.leaves, INT_MAX}};
-            warp_walk_packed<kGeometricOnly>(tree, g, slot.stack, lists);
+            warp_walk_packed<kRelative>(tree, g, slot.stack, lists);
         }
         if (!leader) return;
         if (!at.found()) {
@@ -333,8 +373,12 @@ void launch_walk_count(const OctreeView<float>& tree, long long* node_count, lon
                        cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    warp_walk_count_kernel<<<warp_walk_blocks(tree.num_groups), kWarpWalkWarps * 32, 0, stream>>>(tree, node_count,
-                                                                                                  leaf_count, longest);
+    const unsigned blocks = warp_walk_blocks(tree.num_groups);
+    if (tree.r_rel2 != nullptr)
+        warp_walk_count_kernel<true><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, node_count, leaf_count, longest);
+    else
+        warp_walk_count_kernel<false>
+            <<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, node_count, leaf_count, longest);
     check_launch("warp_walk_count_kernel", stream);
 }
 
@@ -343,9 +387,9 @@ void launch_walk_bounded(const OctreeView<float>& tree, const BoundedLists& list
     if (tree.num_groups == 0) return;
     const unsigned blocks = warp_walk_blocks(tree.num_groups);
     if (tree.r_rel2 != nullptr)
-        warp_walk_bounded_kernel<false><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, lists);
-    else
         warp_walk_bounded_kernel<true><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, lists);
+    else
+        warp_walk_bounded_kernel<false><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, lists);
     check_launch("warp_walk_bounded_kernel", stream);
 }
 
@@ -353,8 +397,13 @@ void launch_walk_write(const OctreeView<float>& tree, const long long* node_offs
                        std::int32_t* node_list, std::int32_t* leaf_list, int* mismatch, cudaStream_t stream)
 {
     if (tree.num_groups == 0) return;
-    warp_walk_write_kernel<<<warp_walk_blocks(tree.num_groups), kWarpWalkWarps * 32, 0, stream>>>(
-        tree, node_offset, leaf_offset, node_list, leaf_list, mismatch);
+    const unsigned blocks = warp_walk_blocks(tree.num_groups);
+    if (tree.r_rel2 != nullptr)
+        warp_walk_write_kernel<true><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, node_offset, leaf_offset,
+                                                                                 node_list, leaf_list, mismatch);
+    else
+        warp_walk_write_kernel<false><<<blocks, kWarpWalkWarps * 32, 0, stream>>>(tree, node_offset, leaf_offset,
+                                                                                  node_list, leaf_list, mismatch);
     check_launch("warp_walk_write_kernel", stream);
 }
 

@@ -135,15 +135,29 @@ HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t 
 // The GPU walks a group with a warp (gpu/tree_walk.cu), in rounds; this is the same walk on the
 // host, which gives its order: the device's lists are these, entry for entry. What is left of the
 // walk is a stack of runs of sibling nodes, each (first node, end), end being the parent's next. A
-// round takes up to kWalkLanes runs from the top of the stack, a lane each in stack order; each
-// lane tests its run's first node i and hands it to a list (the lanes' entries in lane order),
-// then the lanes push the runs' rests (next[i], end) where next[i] < end, and after them the
-// children (i + 1, next[i]) of the internal nodes they opened, both in lane order. Children on top
-// keep the walk near depth first and the stack short. Where a round's pushes might not fit the
-// stack (more than capacity - kWalkLanes runs held), the top run is walked along its path instead,
-// one node a round. Returns the rounds walked along a path (for tests of that fallback).
+// round takes up to kWalkLanes runs from the top of the stack, in stack order, or
+// WalkRounds::most_runs() where the stack holds that many (on the device lane l takes runs l,
+// l + 32, ..., their loads in flight together). It tests each run's first node i and hands it to
+// a list, in that order, then pushes the runs' rests (next[i], end) where next[i] < end, and after
+// them the children (i + 1, next[i]) of the internal nodes it opened, both in that order. Children
+// on top keep the walk near depth first and the stack short. Where a round's pushes might not fit
+// the stack (more than capacity - the round's most runs held), the top run is walked along its
+// path instead, one node a round. Returns the rounds walked along a path (for tests of that
+// fallback).
 constexpr int kWalkLanes = 32;
-constexpr int kWalkStackRuns = 256; // the device's stack, per warp
+
+struct WalkRounds {
+    int capacity;      // runs the stack holds
+    int runs_per_lane; // rounds of runs_per_lane kWalkLanes runs where the stack holds them
+    constexpr int most_runs() const { return runs_per_lane * kWalkLanes; }
+};
+// The device's walks. Stacks of up to 233 runs in rounds of 32, and 297-322 in rounds of 64, were
+// counted on the 2^20 and 2^23 galaxies and Plummer spheres (bench/results/tree-kernels.md). The
+// geometric criterion's walks are alike and fill the device; the stacks take shared memory from the
+// L1 cache that holds the nodes, and any larger stack made them slower. The relative criterion's
+// longest walks end the kernel alone: rounds of two runs a lane halve their rounds, and are worth
+// the stack (three or four a lane were slower: their pushes outgrow the stack more often).
+constexpr WalkRounds kGeometricRounds{256, 1}, kRelativeRounds{512, 2};
 
 struct WalkRun {
     std::int32_t first, end;
@@ -151,12 +165,12 @@ struct WalkRun {
 
 template <class Open, class Sink, class T>
 inline long long walk_group_in_rounds(const OctreeView<T>& tree, const Group<T>& group, const Open& open, Sink& sink,
-                                      int capacity = kWalkStackRuns)
+                                      WalkRounds rounds)
 {
     std::vector<WalkRun> stack{{0, tree.num_nodes}}, round, rests, children;
     long long path_rounds = 0;
     while (!stack.empty()) {
-        if (static_cast<int>(stack.size()) > capacity - kWalkLanes) {
+        if (static_cast<int>(stack.size()) > rounds.capacity - rounds.most_runs()) {
             const WalkRun run = stack.back();
             stack.pop_back();
             walk_path(group, open, run.first, run.end, [&](std::int32_t i, const NodeStep& step) {
@@ -165,7 +179,8 @@ inline long long walk_group_in_rounds(const OctreeView<T>& tree, const Group<T>&
             });
             continue;
         }
-        const std::size_t take = std::min<std::size_t>(stack.size(), kWalkLanes);
+        const std::size_t most = static_cast<std::size_t>(rounds.most_runs());
+        const std::size_t take = stack.size() >= most ? most : std::min<std::size_t>(stack.size(), kWalkLanes);
         round.assign(stack.end() - static_cast<std::ptrdiff_t>(take), stack.end());
         stack.resize(stack.size() - take);
         rests.clear();
@@ -182,25 +197,27 @@ inline long long walk_group_in_rounds(const OctreeView<T>& tree, const Group<T>&
     return path_rounds;
 }
 
-// Group g's walk in rounds under the view's criterion (as walk_group_into chooses it).
+// Group g's walk in rounds under the view's criterion (as walk_group_into chooses it), with the
+// device's rounds for it, or with a stack of `capacity` runs where that is given (tests).
 template <class Sink, class T>
-inline long long walk_group_in_rounds(const OctreeView<T>& tree, std::int32_t g, Sink& sink,
-                                      int capacity = kWalkStackRuns)
+inline long long walk_group_in_rounds(const OctreeView<T>& tree, std::int32_t g, Sink& sink, int capacity = 0)
 {
     const Group<T> group = tree.groups[g];
+    WalkRounds rounds = tree.r_rel2 != nullptr ? kRelativeRounds : kGeometricRounds;
+    if (capacity > 0) rounds.capacity = capacity;
     if (tree.walk_nodes != nullptr) {
         if (tree.r_rel2 != nullptr)
             return walk_group_in_rounds(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink,
-                                        capacity);
-        return walk_group_in_rounds(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink, capacity);
+                                        rounds);
+        return walk_group_in_rounds(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink, rounds);
     }
     if (tree.r_rel2 != nullptr)
         return walk_group_in_rounds(
             tree, group,
             RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
-            sink, capacity);
+            sink, rounds);
     return walk_group_in_rounds(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf},
-                                sink, capacity);
+                                sink, rounds);
 }
 
 struct CountPass {

@@ -131,11 +131,11 @@ inline void check_coverage(const Octree& tree, const InteractionLists& lists)
 
 // The lists of the host walk (build_interaction_lists) with each group's entries in the order of
 // the walk in rounds (tree/walk.hpp: walk_group_in_rounds), the GPU's warp walk; the same entries
-// are checked to be there (sorted, each group's lists are the host walk's). path_rounds (if given)
-// gets the rounds walked along a path, where a stack had no room for a round's pushes.
+// are checked to be there (sorted, each group's lists are the host walk's). capacity: the stack's
+// runs (0: the device's); path_rounds (if given) gets the rounds walked along a path, where a stack
+// had no room for a round's pushes.
 template <class T>
-InteractionLists lists_in_rounds(const OctreeView<T>& view, int capacity = kWalkStackRuns,
-                                 long long* path_rounds = nullptr)
+InteractionLists lists_in_rounds(const OctreeView<T>& view, int capacity = 0, long long* path_rounds = nullptr)
 {
     InteractionLists lists = build_interaction_lists(view);
     for (std::int32_t g = 0; g < view.num_groups; ++g) {

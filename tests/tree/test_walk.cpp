@@ -186,12 +186,12 @@ TEST_CASE("the walk in rounds (the GPU's warp walk) lists the path walk's entrie
         INFO("criterion " << static_cast<int>(criterion.kind) << ", " << criterion.parameter());
         const OctreeView<double> view =
             set_opening_criterion(tree, tree.view(), criterion, tree.groups, c.estimate.magnitudes());
-        // The device's stack, then one so short that most rounds walk a path (kWalkLanes + 1 runs
+        // The device's stack, then one so short that most rounds walk a path (2 kWalkLanes + 1 runs
         // take one round of pushes at most); lists_in_rounds requires the same entries, the same
         // lengths.
         long long path_rounds = 0;
         InteractionLists deep = test::lists_in_rounds(view),
-                         shallow = test::lists_in_rounds(view, kWalkLanes + 1, &path_rounds);
+                         shallow = test::lists_in_rounds(view, 2 * kWalkLanes + 1, &path_rounds);
         check_coverage(tree, deep);
         CHECK(path_rounds > 0);
         CHECK(deep.node_offset == shallow.node_offset);
