@@ -303,6 +303,9 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     }
 
     auto start = WallClock::now();
+    tree.appended_half.clear(); // a tree of these particles alone
+    tree.appended_radius2.clear();
+    tree.appended_types.clear();
     tree.frame = key_frame_of(pos, mass);
     std::vector<std::uint64_t>& keys = tree.keys;
     keys.resize(static_cast<std::size_t>(n));

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/particles.hpp"
 #include "tree/groups.hpp"
 #include "tree/mac.hpp"
 
@@ -19,6 +20,7 @@ namespace {
 struct LetHeader {
     std::uint64_t nodes, particles;
     std::uint64_t compact; // 0 or 1
+    std::uint64_t by_type; // 0 or 1
     double origin[3];
 };
 
@@ -72,6 +74,20 @@ std::size_t node_bytes(bool compact)
 std::size_t particle_bytes(bool compact)
 {
     return compact ? 4 * sizeof(float) : sizeof(Vec4<double>);
+}
+
+// Softened by type: each node's mean h and opening radius^2, in the nodes' precision.
+std::size_t node_softening_bytes(bool compact)
+{
+    return compact ? 2 * sizeof(float) : 2 * sizeof(double);
+}
+
+// A LET's bytes after its header: nodes, particles, then where softened by type each node's
+// softening and each particle's type.
+std::size_t body_bytes(std::size_t nodes, std::size_t particles, bool compact, bool by_type)
+{
+    return nodes * node_bytes(compact) + particles * particle_bytes(compact) +
+           (by_type ? nodes * node_softening_bytes(compact) + particles : 0);
 }
 
 Group<double> union_box(const Group<double>* first, const Group<double>* last)
@@ -200,21 +216,23 @@ struct LetPiece {
     std::vector<std::int32_t> source;
     std::vector<LetNode> nodes;
     std::vector<Vec4<double>> particles;
+    std::vector<std::uint8_t> types; // softened by type: the particles' types
 };
 
 // Walks the tree's nodes [begin, end) for the boxes. With `tasks`, an opened cell of at most
 // `split` particles is not walked but left as a task (its index in the piece, source -1 - task).
 void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, const std::vector<DomainBox>& boxes,
-                    const OpeningCriterion& criterion, LetPiece& piece, std::vector<std::int32_t>* tasks,
-                    std::int32_t split)
+                    const OpeningCriterion& criterion, const LetSoftening* softening, LetPiece& piece,
+                    std::vector<std::int32_t>* tasks, std::int32_t split)
 {
     const bool relative = criterion.kind == MacKind::relative;
     const double theta = criterion.geometric_theta(); // under the relative criterion, its bound
     for (std::int32_t i = begin; i < end;) {
         const auto k = static_cast<std::size_t>(i);
         const double r_rel2 = relative ? relative_radius2(tree.size[k], tree.com_mass[k].w, criterion.alpha) : 0.0;
-        const bool opened =
-            must_open_for(boxes, tree.com_mass[k], opening_radius2(tree.size[k], tree.com_offset[k], theta), r_rel2);
+        double r_open2 = opening_radius2(tree.size[k], tree.com_offset[k], theta);
+        if (softening) r_open2 = std::max(r_open2, softening->moments->radius2[k]); // as the receiver's cells
+        const bool opened = must_open_for(boxes, tree.com_mass[k], r_open2, r_rel2);
         const ParticleRange r = tree.range[k];
         if (opened && tasks && !tree.is_leaf[k] && r.end - r.begin <= split) {
             piece.source.push_back(-1 - static_cast<std::int32_t>(tasks->size()));
@@ -236,6 +254,9 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
                 n.count = r.end - r.begin;
                 piece.particles.insert(piece.particles.end(), tree.particles.begin() + r.begin,
                                        tree.particles.begin() + r.end);
+                if (softening)
+                    piece.types.insert(piece.types.end(), softening->sorted_types->begin() + r.begin,
+                                       softening->sorted_types->begin() + r.end);
             }
         }
         piece.nodes.push_back(n);
@@ -266,8 +287,13 @@ LetMaker::LetMaker() : s_(std::make_unique<Scratch>()) {}
 LetMaker::~LetMaker() = default;
 
 void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-                    std::vector<char>& out, const LetFormat& format)
+                    std::vector<char>& out, const LetFormat& format, const LetSoftening* softening)
 {
+    if (softening &&
+        (!softening->moments || !softening->sorted_types || softening->moments->node.size() != tree.next.size() ||
+         softening->moments->radius2.size() != tree.next.size() ||
+         softening->sorted_types->size() != tree.particles.size()))
+        throw std::invalid_argument("make_let: softening by type for another tree");
     if (criterion.kind == MacKind::geometric && !(criterion.theta > 0))
         throw std::invalid_argument("make_let: theta must be > 0");
     if (criterion.kind == MacKind::relative && !(criterion.alpha > 0))
@@ -277,19 +303,20 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
         piece.source.clear();
         piece.nodes.clear();
         piece.particles.clear();
+        piece.types.clear();
     };
     clear(s.top);
     s.tasks.clear();
     if (!boxes.empty() && tree.num_nodes() > 0) {
         const auto split = static_cast<std::int32_t>(std::max<std::size_t>(4096, tree.particles.size() / 256));
-        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, criterion, s.top, &s.tasks, split);
+        walk_for_boxes(tree, 0, tree.num_nodes(), boxes, criterion, softening, s.top, &s.tasks, split);
     }
     if (s.below.size() < s.tasks.size()) s.below.resize(s.tasks.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::size_t t = 0; t < s.tasks.size(); ++t) {
         clear(s.below[t]);
-        walk_for_boxes(tree, s.tasks[t], tree.next[static_cast<std::size_t>(s.tasks[t])], boxes, criterion, s.below[t],
-                       nullptr, 0);
+        walk_for_boxes(tree, s.tasks[t], tree.next[static_cast<std::size_t>(s.tasks[t])], boxes, criterion, softening,
+                       s.below[t], nullptr, 0);
     }
     // Every piece's nodes and particles go straight to where they belong in `out`.
     s.segments.clear();
@@ -306,13 +333,19 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
         num_particles += g.particles;
         s.segments.push_back(g);
     }
-    const bool compact = format.compact;
-    const LetHeader h{num_nodes, num_particles, compact ? 1u : 0u, {format.origin.x, format.origin.y, format.origin.z}};
+    const bool compact = format.compact, by_type = softening != nullptr;
+    const LetHeader h{num_nodes,
+                      num_particles,
+                      compact ? 1u : 0u,
+                      by_type ? 1u : 0u,
+                      {format.origin.x, format.origin.y, format.origin.z}};
     const std::size_t at = out.size();
-    out.resize(at + sizeof h + num_nodes * node_bytes(compact) + num_particles * particle_bytes(compact));
+    out.resize(at + sizeof h + body_bytes(num_nodes, num_particles, compact, by_type));
     std::memcpy(out.data() + at, &h, sizeof h);
     char* nodes_out = out.data() + at + sizeof h;
     char* particles_out = nodes_out + num_nodes * node_bytes(compact);
+    char* softening_out = particles_out + num_particles * particle_bytes(compact);
+    char* types_out = softening_out + num_nodes * node_softening_bytes(compact);
     s.nodes.resize(num_nodes);
     s.source.resize(num_nodes);
 #pragma omp parallel for schedule(dynamic, 16)
@@ -325,6 +358,8 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
             s.source[g.node_at + j] = g.piece->source[g.node + j];
         }
         const Vec4<double>* from = g.piece->particles.data() + g.particle;
+        if (by_type && g.particles > 0)
+            std::memcpy(types_out + g.particle_at, g.piece->types.data() + g.particle, g.particles);
         if (!compact) {
             if (g.particles > 0)
                 std::memcpy(particles_out + g.particle_at * sizeof(Vec4<double>), from,
@@ -339,6 +374,22 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
         }
     }
     set_skips(tree, s.source, s.nodes);
+    if (by_type) {
+        // A terminal cell goes with no radius: every group accepted it, and it has nothing to open.
+#pragma omp parallel for schedule(static)
+        for (std::int64_t k = 0; k < static_cast<std::int64_t>(num_nodes); ++k) {
+            const auto u = static_cast<std::size_t>(k);
+            const auto i = static_cast<std::size_t>(s.source[u]);
+            const bool terminal = s.nodes[u].is_leaf && s.nodes[u].count == 0;
+            const double v[2] = {softening->moments->node[i], terminal ? 0.0 : softening->moments->radius2[i]};
+            if (!compact) {
+                std::memcpy(softening_out + u * sizeof v, v, sizeof v);
+                continue;
+            }
+            const float f[2] = {static_cast<float>(v[0]), static_cast<float>(v[1])};
+            std::memcpy(softening_out + u * sizeof f, f, sizeof f);
+        }
+    }
     if (!compact) {
         std::memcpy(nodes_out, s.nodes.data(), num_nodes * sizeof(LetNode));
         return;
@@ -351,9 +402,9 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
 }
 
 void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out, const LetFormat& format)
+              std::vector<char>& out, const LetFormat& format, const LetSoftening* softening)
 {
-    LetMaker().make(tree, boxes, criterion, out, format);
+    LetMaker().make(tree, boxes, criterion, out, format, softening);
 }
 
 LetBytes let_bytes(const char* data, std::size_t size)
@@ -364,18 +415,26 @@ LetBytes let_bytes(const char* data, std::size_t size)
     std::memcpy(&h, data, sizeof h);
     constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
     if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
-    if (h.compact > 1) throw bad("an unknown form");
-    const bool compact = h.compact == 1;
-    if (size != sizeof h + h.nodes * node_bytes(compact) + h.particles * particle_bytes(compact))
+    if (h.compact > 1 || h.by_type > 1) throw bad("an unknown form");
+    const bool compact = h.compact == 1, by_type = h.by_type == 1;
+    if (size != sizeof h + body_bytes(h.nodes, h.particles, compact, by_type))
         throw bad("its length does not match its counts");
-    const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}};
+    const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}, by_type};
     const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
     for (std::int64_t k = 0; k < n; ++k) {
         const LetNode a = let.node(static_cast<std::size_t>(k));
         if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) throw bad("a skip index out of bounds");
         if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
             throw bad("a particle range out of bounds");
+        if (!by_type) continue;
+        const LetNodeSoftening soft = let.node_softening(static_cast<std::size_t>(k));
+        if (!(soft.half >= 0) || !(soft.radius2 >= 0) || !std::isfinite(soft.half) || !std::isfinite(soft.radius2))
+            throw bad("a cell's softening negative or not finite");
     }
+    if (by_type)
+        for (std::int64_t k = 0; k < np; ++k)
+            if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes)
+                throw bad("a particle type out of range");
     return let;
 }
 
@@ -403,6 +462,29 @@ Vec4<double> LetBytes::particle(std::size_t k) const
     float p[4];
     std::memcpy(p, at, sizeof p);
     return {format.origin.x + p[0], format.origin.y + p[1], format.origin.z + p[2], p[3]};
+}
+
+LetNodeSoftening LetBytes::node_softening(std::size_t k) const
+{
+    const char* at = data + sizeof(LetHeader) + nodes * node_bytes(format.compact) +
+                     particles * particle_bytes(format.compact) + k * node_softening_bytes(format.compact);
+    if (!format.compact) {
+        double v[2];
+        std::memcpy(v, at, sizeof v);
+        return {v[0], v[1]};
+    }
+    float f[2];
+    std::memcpy(f, at, sizeof f);
+    return {f[0], f[1]};
+}
+
+std::uint8_t LetBytes::particle_type(std::size_t k) const
+{
+    const char* at = data + sizeof(LetHeader) + body_bytes(nodes, particles, format.compact, false) +
+                     nodes * node_softening_bytes(format.compact) + k;
+    std::uint8_t t;
+    std::memcpy(&t, at, 1);
+    return t;
 }
 
 namespace {
@@ -440,6 +522,9 @@ template <bool kReserve> void size_forest(Octree& forest, std::size_t m, std::si
 void reserve_for_lets(Octree& forest, std::size_t nodes, std::size_t particles)
 {
     size_forest<true>(forest, forest.next.size() + nodes, forest.particles.size() + particles);
+    reserve_with_headroom(forest.appended_half, forest.appended_half.size() + nodes);
+    reserve_with_headroom(forest.appended_radius2, forest.appended_radius2.size() + nodes);
+    reserve_with_headroom(forest.appended_types, forest.appended_types.size() + particles);
 }
 
 void append_let(Octree& forest, const LetBytes& let)
@@ -450,6 +535,10 @@ void append_let(Octree& forest, const LetBytes& let)
         m > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw std::runtime_error("append_let: the tree and its LETs exceed 2^31 particles or nodes");
     size_forest<false>(forest, m, n);
+    const std::size_t given0 = forest.appended_half.size(), types0 = forest.appended_types.size();
+    forest.appended_half.resize(given0 + let.nodes, NAN);
+    forest.appended_radius2.resize(given0 + let.nodes, NAN);
+    forest.appended_types.resize(types0 + let.particles, 0);
     const auto base_node = static_cast<std::int32_t>(m0), base_particle = static_cast<std::int32_t>(n0);
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(let.nodes); ++k) {
@@ -462,12 +551,19 @@ void append_let(Octree& forest, const LetBytes& let)
         forest.quad[i] = a.quad;
         forest.size[i] = a.size;
         forest.com_offset[i] = a.com_offset;
+        if (!let.by_type) continue;
+        const LetNodeSoftening soft = let.node_softening(static_cast<std::size_t>(k));
+        forest.appended_half[given0 + static_cast<std::size_t>(k)] = soft.half;
+        forest.appended_radius2[given0 + static_cast<std::size_t>(k)] = soft.radius2;
     }
 #pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(let.particles); ++k) {
         const std::size_t j = n0 + static_cast<std::size_t>(k);
         forest.particles[j] = let.particle(static_cast<std::size_t>(k));
         forest.order[j] = static_cast<std::uint32_t>(j);
+        if (let.by_type)
+            forest.appended_types[types0 + static_cast<std::size_t>(k)] =
+                let.particle_type(static_cast<std::size_t>(k));
     }
 }
 

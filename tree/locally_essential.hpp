@@ -27,6 +27,7 @@
 
 #include "core/opening_criterion.hpp"
 #include "tree/octree.hpp"
+#include "tree/softening_moments.hpp"
 
 namespace grove {
 
@@ -53,15 +54,35 @@ struct LetFormat {
     Vec4<double> origin{0, 0, 0, 0};
 };
 
-// One LET in its wire form (make_let writes it): a header (the counts, the form, the origin),
-// the nodes, the particles, read in place. Nodes and particles are copied out, never pointed at:
-// the bytes need not be aligned.
+// Softening by type on the sending side (core/softening.hpp): the tree's moments of h
+// (make_softening_moments) and its particles' types in the tree's order. A cell opens where its
+// spread of h asks (radius2) as well as where the criterion does, as the receiver's own cells do,
+// and each node goes with its mean h and that radius (0 for a terminal cell, which every group
+// accepted), each particle with its type.
+struct LetSoftening {
+    const SofteningMoments<double>* moments = nullptr;
+    const std::vector<std::uint8_t>* sorted_types = nullptr;
+};
+
+// A LET node's softening by type: its particles' mass-weighted mean h and the squared distance
+// within which a target opens it for their spread (tree/softening_moments.hpp).
+struct LetNodeSoftening {
+    double half = 0, radius2 = 0;
+};
+
+// One LET in its wire form (make_let writes it): a header (the counts, the form, the origin,
+// whether softened by type), the nodes, the particles, and where softened by type each node's
+// softening (in the nodes' precision) and each particle's type, read in place. Everything is
+// copied out, never pointed at: the bytes need not be aligned.
 struct LetBytes {
     const char* data = nullptr;
     std::size_t nodes = 0, particles = 0;
     LetFormat format;
+    bool by_type = false;
     LetNode node(std::size_t k) const;
     Vec4<double> particle(std::size_t k) const;
+    LetNodeSoftening node_softening(std::size_t k) const; // by_type only
+    std::uint8_t particle_type(std::size_t k) const;      // by_type only
 };
 
 // A box of the domain's description: the bounding box of a cell's particles, or (above those
@@ -86,9 +107,9 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024,
 // Appends to `out` the LET of `tree` for the domain described by `boxes` (domain_boxes) under
 // `criterion` (theta > 0; alpha > 0 with boxes that carry their scales), in its wire form; its
 // lower parts are walked by OpenMP threads and copied into place once. An empty tree, or no
-// boxes, gives an empty LET.
+// boxes, gives an empty LET. `softening`, where given, softens it by type.
 void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out, const LetFormat& format = {});
+              std::vector<char>& out, const LetFormat& format = {}, const LetSoftening* softening = nullptr);
 
 // make_let for a rank that makes LETs at every step: the pieces its threads walk and its staging
 // keep their memory from one call to the next, where new ones came from the kernel as pages that
@@ -100,7 +121,7 @@ class LetMaker {
     LetMaker(const LetMaker&) = delete;
     LetMaker& operator=(const LetMaker&) = delete;
     void make(const Octree& tree, const std::vector<DomainBox>& boxes, const OpeningCriterion& criterion,
-              std::vector<char>& out, const LetFormat& format = {});
+              std::vector<char>& out, const LetFormat& format = {}, const LetSoftening* softening = nullptr);
 
   private:
     struct Scratch;
@@ -118,7 +139,8 @@ void reserve_for_lets(Octree& forest, std::size_t nodes, std::size_t particles);
 // Appends a LET to `forest` (a built tree, possibly with LETs appended already): its nodes after
 // the forest's, its particles after the forest's, with order[] numbering them on from the
 // forest's particle count (they have no caller index: no group covers them, so the evaluation
-// writes no force for them). The groups stay the forest's own.
+// writes no force for them). The groups stay the forest's own. Its softening by type goes to
+// the forest's appended_half, appended_radius2 and appended_types (NaN and 0 for a LET without).
 void append_let(Octree& forest, const LetBytes& let);
 
 } // namespace grove

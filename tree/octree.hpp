@@ -21,6 +21,13 @@ struct Octree : TreeArrays<double, HostVector> {
     // next one, so that repeated builds do not allocate; a copy of the tree copies none of it.
     std::vector<BuildStaging> staging;
     KeyFrame frame; // where the keys came from (the cube's side fixes each cell's level)
+    // What other domains' LETs appended to this tree brought for softening by type
+    // (tree/locally_essential.hpp: append_let): a LET's cells come without their particles, so
+    // each appended node's mean h and opening radius^2 for its spread come with it (NaN from a
+    // LET that had none to give), and each appended particle's type. Empty for a tree built here
+    // alone; the build empties them.
+    std::vector<double> appended_half, appended_radius2; // [nodes appended], after the tree's own
+    std::vector<std::uint8_t> appended_types;            // [particles appended]
 
     std::int32_t num_nodes() const { return static_cast<std::int32_t>(next.size()); }
     OctreeView<double> view() const

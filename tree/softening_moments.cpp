@@ -1,5 +1,6 @@
 #include "tree/softening_moments.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -37,8 +38,20 @@ void make_softening_moments(const Octree& tree, const std::vector<double>& half_
     const auto m = static_cast<std::size_t>(tree.num_nodes());
     out.node.resize(m);
     out.radius2.resize(m);
-#pragma omp parallel for schedule(static) if (m > 16384)
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(m); ++i) {
+    // The nodes appended from other domains' LETs come with their moments (their cells' particles
+    // stayed with their senders).
+    const std::size_t given = tree.appended_half.size(), own = m - given;
+    if (given > m || tree.appended_radius2.size() != given)
+        throw std::logic_error("softening moments: appended nodes out of step with the tree");
+    for (std::size_t k = 0; k < given; ++k) {
+        if (std::isnan(tree.appended_half[k]) || std::isnan(tree.appended_radius2[k]))
+            throw std::runtime_error("softening by type: a LET came without its cells' softening (every rank must "
+                                     "soften by type, with the same lengths)");
+        out.node[own + k] = static_cast<T>(tree.appended_half[k]);
+        out.radius2[own + k] = static_cast<T>(tree.appended_radius2[k]);
+    }
+#pragma omp parallel for schedule(static) if (own > 16384)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(own); ++i) {
         const auto u = static_cast<std::size_t>(i);
         const auto b = static_cast<std::size_t>(tree.range[u].begin), e = static_cast<std::size_t>(tree.range[u].end);
         const NodeSoftening s = node_softening(tree.com_mass[u].w, mh[e] - mh[b], mhh[e] - mhh[b]);

@@ -39,6 +39,7 @@ HOST_DEVICE inline NodeSoftening node_softening(double mass, double sum_mh, doub
 }
 
 // From h in the order the tree was built from (tree.order indexes it); empty h gives empty moments.
+// Nodes appended from other domains' LETs (Octree::appended_half) keep the moments they came with.
 template <class T>
 void make_softening_moments(const Octree& tree, const std::vector<double>& half_eps2, SofteningMoments<T>& out);
 

@@ -1,9 +1,11 @@
 #include "parallel/domain_tree.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
 #include "core/resize_keeping_memory.hpp"
+#include "core/softening.hpp"
 #include "core/tree_engine.hpp"
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
@@ -21,9 +23,6 @@ DomainTreeEngine::DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const Tr
 {
     if (!sweep_) throw std::invalid_argument("domains: " + engine_->name() + " is not a tree engine");
     check_criterion(tree.opening());
-    if (gravity.per_type())
-        throw std::invalid_argument("domains: one softening length for all particles (--eps); softening by type "
-                                    "(--eps-type) is not distributed yet");
     if (!(tree.theta > 0)) throw std::invalid_argument("domains: theta must be > 0");
 }
 
@@ -42,7 +41,8 @@ void DomainTreeEngine::compute(ParticleStore& store)
     // so that the next build sorts nearly sorted keys and gathers them in sequence; the tree does
     // not depend on their order (tree/build.hpp), so neither do the forces.
     const bool follow = store.may_reorder() && p.size() > 0;
-    compute_with(tree_.opening(), p.pos, p.mass, store_forces_, follow ? Order::tree : Order::caller);
+    compute_with(tree_.opening(), p.pos, p.mass, gravity_.per_type() ? store.types() : TypesRef{}, store_forces_,
+                 follow ? Order::tree : Order::caller);
     if (!follow) {
         store.take_forces(store_forces_);
         return;
@@ -51,34 +51,47 @@ void DomainTreeEngine::compute(ParticleStore& store)
     store.take_forces_in_order(store_forces_, handed_order_);
 }
 
-void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef, Forces& out)
+void DomainTreeEngine::compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out)
 {
-    compute_with(tree_.opening(), pos, mass, out);
+    compute_with(tree_.opening(), pos, mass, type, out);
 }
 
-void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out)
+void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type,
+                                    Forces& out)
 {
-    compute_with(criterion, pos, mass, out, Order::caller);
+    compute_with(criterion, pos, mass, type, out, Order::caller);
 }
 
-void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out,
-                                    Order order)
+void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type,
+                                    Forces& out, Order order)
 {
     check_criterion(criterion);
+    if (gravity_.per_type()) // the message of the engines that take types, before any LET moves
+        half_squared_softening(gravity_, type, static_cast<std::size_t>(pos.cols()), name());
     if (criterion.kind == MacKind::relative) {
         // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
         double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
         comm_.max(&lacking, 1);
         if (lacking > 0) {
-            compute_under(OpeningCriterion::geometric(kFirstPassTheta), pos, mass, out, Order::caller);
+            compute_under(OpeningCriterion::geometric(kFirstPassTheta), pos, mass, type, out, Order::caller);
             estimate_.set(out.acc, gravity_.G);
         }
     }
-    compute_under(criterion, pos, mass, out, order);
+    compute_under(criterion, pos, mass, type, out, order);
 }
 
-void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out,
-                                     Order order)
+void DomainTreeEngine::prepare_let_softening(TypesRef type)
+{
+    const std::size_t n = forest_.particles.size();
+    make_softening_moments(forest_, half_squared_softening(gravity_, type, n, name()), own_softening_);
+    sorted_types_.resize(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(n); ++k)
+        sorted_types_[static_cast<std::size_t>(k)] = type[forest_.order[static_cast<std::size_t>(k)]];
+}
+
+void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type,
+                                     Forces& out, Order order)
 {
     const auto start = WallClock::now();
     build_octree_into(forest_, pos, mass, tree_.build);
@@ -112,6 +125,9 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     // A float engine takes the LETs compact, each particle about the receiver's centre.
     LetFormat format;
     format.compact = !dynamic_cast<TreeCpuEngine*>(engine_.get());
+    const bool by_type = gravity_.per_type() && n > 0;
+    if (by_type) prepare_let_softening(type);
+    const LetSoftening let_softening{&own_softening_, &sorted_types_};
     for (std::size_t r = 0; r < ranks; ++r) { // each LET walked by all threads (LetMaker)
         if (r == me || n == 0 || sizes[r] == 0) continue;
         std::vector<DomainBox> theirs(sizes[r] / kValues);
@@ -124,7 +140,7 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
             theirs[k].mac_scale = b[8];
         }
         format.origin = theirs.front().box.centre;
-        let_maker_.make(forest_, theirs, criterion, send_[r], format);
+        let_maker_.make(forest_, theirs, criterion, send_[r], format, by_type ? &let_softening : nullptr);
     }
     const double let_seconds = seconds_since(phase);
 
@@ -162,7 +178,12 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
         return;
     }
     phase = WallClock::now();
-    sweep_->load(forest_, TypesRef{});
+    if (by_type) { // the own particles' types in the caller's order (order[] numbers them so), then the LETs'
+        forest_types_.assign(forest_.particles.size(), 0);
+        for (std::size_t i = 0; i < n; ++i) forest_types_[i] = type[i];
+        std::copy(forest_.appended_types.begin(), forest_.appended_types.end(), forest_types_.begin() + n);
+    }
+    sweep_->load(forest_, by_type ? TypesRef(forest_types_) : TypesRef{});
     if (relative) { // the estimate of the forest's own particles; the LETs' belong to no group
         Eigen::Matrix3Xd acc = Eigen::Matrix3Xd::Zero(3, static_cast<Eigen::Index>(forest_.particles.size()));
         const std::vector<double>& a = estimate_.magnitudes();
@@ -224,7 +245,7 @@ void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criter
     const HilbertDomains domains = HilbertDomains::cut(slab.pos, {}, comm);
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
-    engine.compute_with(criterion, mine.pos, mine.mass, local);
+    engine.compute_with(criterion, mine.pos, mine.mass, TypesRef(mine.type), local);
     out.acc.setZero(3, static_cast<Eigen::Index>(n));
     out.pot.setZero(static_cast<Eigen::Index>(n));
     for (std::size_t j = 0; j < mine.size(); ++j) {

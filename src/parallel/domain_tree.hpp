@@ -31,18 +31,20 @@ struct LetTraffic {
 
 class DomainTreeEngine final : public ForceEngine {
   public:
-    // `engine`: a tree engine made with `tree` and `gravity` (one softening; the relative criterion
-    // on tree-cpu only; throws std::invalid_argument otherwise, and for an engine that is not one).
+    // `engine`: a tree engine made with `tree` and `gravity` (the relative criterion on tree-cpu
+    // only; throws std::invalid_argument otherwise, and for an engine that is not one). Under
+    // softening by type every rank's LETs carry their cells' softening and their particles' types.
     DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree, const GravityParams& gravity,
                      const Communicator& comm);
     using ForceEngine::compute;
-    // Every rank calls it with its own particles; `type` is not read (one softening). Under the
-    // relative criterion the |a| of these particles come from set_acceleration_estimate or, where
-    // none covers them, from a geometric evaluation over the domains at kFirstPassTheta first.
+    // Every rank calls it with its own particles; `type` is read where the softening is per type.
+    // Under the relative criterion the |a| of these particles come from set_acceleration_estimate
+    // or, where none covers them, from a geometric evaluation over the domains at kFirstPassTheta
+    // first.
     void compute(PositionsRef pos, MassesRef mass, TypesRef type, Forces& out) override;
     // The same under another criterion of the same kind's family (a sweep of theta or alpha values;
     // the relative one on tree-cpu only, as for the engine's own).
-    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out);
+    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type, Forces& out);
     // The store's accelerations (the last step's, moved with the particles between domains) are
     // the relative criterion's estimate. Where the store may reorder, its particles then follow
     // this rank's tree (ParticleStore::take_forces_in_order).
@@ -69,10 +71,15 @@ class DomainTreeEngine final : public ForceEngine {
     enum class Order { caller, tree };
     // Throws std::invalid_argument for a criterion this engine's tree engine cannot distribute.
     void check_criterion(const OpeningCriterion& criterion) const;
-    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out, Order order);
+    void compute_with(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type, Forces& out,
+                      Order order);
     // One evaluation under `criterion`: build, boxes (with their groups' scales under the
     // relative criterion), LETs, exchange, the forest's evaluation.
-    void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, Forces& out, Order order);
+    void compute_under(const OpeningCriterion& criterion, PositionsRef pos, MassesRef mass, TypesRef type, Forces& out,
+                       Order order);
+    // Softening by type: the own tree's moments of h and its particles' types in its order, for
+    // the LETs sent; the forest's types (the own particles', then the LETs'), for its evaluation.
+    void prepare_let_softening(TypesRef type);
 
     std::unique_ptr<ForceEngine> engine_;
     TreeSweep* sweep_;
@@ -82,7 +89,9 @@ class DomainTreeEngine final : public ForceEngine {
     Forces store_forces_;
     std::vector<std::uint32_t> handed_order_; // the order the store's particles follow (its scratch after)
     const Communicator& comm_;
-    Octree forest_;                                  // this rank's tree, the received LETs after it
+    Octree forest_;                          // this rank's tree, the received LETs after it
+    SofteningMoments<double> own_softening_; // softening by type: the own tree's
+    std::vector<std::uint8_t> sorted_types_, forest_types_;
     std::vector<std::vector<char>> send_, received_; // the LETs by rank, kept with their capacity
     LetMaker let_maker_;
     Forces forest_forces_;

@@ -15,6 +15,7 @@
 #include "core/particle_store.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/softening.hpp"
 #include "engines/engines.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/tree_gpu.h"
@@ -270,57 +271,87 @@ TEST_CASE("tree-gpu forces equal the CPU tree engine within float rounding", "[g
 TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended as tree-cpu does", "[gpu][tree][let]")
 {
     // Three Morton domains of random points; each domain's forest (its tree, then the LETs the
-    // other two send it) evaluated by both engines, and the forests' forces against one tree's.
+    // other two send it) evaluated by both engines, and the forests' forces against one tree's;
+    // with one softening, and softened by type (a third of the points each of three lengths).
     const ParticleSet p = test::random_particles(30000, 5);
     const TreeParams params{0.6, 64, 64};
-    const GravityParams gravity{1.0, 1e-3};
+    std::vector<std::uint8_t> all_types(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) all_types[i] = static_cast<std::uint8_t>(1 + i % 3);
+    GravityParams by_type{1.0, 1e-3};
+    by_type.eps_type[1] = 3e-3;
+    by_type.eps_type[3] = 5e-4;
     const Octree whole = build_octree(p.pos, p.mass, params.build);
     std::vector<Octree> trees;
     std::vector<std::vector<std::int32_t>> index;
+    std::vector<std::vector<std::uint8_t>> types;
     for (int k = 0; k < 3; ++k) {
         std::vector<std::int32_t> mine;
         for (std::size_t s = p.size() * k / 3; s < p.size() * (k + 1) / 3; ++s)
             mine.push_back(static_cast<std::int32_t>(whole.order[s]));
         Eigen::VectorXd m(static_cast<Eigen::Index>(mine.size()));
-        for (std::size_t i = 0; i < mine.size(); ++i) m[static_cast<Eigen::Index>(i)] = p.mass[mine[i]];
+        std::vector<std::uint8_t> t(mine.size());
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            m[static_cast<Eigen::Index>(i)] = p.mass[mine[i]];
+            t[i] = all_types[static_cast<std::size_t>(mine[i])];
+        }
         trees.push_back(build_octree(select_columns(p.pos, mine), m, params.build));
         index.push_back(mine);
+        types.push_back(t);
     }
-    Forces one;
-    TreeCpuEngine(params, gravity).compute(p.pos, p.mass, one);
-    TreeCpuEngine cpu_engine(params, gravity);
-    TreeGpuEngine gpu_engine(params, gravity);
-    Forces gpu_all;
-    gpu_all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
-    for (int k = 0; k < 3; ++k) {
-        // The CPU's forest from LETs in full, the GPU's from compact ones, as the ranks send them.
-        Octree forest = trees[static_cast<std::size_t>(k)], compact_forest = forest;
-        const std::vector<DomainBox> boxes = domain_boxes(forest);
-        LetFormat compact;
-        compact.compact = true;
-        compact.origin = boxes.front().box.centre;
-        for (int j = 0; j < 3; ++j)
-            if (j != k) {
-                std::vector<char> wire, compact_wire;
-                make_let(trees[static_cast<std::size_t>(j)], boxes, params.opening(), wire);
-                append_let(forest, let_bytes(wire.data(), wire.size()));
-                make_let(trees[static_cast<std::size_t>(j)], boxes, params.opening(), compact_wire, compact);
-                append_let(compact_forest, let_bytes(compact_wire.data(), compact_wire.size()));
-            }
-        Forces cpu, gpu;
-        cpu_engine.evaluate(forest, params.opening(), cpu);
-        gpu_engine.load(compact_forest, TypesRef{});
-        gpu_engine.evaluate_loaded(params.opening(), gpu);
-        const auto n = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)].size());
-        const std::vector<double> qa =
-            percentiles(relative_errors(gpu.acc.leftCols(n).eval(), cpu.acc.leftCols(n).eval()), {50, 99.9});
-        INFO("domain " << k << ": acc p50 " << qa[0] << " p99.9 " << qa[1]);
-        CHECK(qa[0] < 2e-6);
-        CHECK(qa[1] < 1e-4);
-        for (Eigen::Index i = 0; i < n; ++i) gpu_all.acc.col(index[static_cast<std::size_t>(k)][i]) = gpu.acc.col(i);
+    for (const GravityParams& gravity : {GravityParams{1.0, 1e-3}, by_type}) {
+        const bool typed = gravity.per_type();
+        INFO((typed ? "softened by type" : "one softening"));
+        Forces one;
+        TreeCpuEngine(params, gravity).compute(p.pos, p.mass, typed ? TypesRef(all_types) : TypesRef{}, one);
+        TreeCpuEngine cpu_engine(params, gravity);
+        TreeGpuEngine gpu_engine(params, gravity);
+        Forces gpu_all;
+        gpu_all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
+        // What each domain sends softened by type: its tree's moments of h, its types in tree order.
+        std::vector<SofteningMoments<double>> moments(3);
+        std::vector<std::vector<std::uint8_t>> sorted(3);
+        for (std::size_t j = 0; j < 3 && typed; ++j) {
+            make_softening_moments(trees[j], half_squared_softening(gravity, TypesRef(types[j]), types[j].size(), "t"),
+                                   moments[j]);
+            for (std::size_t s = 0; s < trees[j].particles.size(); ++s)
+                sorted[j].push_back(types[j][trees[j].order[s]]);
+        }
+        for (int k = 0; k < 3; ++k) {
+            // The CPU's forest from LETs in full, the GPU's from compact ones, as the ranks send them.
+            Octree forest = trees[static_cast<std::size_t>(k)], compact_forest = forest;
+            const std::vector<DomainBox> boxes = domain_boxes(forest);
+            LetFormat compact;
+            compact.compact = true;
+            compact.origin = boxes.front().box.centre;
+            for (std::size_t j = 0; j < 3; ++j)
+                if (j != static_cast<std::size_t>(k)) {
+                    const LetSoftening softening{&moments[j], &sorted[j]};
+                    std::vector<char> wire, compact_wire;
+                    make_let(trees[j], boxes, params.opening(), wire, LetFormat{}, typed ? &softening : nullptr);
+                    append_let(forest, let_bytes(wire.data(), wire.size()));
+                    make_let(trees[j], boxes, params.opening(), compact_wire, compact, typed ? &softening : nullptr);
+                    append_let(compact_forest, let_bytes(compact_wire.data(), compact_wire.size()));
+                }
+            std::vector<std::uint8_t> forest_types = types[static_cast<std::size_t>(k)];
+            forest_types.insert(forest_types.end(), forest.appended_types.begin(), forest.appended_types.end());
+            const TypesRef forest_typed = typed ? TypesRef(forest_types) : TypesRef{};
+            Forces cpu, gpu;
+            cpu_engine.load(forest, forest_typed);
+            cpu_engine.evaluate_loaded(params.opening(), cpu);
+            gpu_engine.load(compact_forest, forest_typed);
+            gpu_engine.evaluate_loaded(params.opening(), gpu);
+            const auto n = static_cast<Eigen::Index>(index[static_cast<std::size_t>(k)].size());
+            const std::vector<double> qa =
+                percentiles(relative_errors(gpu.acc.leftCols(n).eval(), cpu.acc.leftCols(n).eval()), {50, 99.9});
+            INFO("domain " << k << ": acc p50 " << qa[0] << " p99.9 " << qa[1]);
+            CHECK(qa[0] < 2e-6);
+            CHECK(qa[1] < 1e-4);
+            for (Eigen::Index i = 0; i < n; ++i)
+                gpu_all.acc.col(index[static_cast<std::size_t>(k)][i]) = gpu.acc.col(i);
+        }
+        // The domains' forces are the one tree's to the tree's own accuracy.
+        CHECK(percentiles(relative_errors(gpu_all.acc, one.acc), {50})[0] < 1e-4);
     }
-    // The domains' forces are the one tree's to the tree's own accuracy.
-    CHECK(percentiles(relative_errors(gpu_all.acc, one.acc), {50})[0] < 1e-4);
 }
 
 TEST_CASE("tree-gpu accuracy on the sample galaxy", "[gpu][tree][accuracy]")

@@ -173,6 +173,23 @@ TEST_CASE("mpirun -np 3 and 8 grove forces --decomposition domains: the one-proc
     CHECK(r3[1] < 1.2 * r1[1]);
     CHECK(r3[0] > 0.5 * r1[0]);
     CHECK(r3[0] < 0.85 * e3[0]); // alpha 1e-3 is finer than theta 0.5 here: it was applied
+    // Softening by type: the LETs carry their cells' softening and their particles' types.
+    const std::string by_type = " --eps 0.05 --eps-type halo=0.1,bulge=0.02";
+    REQUIRE(run(exe + " forces " + in + " --engine direct-cpu" + by_type + " -o " + exact) == 0);
+    REQUIRE(run(exe + " forces " + in + " --engine tree-cpu" + by_type + " -o " + one) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " forces " + in + " --engine tree-cpu" + by_type +
+                    " --decomposition domains -o " + three,
+                &log) == 0);
+    const ParticleSet typed = read_snapshot(exact), typed3 = read_snapshot(three);
+    const auto t1 = percentiles(relative_errors(read_snapshot(one).acc, typed.acc), {50, 99});
+    const auto t3 = percentiles(relative_errors(typed3.acc, typed.acc), {50, 99});
+    const auto against_one_length = percentiles(relative_errors(typed3.acc, reference.acc), {50});
+    INFO("by type: one process p50 " << t1[0] << " p99 " << t1[1] << ", 3 domains p50 " << t3[0] << " p99 " << t3[1]
+                                     << "; against one length p50 " << against_one_length[0]);
+    CHECK(t3[0] < 1.1 * t1[0]);
+    CHECK(t3[1] < 1.1 * t1[1]);
+    CHECK(t3[0] > 0.5 * t1[0]);
+    CHECK(t3[0] < 0.6 * against_one_length[0]); // nearer the forces by type: the lengths were applied
     // Direct summation has nothing to decompose.
     CHECK(run(kMpirun + "-np 2 " + exe + " forces " + in + " --engine direct-cpu --decomposition domains -o " + three,
               &log) != 0);

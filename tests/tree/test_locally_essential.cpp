@@ -7,10 +7,12 @@
 
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
+#include "core/softening.hpp"
 #include "support/test_support.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
+#include "tree/softening_moments.hpp"
 #include "tree/tree_cpu.hpp"
 #include "tree/walk.hpp"
 
@@ -18,11 +20,14 @@ using namespace grove;
 
 namespace {
 
+constexpr auto kHalo = static_cast<std::size_t>(Component::Halo), kBulge = static_cast<std::size_t>(Component::Bulge);
+
 // Domain d of `count`: a contiguous run of the whole set's Morton order, as the ranks hold them.
 struct Domains {
     std::vector<Eigen::Matrix3Xd> pos;
     std::vector<Eigen::VectorXd> mass;
     std::vector<std::vector<std::int32_t>> index; // into the whole set
+    std::vector<std::vector<std::uint8_t>> type;
 };
 
 Domains morton_domains(const ParticleSet& p, int count)
@@ -40,6 +45,9 @@ Domains morton_domains(const ParticleSet& p, int count)
         for (std::size_t i = 0; i < index.size(); ++i) m[static_cast<Eigen::Index>(i)] = p.mass[index[i]];
         d.mass.push_back(m);
         d.index.push_back(index);
+        std::vector<std::uint8_t> type(index.size());
+        for (std::size_t i = 0; i < index.size(); ++i) type[i] = p.type[static_cast<std::size_t>(index[i])];
+        d.type.push_back(type);
     }
     return d;
 }
@@ -83,6 +91,33 @@ Octree scaled_forest_of(const Domains& d, int k, const OpeningCriterion& cut, co
         append_let(forest, let_bytes(wire.data(), wire.size()));
     }
     forest_abs.resize(forest.particles.size(), 0.0);
+    return forest;
+}
+
+// Domain k's tree with every other domain's LET cut under `cut`, softened by type as `gravity`
+// has it; forest_types gets the forest's types (its own particles' in their order, then the LETs').
+Octree typed_forest_of(const Domains& d, int k, const OpeningCriterion& cut, const GravityParams& gravity,
+                       std::vector<std::uint8_t>& forest_types)
+{
+    const BuildParams build{};
+    const auto me = static_cast<std::size_t>(k);
+    Octree forest = build_octree(d.pos[me], d.mass[me], build);
+    const std::vector<DomainBox> boxes = domain_boxes(forest);
+    for (std::size_t j = 0; j < d.pos.size(); ++j) {
+        if (j == me) continue;
+        const Octree other = build_octree(d.pos[j], d.mass[j], build);
+        SofteningMoments<double> moments;
+        make_softening_moments(other, half_squared_softening(gravity, TypesRef(d.type[j]), d.type[j].size(), "test"),
+                               moments);
+        std::vector<std::uint8_t> sorted(other.particles.size());
+        for (std::size_t s = 0; s < sorted.size(); ++s) sorted[s] = d.type[j][other.order[s]];
+        const LetSoftening softening{&moments, &sorted};
+        std::vector<char> wire;
+        make_let(other, boxes, cut, wire, LetFormat{}, &softening);
+        append_let(forest, let_bytes(wire.data(), wire.size()));
+    }
+    forest_types = d.type[me];
+    forest_types.insert(forest_types.end(), forest.appended_types.begin(), forest.appended_types.end());
     return forest;
 }
 
@@ -391,4 +426,126 @@ TEST_CASE("a compact LET: half the bytes, the full LET's forest to float roundin
     CHECK(q[0] < 1e-7);
     CHECK(q[1] < 3e-5);
     CHECK(q[1] > 0); // the compact form did round
+}
+
+TEST_CASE("LETs softened by type: the other domains' whole trees' forces bit for bit, one tree's errors", "[tree][let]")
+{
+    // Each LET node comes with its mean h and the radius its spread of h opens it within, each
+    // particle with its type; the sender opens what that radius asks, so a group walking a LET
+    // takes what it takes from the sender's whole tree, and its forces are the same bits.
+    const ParticleSet p = make_galaxy(5000, 7, GalaxyParams{});
+    GravityParams gravity{1.0, 0.05};
+    gravity.eps_type[kHalo] = 0.1;
+    gravity.eps_type[kBulge] = 0.02;
+    REQUIRE(gravity.per_type());
+    Forces exact;
+    DirectCpuEngine(gravity).compute(p.pos, p.mass, TypesRef(p.type), exact);
+    const Domains d = morton_domains(p, 4);
+    for (const double theta : {0.5, 0.75}) {
+        TreeParams params;
+        params.theta = theta;
+        Forces all;
+        all.acc.setZero(3, static_cast<Eigen::Index>(p.size()));
+        std::size_t terminal = 0, cells = 0;
+        for (int k = 0; k < 4; ++k) {
+            INFO("theta " << theta << ", domain " << k);
+            Forces f[2];
+            for (int whole = 0; whole < 2; ++whole) {
+                std::vector<std::uint8_t> types;
+                Octree forest =
+                    typed_forest_of(d, k, OpeningCriterion::geometric(whole ? 1e-9 : theta), gravity, types);
+                if (!whole) {
+                    cells += forest.next.size();
+                    for (std::size_t i = 0; i < forest.next.size(); ++i)
+                        terminal += forest.is_leaf[i] && forest.range[i].end == forest.range[i].begin;
+                }
+                TreeCpuEngine engine(params, gravity);
+                engine.load(forest, TypesRef(types));
+                engine.evaluate_loaded(params.opening(), f[whole]);
+            }
+            const auto& index = d.index[static_cast<std::size_t>(k)];
+            const auto n = static_cast<Eigen::Index>(index.size());
+            CHECK(f[0].acc.leftCols(n) == f[1].acc.leftCols(n));
+            CHECK(f[0].pot.head(n) == f[1].pot.head(n));
+            for (std::size_t i = 0; i < index.size(); ++i)
+                all.acc.col(index[i]) = f[0].acc.col(static_cast<Eigen::Index>(i));
+        }
+        CHECK(terminal > cells / 20); // the LETs were cut, not sent whole
+        Forces one;
+        TreeCpuEngine(params, gravity).compute(p.pos, p.mass, TypesRef(p.type), one);
+        const auto e1 = percentiles(relative_errors(one.acc, exact.acc), {50, 99});
+        const auto ek = percentiles(relative_errors(all.acc, exact.acc), {50, 99});
+        INFO("theta " << theta << ": one tree p50 " << e1[0] << " p99 " << e1[1] << ", domains " << ek[0] << " "
+                      << ek[1]);
+        CHECK(ek[0] < 1.05 * e1[0]);
+        CHECK(ek[1] < 1.05 * e1[1]);
+        CHECK(ek[0] > 0.3 * e1[0]);
+    }
+}
+
+TEST_CASE("a LET softened by type keeps its cells' softening and its particles' types, in both forms", "[tree][let]")
+{
+    const ParticleSet p = make_galaxy(4000, 3, GalaxyParams{});
+    GravityParams gravity{1.0, 0.05};
+    gravity.eps_type[kBulge] = 0.02;
+    const Domains d = morton_domains(p, 2);
+    const Octree a = build_octree(d.pos[0], d.mass[0], BuildParams{});
+    const Octree b = build_octree(d.pos[1], d.mass[1], BuildParams{});
+    SofteningMoments<double> moments;
+    make_softening_moments(a, half_squared_softening(gravity, TypesRef(d.type[0]), d.type[0].size(), "test"), moments);
+    std::vector<std::uint8_t> sorted(a.particles.size());
+    for (std::size_t s = 0; s < sorted.size(); ++s) sorted[s] = d.type[0][a.order[s]];
+    const LetSoftening softening{&moments, &sorted};
+    std::vector<char> plain, full, compact;
+    make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), plain);
+    make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), full, LetFormat{}, &softening);
+    LetFormat small;
+    small.compact = true;
+    make_let(a, domain_boxes(b), OpeningCriterion::geometric(0.5), compact, small, &softening);
+    const LetBytes x = let_bytes(plain.data(), plain.size()), y = let_bytes(full.data(), full.size()),
+                   z = let_bytes(compact.data(), compact.size());
+    CHECK_FALSE(x.by_type);
+    REQUIRE(y.by_type);
+    REQUIRE(z.by_type);
+    REQUIRE(z.nodes == y.nodes);
+    REQUIRE(z.particles == y.particles);
+    CHECK(y.nodes >= x.nodes); // cells of mixed lengths may open further
+    CHECK(full.size() ==
+          plain.size() + (y.nodes - x.nodes) * 112 + (y.particles - x.particles) * 32 + y.nodes * 16 + y.particles);
+    bool mixed = false, bulge = false;
+    for (std::size_t k = 0; k < y.nodes; ++k) {
+        const LetNodeSoftening s = y.node_softening(k), c = z.node_softening(k);
+        CHECK(c.half == Approx(s.half).epsilon(1e-6));
+        CHECK(c.radius2 == Approx(s.radius2).epsilon(1e-6));
+        const LetNode node = y.node(k);
+        if (node.is_leaf && node.count == 0) CHECK(s.radius2 == 0); // a terminal cell opens for no one
+        mixed = mixed || s.radius2 > 0;
+    }
+    for (std::size_t k = 0; k < y.particles; ++k) {
+        CHECK(y.particle_type(k) == z.particle_type(k));
+        bulge = bulge || static_cast<std::size_t>(y.particle_type(k)) == kBulge;
+    }
+    CHECK(bulge);
+    CHECK(mixed); // some cells sent open for their spread of h
+    // Appended, they are the forest's: a forest of one softening refuses them by type, and a LET
+    // without them in a forest softened by type is refused when the moments are made.
+    Octree forest = build_octree(d.pos[1], d.mass[1], BuildParams{});
+    append_let(forest, z);
+    REQUIRE(forest.appended_half.size() == z.nodes);
+    CHECK(forest.appended_types.size() == z.particles);
+    std::vector<std::uint8_t> types = d.type[1];
+    types.insert(types.end(), forest.appended_types.begin(), forest.appended_types.end());
+    SofteningMoments<double> received;
+    make_softening_moments(forest, half_squared_softening(gravity, TypesRef(types), types.size(), "test"), received);
+    const std::size_t own = static_cast<std::size_t>(forest.num_nodes()) - z.nodes;
+    CHECK(received.node[own] == static_cast<double>(static_cast<float>(moments.node[0])));
+    Octree without = build_octree(d.pos[1], d.mass[1], BuildParams{});
+    append_let(without, x);
+    CHECK_THROWS_WITH(make_softening_moments(
+                          without, half_squared_softening(gravity, TypesRef(types), types.size(), "test"), received),
+                      Catch::Contains("without its cells' softening"));
+    // Cut short, or with a type out of range, it is refused.
+    CHECK_THROWS_WITH(let_bytes(compact.data(), compact.size() - 1), Catch::Contains("length"));
+    compact.back() = 9;
+    CHECK_THROWS_WITH(let_bytes(compact.data(), compact.size()), Catch::Contains("type out of range"));
 }
