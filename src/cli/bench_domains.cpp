@@ -107,10 +107,14 @@ SampleErrors sample_errors(const ParticleSet& p, const Forces& f, long long tota
     mass.head(n) = p.mass;
     std::vector<std::int32_t> targets(s);
     for (std::size_t k = 0; k < s; ++k) targets[k] = static_cast<std::int32_t>(n) + static_cast<std::int32_t>(k);
+    // Softened by type, the sum needs every particle's type, the sample's too.
+    std::vector<std::uint8_t> types(p.type);
+    for (std::size_t k = 0; k < s; ++k) types.push_back(static_cast<std::uint8_t>(type[k]));
     config.engine = engines().gpu_available() ? "direct-gpu" : "direct-cpu";
     config.precision = "double";
     Forces exact;
-    make_force_engine(config)->compute_subset(q, mass, targets, exact);
+    make_force_engine(config)->compute_subset(q, mass, config.gravity.per_type() ? TypesRef(types) : TypesRef{},
+                                              targets, exact);
     comm.sum(exact.acc.data(), 3 * s);
     const Eigen::Matrix3Xd approx = Eigen::Map<const Eigen::Matrix3Xd>(tree.data(), 3, m);
     SampleErrors e;
