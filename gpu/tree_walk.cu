@@ -234,8 +234,7 @@ __device__ void warp_walk_packed(const OctreeView<float>& tree, int g, int2* sta
 // The warp walk kernels: warp w of block b walks group b * kWarpWalkWarps + w, so that the warps
 // of a block, and the blocks that start together, walk neighbouring groups, which read the same
 // nodes. (Under the relative criterion the longest walks, of the groups of smallest |a|, end the
-// kernel alone; starting them first by their scales shortened the Plummer sphere's walk and
-// lengthened the galaxy's, whose neighbours then no longer walked together.)
+// kernel alone; with doubled rounds, starting the largest scales first made the walks longer.)
 struct WarpWalkSlot {
     int g;
     int2* stack;
