@@ -18,8 +18,15 @@ namespace {
 
 // A tick rebuilds the tree when at least this share of the particles is due: its walk is then long
 // enough to hide the host's build of the next structure. The other ticks refit the live one, whose
-// cells grow with every refit and lengthen the lists of the ticks that follow.
-constexpr long long kRebuildShare = 16; // 1 / 16
+// cells grow with every refit and lengthen the lists of the ticks that follow. Under the relative
+// criterion a tick's walk and lists are shorter and hide less of the build: it rebuilds from twice
+// the share (measured on the 2^20 galaxy, bench/results/step.md).
+constexpr long long kRebuildShare = 16, kRelativeRebuildShare = 8; // 1 / 16, 1 / 8
+
+long long rebuild_share(const TreeParams& params)
+{
+    return params.mac == MacKind::relative ? kRelativeRebuildShare : kRebuildShare;
+}
 // A tick walks whole groups, as a full step does, when at least this share is due (1 / 3): then
 // most groups hold a due particle, and walking them whole costs less than their pieces. Else
 // 32-particle pieces of the groups that hold a due particle, with long walks cut into parts.
@@ -131,7 +138,7 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
         step_start_ = WallClock::now();
         const auto n = static_cast<std::size_t>(n_);
         tick_ = tick;
-        rebuild_tick_ = fresh_ || due * kRebuildShare >= static_cast<long long>(n);
+        rebuild_tick_ = fresh_ || due * rebuild_share(e_.params) >= static_cast<long long>(n);
         ticks_since_rebuild_ = rebuild_tick_ ? 0 : ticks_since_rebuild_ + 1;
         whole_groups_ = due * kWholeGroupsShare >= static_cast<long long>(n);
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
@@ -176,7 +183,8 @@ double TreeGpuResident::structure_lead(Tick tick, double dt) const
     const int shortest = last_counts_.shortest();
     Tick next = tick;
     do next += ticks_of_bin(shortest);
-    while (next < kTicksPerMaxStep && last_counts_.due_at(next) * kRebuildShare < static_cast<long long>(n_));
+    while (next < kTicksPerMaxStep &&
+           last_counts_.due_at(next) * rebuild_share(e_.params) < static_cast<long long>(n_));
     const double span = std::ldexp(rule_.dt_max, -kMaxBin) * static_cast<double>(next - tick);
     return std::max(dt, 1.5 * span);
 }
