@@ -96,13 +96,21 @@ Octree scaled_forest_of(const Domains& d, int k, const OpeningCriterion& cut, co
 
 // Domain k's tree with every other domain's LET cut under `cut`, softened by type as `gravity`
 // has it; forest_types gets the forest's types (its own particles' in their order, then the LETs').
+// With abs_acc (the whole set's |a| / G, in its order) the boxes carry their groups' scales, for a
+// cut under the relative criterion.
 Octree typed_forest_of(const Domains& d, int k, const OpeningCriterion& cut, const GravityParams& gravity,
-                       std::vector<std::uint8_t>& forest_types)
+                       std::vector<std::uint8_t>& forest_types, const std::vector<double>* abs_acc = nullptr)
 {
     const BuildParams build{};
     const auto me = static_cast<std::size_t>(k);
     Octree forest = build_octree(d.pos[me], d.mass[me], build);
-    const std::vector<DomainBox> boxes = domain_boxes(forest);
+    std::vector<double> own_abs(d.index[me].size()), scales(forest.groups.size());
+    if (abs_acc) {
+        for (std::size_t i = 0; i < own_abs.size(); ++i)
+            own_abs[i] = (*abs_acc)[static_cast<std::size_t>(d.index[me][i])];
+        fill_group_mac_scales(forest.groups, forest.order.data(), own_abs, scales.data());
+    }
+    const std::vector<DomainBox> boxes = domain_boxes(forest, 1024, abs_acc ? &scales : nullptr);
     for (std::size_t j = 0; j < d.pos.size(); ++j) {
         if (j == me) continue;
         const Octree other = build_octree(d.pos[j], d.mass[j], build);
@@ -480,6 +488,34 @@ TEST_CASE("LETs softened by type: the other domains' whole trees' forces bit for
         CHECK(ek[0] < 1.05 * e1[0]);
         CHECK(ek[1] < 1.05 * e1[1]);
         CHECK(ek[0] > 0.3 * e1[0]);
+    }
+    // Under the relative criterion too: the boxes carry their groups' scales, the cells their
+    // softening, and a group's forces over the LETs are those over the whole trees, to the bit.
+    std::vector<double> abs_acc(p.size());
+    for (Eigen::Index i = 0; i < exact.acc.cols(); ++i)
+        abs_acc[static_cast<std::size_t>(i)] = exact.acc.col(i).norm() / gravity.G;
+    TreeParams relative;
+    relative.mac = MacKind::relative;
+    relative.alpha = 1e-3;
+    for (int k = 0; k < 4; ++k) {
+        INFO("relative, domain " << k);
+        Forces f[2];
+        for (int whole = 0; whole < 2; ++whole) {
+            std::vector<std::uint8_t> types;
+            Octree forest = typed_forest_of(d, k, whole ? OpeningCriterion::geometric(1e-9) : relative.opening(),
+                                            gravity, types, &abs_acc);
+            const auto& index = d.index[static_cast<std::size_t>(k)];
+            Eigen::Matrix3Xd estimate = Eigen::Matrix3Xd::Zero(3, static_cast<Eigen::Index>(forest.particles.size()));
+            for (std::size_t i = 0; i < index.size(); ++i)
+                estimate.col(static_cast<Eigen::Index>(i)) = exact.acc.col(index[i]);
+            TreeCpuEngine engine(relative, gravity);
+            engine.set_acceleration_estimate(estimate);
+            engine.load(forest, TypesRef(types));
+            engine.evaluate_loaded(relative.opening(), f[whole]);
+        }
+        const auto n = static_cast<Eigen::Index>(d.index[static_cast<std::size_t>(k)].size());
+        CHECK(f[0].acc.leftCols(n) == f[1].acc.leftCols(n));
+        CHECK(f[0].pot.head(n) == f[1].pot.head(n));
     }
 }
 
