@@ -250,13 +250,16 @@ int bench_domain_step(const BenchConfig& c)
     ParticleSet p = own_share(c.model, c.n, world);
     move_to_domains(p, world);
     IntegratorConfig ic = step_config(c, p, dt, eps, false);
+    const DomainTreeEngine* domains = nullptr; // the integrator's engine
     if (world.size() > 1 && engines().device_count() > 0)
         ic.engine.device = world.local_rank() % engines().device_count();
     if (world.is_root()) report_engine_choice(c.engine);
     auto integrator = make_integrator(
         ic, engines(),
         [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {
-            return make_domain_tree_engine(std::move(engine), ic.engine, world);
+            auto made = make_domain_tree_engine(std::move(engine), ic.engine, world);
+            domains = made.get();
+            return made;
         },
         nullptr);
     integrator->start(p);
@@ -268,11 +271,15 @@ int bench_domain_step(const BenchConfig& c)
     // particles that crossed a cut moved (parallel/domains.hpp: DomainFollower).
     PhaseTimes sums;
     DomainFollower follower;
-    double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0;
+    double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0, own_most = 0, own_mean = 0;
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
         world.barrier();
         const auto start = WallClock::now();
         integrator->advance_to(s * dt, p);
+        // This rank's force computation without the LETs' exchange (where it waits for the others):
+        // what the domains' cut should even out.
+        double own[2] = {domains->last_cost_per_particle() * static_cast<double>(domains->last_particle_count()), 0};
+        own[1] = own[0];
         world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
         const auto moving = WallClock::now();
         integrator->settle_order(p);
@@ -284,7 +291,11 @@ int bench_domain_step(const BenchConfig& c)
         if (changed) integrator->resume({}, p);
         double times[4] = {seconds_since(start), seconds_since(moving), settled, cut_and_moved};
         world.max(times, 4);
+        world.max(own, 1);
+        world.sum(own + 1, 1);
         if (s <= c.warmup) continue;
+        own_most += own[0];
+        own_mean += own[1] / world.size();
         wall += times[0];
         slowest = std::max(slowest, times[0]);
         follow += times[1];
@@ -316,6 +327,9 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("| of which: the tree's order settled | %.3f |\n", per * settle);
     std::printf("| of which: keys, cuts, particles exchanged | %.3f |\n", per * moved);
     std::printf("| whole step | %.3f |\n\n", per * wall);
+    std::printf("the ranks' force computations, the LETs' exchange aside: the slowest %.3f ms, the mean %.3f ms "
+                "(imbalance %.2f)\n\n",
+                per * own_most, per * own_mean, own_mean > 0 ? own_most / own_mean : 1.0);
     const auto q = percentiles(errors.all, {50, 99});
     std::printf("| model | N | ranks | criterion | engine | ms per step | slowest step | particles/s | abs(dE/E) after "
                 "%d steps | first p50 / p99 |\n|---|---|---|---|---|---|---|---|---|---|\n",

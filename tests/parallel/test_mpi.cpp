@@ -224,6 +224,7 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args, &log) == 0);
     INFO(log);
     CHECK_THAT(log, Catch::Contains("N = 6000 on 2 Peano-Hilbert domains") && Catch::Contains("| LET walks | ") &&
+                        Catch::Contains("the LETs' exchange aside: the slowest") &&
                         Catch::Contains("| domains followed (cut anew, particles moved) | ") &&
                         Catch::Contains("| galaxy | 6000 | 2 | theta 0.5 | tree-cpu on 2 domains | **"));
     // The row's last two columns: the energy error after 3 steps and the first step's force errors.
