@@ -82,12 +82,20 @@ std::size_t node_softening_bytes(bool compact)
     return compact ? 2 * sizeof(float) : 2 * sizeof(double);
 }
 
-// A LET's bytes after its header: nodes, particles, then where softened by type each node's
-// softening and each particle's type.
-std::size_t body_bytes(std::size_t nodes, std::size_t particles, bool compact, bool by_type)
+// Where a LET's blocks start, in bytes from its start: the header, the nodes, the particles, then
+// where softened by type each node's softening and each particle's type; `end`, its length.
+struct LetLayout {
+    std::size_t nodes, particles, softening, types, end;
+};
+LetLayout let_layout(std::size_t nodes, std::size_t particles, bool compact, bool by_type)
 {
-    return nodes * node_bytes(compact) + particles * particle_bytes(compact) +
-           (by_type ? nodes * node_softening_bytes(compact) + particles : 0);
+    LetLayout l{};
+    l.nodes = sizeof(LetHeader);
+    l.particles = l.nodes + nodes * node_bytes(compact);
+    l.softening = l.particles + particles * particle_bytes(compact);
+    l.types = l.softening + (by_type ? nodes * node_softening_bytes(compact) : 0);
+    l.end = l.types + (by_type ? particles : 0);
+    return l;
 }
 
 Group<double> union_box(const Group<double>* first, const Group<double>* last)
@@ -340,12 +348,13 @@ void LetMaker::make(const Octree& tree, const std::vector<DomainBox>& boxes, con
                       by_type ? 1u : 0u,
                       {format.origin.x, format.origin.y, format.origin.z}};
     const std::size_t at = out.size();
-    out.resize(at + sizeof h + body_bytes(num_nodes, num_particles, compact, by_type));
+    const LetLayout layout = let_layout(num_nodes, num_particles, compact, by_type);
+    out.resize(at + layout.end);
     std::memcpy(out.data() + at, &h, sizeof h);
-    char* nodes_out = out.data() + at + sizeof h;
-    char* particles_out = nodes_out + num_nodes * node_bytes(compact);
-    char* softening_out = particles_out + num_particles * particle_bytes(compact);
-    char* types_out = softening_out + num_nodes * node_softening_bytes(compact);
+    char* nodes_out = out.data() + at + layout.nodes;
+    char* particles_out = out.data() + at + layout.particles;
+    char* softening_out = out.data() + at + layout.softening;
+    char* types_out = out.data() + at + layout.types;
     s.nodes.resize(num_nodes);
     s.source.resize(num_nodes);
 #pragma omp parallel for schedule(dynamic, 16)
@@ -417,7 +426,7 @@ LetBytes let_bytes(const char* data, std::size_t size)
     if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
     if (h.compact > 1 || h.by_type > 1) throw bad("an unknown form");
     const bool compact = h.compact == 1, by_type = h.by_type == 1;
-    if (size != sizeof h + body_bytes(h.nodes, h.particles, compact, by_type))
+    if (size != let_layout(h.nodes, h.particles, compact, by_type).end)
         throw bad("its length does not match its counts");
     const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}, by_type};
     const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
@@ -440,7 +449,8 @@ LetBytes let_bytes(const char* data, std::size_t size)
 
 LetNode LetBytes::node(std::size_t k) const
 {
-    const char* at = data + sizeof(LetHeader) + k * node_bytes(format.compact);
+    const char* at =
+        data + let_layout(nodes, particles, format.compact, by_type).nodes + k * node_bytes(format.compact);
     if (!format.compact) {
         LetNode n;
         std::memcpy(&n, at, sizeof n);
@@ -453,7 +463,8 @@ LetNode LetBytes::node(std::size_t k) const
 
 Vec4<double> LetBytes::particle(std::size_t k) const
 {
-    const char* at = data + sizeof(LetHeader) + nodes * node_bytes(format.compact) + k * particle_bytes(format.compact);
+    const char* at =
+        data + let_layout(nodes, particles, format.compact, by_type).particles + k * particle_bytes(format.compact);
     if (!format.compact) {
         Vec4<double> p;
         std::memcpy(&p, at, sizeof p);
@@ -466,8 +477,8 @@ Vec4<double> LetBytes::particle(std::size_t k) const
 
 LetNodeSoftening LetBytes::node_softening(std::size_t k) const
 {
-    const char* at = data + sizeof(LetHeader) + nodes * node_bytes(format.compact) +
-                     particles * particle_bytes(format.compact) + k * node_softening_bytes(format.compact);
+    const char* at = data + let_layout(nodes, particles, format.compact, by_type).softening +
+                     k * node_softening_bytes(format.compact);
     if (!format.compact) {
         double v[2];
         std::memcpy(v, at, sizeof v);
@@ -480,8 +491,7 @@ LetNodeSoftening LetBytes::node_softening(std::size_t k) const
 
 std::uint8_t LetBytes::particle_type(std::size_t k) const
 {
-    const char* at = data + sizeof(LetHeader) + body_bytes(nodes, particles, format.compact, false) +
-                     nodes * node_softening_bytes(format.compact) + k;
+    const char* at = data + let_layout(nodes, particles, format.compact, by_type).types + k;
     std::uint8_t t;
     std::memcpy(&t, at, 1);
     return t;

@@ -111,25 +111,28 @@ HOST_DEVICE inline void walk_group_with(const OctreeView<T>& tree, const Group<T
     walk_path(group, open, 0, tree.num_nodes, [&](std::int32_t i, const NodeStep& step) { hand_entry(sink, i, step); });
 }
 
-// Group g's walk under the view's criterion: the relative one when the view carries its arrays;
-// on the packed nodes when the view has them.
-template <class Sink, class T>
-HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
+// Calls walk(group, open) with group g and the opening of the view's criterion: the relative one
+// when the view carries its arrays; on the packed nodes when the view has them.
+template <class Walk, class T>
+HOST_DEVICE inline decltype(auto) with_group_opening(const OctreeView<T>& tree, std::int32_t g, Walk&& walk)
 {
     const Group<T> group = tree.groups[g];
     if (tree.walk_nodes != nullptr) {
-        if (tree.r_rel2 != nullptr)
-            walk_group_with(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink);
-        else
-            walk_group_with(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink);
-    } else if (tree.r_rel2 != nullptr) {
-        walk_group_with(
-            tree, group,
-            RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
-            sink);
-    } else {
-        walk_group_with(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf}, sink);
+        if (tree.r_rel2 != nullptr) return walk(group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]});
+        return walk(group, PackedOpening<T, false>{tree.walk_nodes, T(0)});
     }
+    if (tree.r_rel2 != nullptr)
+        return walk(group, RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf,
+                                              tree.mac_scale[g]});
+    return walk(group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf});
+}
+
+// Group g's walk under the view's criterion.
+template <class Sink, class T>
+HOST_DEVICE inline void walk_group_into(const OctreeView<T>& tree, std::int32_t g, Sink& sink)
+{
+    with_group_opening(tree, g,
+                       [&](const Group<T>& group, const auto& open) { walk_group_with(tree, group, open, sink); });
 }
 
 // The GPU walks a group with a warp (gpu/tree_walk.cu), in rounds; this is the same walk on the
@@ -202,22 +205,11 @@ inline long long walk_group_in_rounds(const OctreeView<T>& tree, const Group<T>&
 template <class Sink, class T>
 inline long long walk_group_in_rounds(const OctreeView<T>& tree, std::int32_t g, Sink& sink, int capacity = 0)
 {
-    const Group<T> group = tree.groups[g];
     WalkRounds rounds = tree.r_rel2 != nullptr ? kRelativeRounds : kGeometricRounds;
     if (capacity > 0) rounds.capacity = capacity;
-    if (tree.walk_nodes != nullptr) {
-        if (tree.r_rel2 != nullptr)
-            return walk_group_in_rounds(tree, group, PackedOpening<T, true>{tree.walk_nodes, tree.mac_scale[g]}, sink,
-                                        rounds);
-        return walk_group_in_rounds(tree, group, PackedOpening<T, false>{tree.walk_nodes, T(0)}, sink, rounds);
-    }
-    if (tree.r_rel2 != nullptr)
-        return walk_group_in_rounds(
-            tree, group,
-            RelativeOpening<T>{tree.com_mass, tree.r_open2, tree.r_rel2, tree.next, tree.is_leaf, tree.mac_scale[g]},
-            sink, rounds);
-    return walk_group_in_rounds(tree, group, GeometricOpening<T>{tree.com_mass, tree.r_open2, tree.next, tree.is_leaf},
-                                sink, rounds);
+    return with_group_opening(tree, g, [&](const Group<T>& group, const auto& open) {
+        return walk_group_in_rounds(tree, group, open, sink, rounds);
+    });
 }
 
 struct CountPass {

@@ -66,8 +66,6 @@ void DomainTreeEngine::compute_with(const OpeningCriterion& criterion, Positions
                                     Forces& out, Order order)
 {
     check_criterion(criterion);
-    if (gravity_.per_type()) // the message of the engines that take types, before any LET moves
-        half_squared_softening(gravity_, type, static_cast<std::size_t>(pos.cols()), name());
     if (criterion.kind == MacKind::relative) {
         // Every rank takes the first pass when any lacks an estimate: the LETs are exchanged by all.
         double lacking = estimate_.covers(static_cast<std::size_t>(pos.cols())) || pos.cols() == 0 ? 0 : 1;
