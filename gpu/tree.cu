@@ -126,6 +126,15 @@ DeviceParticles* TreeGpuEngine::device_particles()
     return d.resident.get();
 }
 
+DeviceParticles* TreeGpuEngine::device_particles_on_domains(RankExchange& ranks)
+{
+    Impl& d = *impl_;
+    if (d.params.mac != MacKind::geometric || d.gravity.per_type()) return nullptr;
+    if (!device_particles()) return nullptr;
+    d.resident->set_ranks(&ranks);
+    return d.resident.get();
+}
+
 PhaseTimes TreeGpuEngine::last_phase_times() const
 {
     return impl_->times;

@@ -52,6 +52,9 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     // Whole steps on the device need the look-ahead (the host builds each next structure) and the
     // whole tree (no shares).
     DeviceParticles* device_particles() override;
+    // Under the geometric criterion with one softening: the LETs made, exchanged and appended on
+    // the device (gpu/device_lets.cuh).
+    DeviceParticles* device_particles_on_domains(RankExchange& ranks) override;
 
     // For sweeps: upload one tree, then evaluate it under several criteria. The relative
     // criterion without an estimate for this N first runs a geometric pass and keeps its result.

@@ -384,6 +384,7 @@ void TreeGpuResident::compute()
         if (criterion.kind == MacKind::relative) launch_group_scales(order_.data());
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
+        if (ranks_) append_lets(criterion);
 
         // The walk and the lists, queued (after the keys, whose predictions read the forces they
         // replace): the kick follows them on the stream, and the host builds the next structure
@@ -393,6 +394,73 @@ void TreeGpuResident::compute()
         forces_due_ = false;
         kick_due_ = true;
     });
+}
+
+void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
+{
+    let_times_.clear();
+    if (ranks_->ranks() == 1) return; // the whole tree is here
+    auto phase = WallClock::now();
+    const auto ranks = static_cast<std::size_t>(ranks_->ranks()), me = static_cast<std::size_t>(ranks_->rank());
+    // This domain's boxes, of the positions the refit has just fitted, to every rank.
+    const std::vector<DomainBox> mine = lets_.boxes(trees_[live_], body_.data(), e_.stream);
+    std::vector<char> bytes(mine.size() * sizeof(DomainBox));
+    if (!mine.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());
+    ranks_->all_gather(bytes, all_boxes_);
+    let_times_.emplace_back("LET boxes", seconds_since(phase));
+
+    // Each other domain's LET, from the refitted moments and the positions.
+    phase = WallClock::now();
+    const DeviceLetSource source{e_.num_nodes,         e_.dev.next.data(),         e_.dev.is_leaf.data(),
+                                 e_.dev.range.data(),  moments_.com_mass.data(),   moments_.quad.data(),
+                                 moments_.size.data(), moments_.com_offset.data(), body_.data()};
+    let_send_.assign(ranks, ByteSpan{});
+    while (let_made_.size() < ranks) let_made_.push_back(std::make_unique<gpu::PinnedBuffer<char>>());
+    std::vector<DomainBox> theirs;
+    for (std::size_t r = 0; r < ranks; ++r) {
+        const std::vector<char>& b = all_boxes_[r];
+        if (r == me || b.empty()) continue;
+        if (b.size() % sizeof(DomainBox) != 0)
+            throw std::runtime_error("tree-gpu: a rank's domain boxes are malformed");
+        theirs.resize(b.size() / sizeof(DomainBox));
+        std::memcpy(theirs.data(), b.data(), b.size());
+        gpu::PinnedBuffer<char>& made = *let_made_[r];
+        const std::size_t size = lets_.make(source, theirs, criterion, theirs.front().box.centre, made, e_.stream);
+        let_send_[r] = {made.data(), size};
+    }
+    let_times_.emplace_back("LET walks", seconds_since(phase));
+
+    phase = WallClock::now();
+    ranks_->all_to_all(let_send_, let_received_);
+    let_times_.emplace_back("LET exchange", seconds_since(phase));
+
+    // The received LETs after the own tree's nodes and particles, in the float tree the walk reads.
+    phase = WallClock::now();
+    std::vector<LetBytes> lets;
+    std::size_t nodes = 0, particles = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+        if (r == me || let_received_[r].empty()) continue;
+        lets.push_back(let_bytes(let_received_[r].data(), let_received_[r].size()));
+        nodes += lets.back().nodes;
+        particles += lets.back().particles;
+    }
+    let_times_.emplace_back("LET append: checks", seconds_since(phase));
+    phase = WallClock::now();
+    const auto m = static_cast<std::size_t>(e_.num_nodes), n = static_cast<std::size_t>(n_);
+    if (m + nodes > static_cast<std::size_t>(INT32_MAX) || n + particles > static_cast<std::size_t>(INT32_MAX))
+        throw std::runtime_error("tree-gpu: the domain's tree and its LETs exceed 2^31 nodes or particles");
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // the arrays may move
+    for_each_array(e_.dev, [&](auto& a, const TreeArrayInfo& info) {
+        if (info.extent == Extent::groups) return;
+        const bool per_node = info.extent == Extent::nodes;
+        a.reserve_keeping(per_node ? m + nodes : n + particles, info.per_theta ? 0 : (per_node ? m : n), info.name);
+    });
+    e_.d_sorted.reserve_keeping(n + particles, n, "sorted accelerations");
+    lets_.append(lets, pointers_of(e_.dev), static_cast<int>(m), n_, moments_.com_mass.data(), e_.stream);
+    e_.num_nodes = static_cast<int>(m + nodes);
+    e_.num_particles = static_cast<int>(n + particles);
+    let_times_.emplace_back("LET append", seconds_since(phase) - lets_.copy_seconds());
+    let_times_.emplace_back("LET append: copies to the device", lets_.copy_seconds());
 }
 
 void TreeGpuResident::gather_and_drift(double h, double dt, bool block_tick)
@@ -574,6 +642,7 @@ void TreeGpuResident::collect_times(bool sorted)
     PhaseTimes times = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
     times.insert(times.end(), e_.times.begin(), e_.times.end());
     times.emplace_back("kick", ms_kick * 1e-3);
+    if (ranks_) times.insert(times.end(), let_times_.begin(), let_times_.end());
     double phases = 0;
     for (const auto& [name, seconds] : times) phases += seconds;
     times.emplace_back("other", std::max(0.0, seconds_since(step_start_) - phases));

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,9 +29,11 @@
 #include "core/device_particles.hpp"
 #include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
+#include "core/rank_exchange.hpp"
 #include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
+#include "gpu/device_lets.cuh"
 #include "gpu/tree_engine_impl.cuh"
 #include "gpu/tree_gpu.h"
 #include "tree/key_frame.hpp"
@@ -97,6 +100,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // engine's phase times become this step's.
     void compute();
 
+    // The particles are this rank's domain (docs/parallel-design.md): each evaluation exchanges
+    // LETs with the other ranks through `ranks` (which outlives the store) and walks them with the
+    // own tree. Null: the particles are all there are. Shared steps only (no time bins), under the
+    // geometric criterion with one softening.
+    void set_ranks(RankExchange* ranks) { ranks_ = ranks; }
+
     // Block steps (either criterion: the relative one scales each walked group by its due
     // particles' smallest |a|).
     DeviceTimeBins* time_bins() override;
@@ -123,6 +132,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // Their relative-criterion scales from the engine's sums (particle k's at order[k], or at k
     // without an order: group_scales_kernel).
     void launch_group_scales(const std::uint32_t* order);
+    // Between the refit and the walk, on domains: this domain's boxes to every rank, each other
+    // domain's LET made here and sent, the received ones appended to the float tree.
+    void append_lets(const OpeningCriterion& criterion);
     // How far ahead of `tick` a rebuild predicts the positions its staged structure is built from.
     double structure_lead(Tick tick, double dt) const;
     // compute() in block steps: the refit, the due groups, their walk queued.
@@ -167,6 +179,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     void launch_softening();
 
     TreeGpuEngine::Impl& e_;
+    RankExchange* ranks_ = nullptr;
+    DeviceLets lets_;
+    std::vector<std::unique_ptr<gpu::PinnedBuffer<char>>> let_made_; // the LETs sent, by rank
+    std::vector<ByteSpan> let_send_;
+    std::vector<std::vector<char>> let_received_, all_boxes_;
+    PhaseTimes let_times_;        // the last append_lets()'s parts
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
     static constexpr int kEvents = 10;
     cudaEvent_t ev_[kEvents] = {};

@@ -27,16 +27,16 @@ long long rebuild_share(const TreeParams& params)
 {
     return params.mac == MacKind::relative ? kRelativeRebuildShare : kRebuildShare;
 }
-// A tick walks whole groups, as a full step does, when at least this share is due (1 / 3): then
+// A tick walks whole groups, as a full step does, when at least this share is due (1 / 2): then
 // most groups hold a due particle, and walking them whole costs less than their pieces. Else
 // 32-particle pieces of the groups that hold a due particle, with long walks cut into parts.
-constexpr long long kWholeGroupsShare = 3;
+constexpr long long kWholeGroupsShare = 2;
 
 } // namespace
 
 DeviceTimeBins* TreeGpuResident::time_bins()
 {
-    return this;
+    return ranks_ ? nullptr : this; // a domain's ticks would need every rank's due groups
 }
 
 BinCounts TreeGpuResident::launch_bins(Tick tick, bool close, bool open)

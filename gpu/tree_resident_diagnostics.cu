@@ -116,7 +116,7 @@ __global__ void enclosing_kernel(int n, const double* radius, const double* encl
 
 bool TreeGpuResident::diagnostics(const std::vector<double>& fractions, Diagnostics& out)
 {
-    if (!loaded_) return false;
+    if (!loaded_ || ranks_) return false; // a domain's sums are a part: the caller reduces over the ranks
     if (forces_due_ || kick_due_) throw std::logic_error("tree-gpu: diagnostics in the middle of a step");
     check_fractions(fractions);
     guarded([&] {

@@ -19,14 +19,19 @@ Group<double> particles_box(const Octree& tree, ParticleRange range)
             mx[d] = std::max(mx[d], x[d]);
         }
     }
+    return box_of_bounds(mn, mx, range);
+}
+
+Group<double> box_of_bounds(const double lo[3], const double hi[3], ParticleRange range)
+{
     Group<double> group;
     group.range = range;
     // Half widths padded by a few ulps of the coordinates, so that rounding never puts a
     // particle outside its own box (the walk relies on it to open the group's own cells).
     double c[3], h[3];
     for (int d = 0; d < 3; ++d) {
-        c[d] = (mn[d] + mx[d]) / 2;
-        h[d] = (mx[d] - mn[d]) / 2 + 4 * std::numeric_limits<double>::epsilon() * (std::abs(mn[d]) + std::abs(mx[d]));
+        c[d] = (lo[d] + hi[d]) / 2;
+        h[d] = (hi[d] - lo[d]) / 2 + 4 * std::numeric_limits<double>::epsilon() * (std::abs(lo[d]) + std::abs(hi[d]));
     }
     group.centre = {c[0], c[1], c[2], 0};
     group.half_extent = {h[0], h[1], h[2], 0};

@@ -13,5 +13,7 @@ void refit_group_boxes(Octree& tree);
 // The bounding box of the tree's particles in `range`, padded by a few ulps of the coordinates
 // (a group's box; also a domain's boxes, tree/locally_essential.hpp). Its range is `range`.
 Group<double> particles_box(const Octree& tree, ParticleRange range);
+// The same box from its particles' smallest and largest coordinates (found elsewhere: a GPU).
+Group<double> box_of_bounds(const double lo[3], const double hi[3], ParticleRange range);
 
 } // namespace grove

@@ -11,29 +11,14 @@
 
 #include "core/particles.hpp"
 #include "tree/groups.hpp"
+#include "tree/let_wire.hpp"
 #include "tree/mac.hpp"
 
 namespace grove {
 
 namespace {
 
-struct LetHeader {
-    std::uint64_t nodes, particles;
-    std::uint64_t compact; // 0 or 1
-    std::uint64_t by_type; // 0 or 1
-    double origin[3];
-};
-
-// A node in the compact form (LetFormat): its centre of mass and structure exact, the rest in float.
-struct CompactLetNode {
-    double com[3];
-    float mass;
-    float quad[6]; // xx, xy, xz, yy, yz, trace
-    float size, com_offset;
-    std::int32_t next, first;
-    std::int32_t leaf_count; // a leaf's particle count (0 for a terminal cell); -1: not a leaf
-};
-static_assert(sizeof(CompactLetNode) == 72, "the compact node's wire size");
+static_assert(sizeof(LetNode) == 128, "the full node's wire size (tree/let_wire.hpp)");
 
 CompactLetNode compact_node(const LetNode& n)
 {
@@ -64,38 +49,6 @@ LetNode full_node(const CompactLetNode& c)
     n.count = c.leaf_count > 0 ? c.leaf_count : 0;
     n.is_leaf = c.leaf_count >= 0;
     return n;
-}
-
-std::size_t node_bytes(bool compact)
-{
-    return compact ? sizeof(CompactLetNode) : sizeof(LetNode);
-}
-
-std::size_t particle_bytes(bool compact)
-{
-    return compact ? 4 * sizeof(float) : sizeof(Vec4<double>);
-}
-
-// Softened by type: each node's mean h and opening radius^2, in the nodes' precision.
-std::size_t node_softening_bytes(bool compact)
-{
-    return compact ? 2 * sizeof(float) : 2 * sizeof(double);
-}
-
-// Where a LET's blocks start, in bytes from its start: the header, the nodes, the particles, then
-// where softened by type each node's softening and each particle's type; `end`, its length.
-struct LetLayout {
-    std::size_t nodes, particles, softening, types, end;
-};
-LetLayout let_layout(std::size_t nodes, std::size_t particles, bool compact, bool by_type)
-{
-    LetLayout l{};
-    l.nodes = sizeof(LetHeader);
-    l.particles = l.nodes + nodes * node_bytes(compact);
-    l.softening = l.particles + particles * particle_bytes(compact);
-    l.types = l.softening + (by_type ? nodes * node_softening_bytes(compact) : 0);
-    l.end = l.types + (by_type ? particles : 0);
-    return l;
 }
 
 Group<double> union_box(const Group<double>* first, const Group<double>* last)
@@ -145,14 +98,13 @@ void set_skips(const Octree& tree, const std::vector<std::int32_t>& source, std:
 
 } // namespace
 
-std::vector<DomainBox> domain_boxes(const Octree& tree, int count, const std::vector<double>* group_scales)
+std::vector<DomainBox> domain_box_cells(const Octree& tree, int count, std::vector<ParticleRange>& ranges)
 {
-    if (group_scales && group_scales->size() != tree.groups.size())
-        throw std::invalid_argument("domain_boxes: one scale per group");
     if (count < 1) throw std::invalid_argument("domain_boxes: count must be >= 1");
     std::vector<DomainBox> boxes;
     std::vector<std::int32_t> source;
-    const auto n = static_cast<std::int64_t>(tree.particles.size());
+    ranges.clear();
+    const auto n = static_cast<std::int64_t>(tree.range.empty() ? 0 : tree.range[0].end);
     const std::int64_t most = std::max<std::int64_t>(1, n / count);
     for (std::int32_t i = 0; i < tree.num_nodes();) {
         const auto k = static_cast<std::size_t>(i);
@@ -166,25 +118,18 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count, const std::ve
         if (r.end > r.begin || !b.bounds_particles) {
             boxes.push_back(b);
             source.push_back(i);
+            ranges.push_back(b.bounds_particles ? r : ParticleRange{0, 0});
         }
         i = b.bounds_particles ? tree.next[k] : i + 1; // too many particles: its children instead
     }
     set_skips(tree, source, boxes);
-    // The cells' boxes from their particles; above them, each box the union of its children's.
-#pragma omp parallel for schedule(dynamic, 16)
-    for (std::size_t k = 0; k < boxes.size(); ++k) {
-        const ParticleRange r = tree.range[static_cast<std::size_t>(source[k])];
-        if (!boxes[k].bounds_particles) continue;
-        boxes[k].box = grown(particles_box(tree, r));
-        if (!group_scales) continue;
-        // The groups tile the particles in order: from the one holding the cell's first particle on.
-        auto g = std::upper_bound(tree.groups.begin(), tree.groups.end(), r.begin,
-                                  [](std::int32_t b, const Group<double>& x) { return b < x.range.begin; });
-        if (g != tree.groups.begin()) --g;
-        for (; g != tree.groups.end() && g->range.begin < r.end; ++g)
-            boxes[k].mac_scale =
-                std::max(boxes[k].mac_scale, (*group_scales)[static_cast<std::size_t>(g - tree.groups.begin())]);
-    }
+    return boxes;
+}
+
+void finish_domain_boxes(std::vector<DomainBox>& boxes)
+{
+    for (DomainBox& b : boxes)
+        if (b.bounds_particles) b.box = grown(b.box);
     for (std::size_t k = boxes.size(); k-- > 0;) {
         if (boxes[k].bounds_particles) continue;
         std::vector<Group<double>> children;
@@ -195,28 +140,34 @@ std::vector<DomainBox> domain_boxes(const Octree& tree, int count, const std::ve
         }
         boxes[k].box = union_box(children.data(), children.data() + children.size());
     }
+}
+
+std::vector<DomainBox> domain_boxes(const Octree& tree, int count, const std::vector<double>* group_scales)
+{
+    if (group_scales && group_scales->size() != tree.groups.size())
+        throw std::invalid_argument("domain_boxes: one scale per group");
+    std::vector<ParticleRange> ranges;
+    std::vector<DomainBox> boxes = domain_box_cells(tree, count, ranges);
+    // The cells' boxes from their particles; above them, each box the union of its children's.
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t k = 0; k < boxes.size(); ++k) {
+        const ParticleRange r = ranges[k];
+        if (!boxes[k].bounds_particles) continue;
+        boxes[k].box = particles_box(tree, r);
+        if (!group_scales) continue;
+        // The groups tile the particles in order: from the one holding the cell's first particle on.
+        auto g = std::upper_bound(tree.groups.begin(), tree.groups.end(), r.begin,
+                                  [](std::int32_t b, const Group<double>& x) { return b < x.range.begin; });
+        if (g != tree.groups.begin()) --g;
+        for (; g != tree.groups.end() && g->range.begin < r.end; ++g)
+            boxes[k].mac_scale =
+                std::max(boxes[k].mac_scale, (*group_scales)[static_cast<std::size_t>(g - tree.groups.begin())]);
+    }
+    finish_domain_boxes(boxes);
     return boxes;
 }
 
 namespace {
-
-// Whether some particle box of `boxes` would open a node (its centre of mass, opening radius and,
-// for the relative criterion, r_rel2; 0 for the geometric one): a walk of the boxes that passes
-// over every box far enough away together with those inside it (whose scales are at most its).
-bool must_open_for(const std::vector<DomainBox>& boxes, const Vec4<double>& com, double r_open2, double r_rel2)
-{
-    const auto m = static_cast<std::int32_t>(boxes.size());
-    for (std::int32_t t = 0; t < m;) {
-        const DomainBox& b = boxes[static_cast<std::size_t>(t)];
-        if (!must_open_relative(b.box, com, r_open2, r_rel2, b.mac_scale))
-            t = b.next; // nor any box within it
-        else if (b.bounds_particles)
-            return true;
-        else
-            ++t;
-    }
-    return false;
-}
 
 // What a walk of part of the tree took: the source node of each LET node, the nodes, the
 // particles (each node's `first` counting from this piece's first particle).
@@ -240,7 +191,8 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
         const double r_rel2 = relative ? relative_radius2(tree.size[k], tree.com_mass[k].w, criterion.alpha) : 0.0;
         double r_open2 = opening_radius2(tree.size[k], tree.com_offset[k], theta);
         if (softening) r_open2 = std::max(r_open2, softening->moments->radius2[k]); // as the receiver's cells
-        const bool opened = must_open_for(boxes, tree.com_mass[k], r_open2, r_rel2);
+        const bool opened =
+            must_open_for(boxes.data(), static_cast<std::int32_t>(boxes.size()), tree.com_mass[k], r_open2, r_rel2);
         const ParticleRange r = tree.range[k];
         if (opened && tasks && !tree.is_leaf[k] && r.end - r.begin <= split) {
             piece.source.push_back(-1 - static_cast<std::int32_t>(tasks->size()));
@@ -258,8 +210,8 @@ void walk_for_boxes(const Octree& tree, std::int32_t begin, std::int32_t end, co
             n.com_offset = tree.com_offset[k];
             n.is_leaf = tree.is_leaf[k];
             if (n.is_leaf) {
-                n.first = static_cast<std::int32_t>(piece.particles.size());
                 n.count = r.end - r.begin;
+                n.first = n.count > 0 ? static_cast<std::int32_t>(piece.particles.size()) : 0;
                 piece.particles.insert(piece.particles.end(), tree.particles.begin() + r.begin,
                                        tree.particles.begin() + r.end);
                 if (softening)
@@ -430,27 +382,42 @@ LetBytes let_bytes(const char* data, std::size_t size)
         throw bad("its length does not match its counts");
     const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}, by_type};
     const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
+    // Every node checked by all threads (a rank receives millions a step); the worst fault named.
+    enum Fault { none, skip, range, softening, type };
+    int fault = none;
+#pragma omp parallel for schedule(static) reduction(max : fault)
     for (std::int64_t k = 0; k < n; ++k) {
         const LetNode a = let.node(static_cast<std::size_t>(k));
-        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) throw bad("a skip index out of bounds");
+        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) fault = std::max<int>(fault, skip);
         if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
-            throw bad("a particle range out of bounds");
+            fault = std::max<int>(fault, range);
         if (!by_type) continue;
         const LetNodeSoftening soft = let.node_softening(static_cast<std::size_t>(k));
         if (!(soft.half >= 0) || !(soft.radius2 >= 0) || !std::isfinite(soft.half) || !std::isfinite(soft.radius2))
-            throw bad("a cell's softening negative or not finite");
+            fault = std::max<int>(fault, softening);
     }
     if (by_type)
+#pragma omp parallel for schedule(static) reduction(max : fault)
         for (std::int64_t k = 0; k < np; ++k)
-            if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes)
-                throw bad("a particle type out of range");
-    return let;
+            if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes) fault = std::max<int>(fault, type);
+    switch (fault) {
+    case skip:
+        throw bad("a skip index out of bounds");
+    case range:
+        throw bad("a particle range out of bounds");
+    case softening:
+        throw bad("a cell's softening negative or not finite");
+    case type:
+        throw bad("a particle type out of range");
+    default:
+        return let;
+    }
 }
 
 LetNode LetBytes::node(std::size_t k) const
 {
     const char* at =
-        data + let_layout(nodes, particles, format.compact, by_type).nodes + k * node_bytes(format.compact);
+        data + let_layout(nodes, particles, format.compact, by_type).nodes + k * let_node_bytes(format.compact);
     if (!format.compact) {
         LetNode n;
         std::memcpy(&n, at, sizeof n);
@@ -464,7 +431,7 @@ LetNode LetBytes::node(std::size_t k) const
 Vec4<double> LetBytes::particle(std::size_t k) const
 {
     const char* at =
-        data + let_layout(nodes, particles, format.compact, by_type).particles + k * particle_bytes(format.compact);
+        data + let_layout(nodes, particles, format.compact, by_type).particles + k * let_particle_bytes(format.compact);
     if (!format.compact) {
         Vec4<double> p;
         std::memcpy(&p, at, sizeof p);
@@ -478,7 +445,7 @@ Vec4<double> LetBytes::particle(std::size_t k) const
 LetNodeSoftening LetBytes::node_softening(std::size_t k) const
 {
     const char* at = data + let_layout(nodes, particles, format.compact, by_type).softening +
-                     k * node_softening_bytes(format.compact);
+                     k * let_node_softening_bytes(format.compact);
     if (!format.compact) {
         double v[2];
         std::memcpy(v, at, sizeof v);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/opening_criterion.hpp"
+#include "tree/domain_box.hpp"
 #include "tree/octree.hpp"
 #include "tree/softening_moments.hpp"
 
@@ -42,7 +43,7 @@ struct LetNode {
     std::int32_t first = 0, count = 0; // an opened leaf's particles in the LET's particle array
 };
 
-// How a LET travels. In full, every value as the tree holds it, in double (112 bytes a node, 32 a
+// How a LET travels. In full, every value as the tree holds it, in double (128 bytes a node, 32 a
 // particle). Compact, for a receiver that evaluates in float relative to a centre of its own
 // (tree-gpu): a node's centre of mass and its structure as they are and its mass, quadrupole, size
 // and com offset in float (72 bytes), and each particle in float relative to `origin` (16 bytes),
@@ -85,15 +86,6 @@ struct LetBytes {
     std::uint8_t particle_type(std::size_t k) const;      // by_type only
 };
 
-// A box of the domain's description: the bounding box of a cell's particles, or (above those
-// cells) the union of its children's boxes, in pre-order with skip indices like the tree's.
-struct DomainBox {
-    Group<double> box;
-    std::int32_t next = 0;             // index after this box's subtree
-    std::int32_t bounds_particles = 0; // 1: a cell's particles' box; 0: its children's union
-    double mac_scale = 0;              // the relative criterion's largest group scale within it
-};
-
 // The boxes that describe a built tree's domain to the others: the bounding boxes of the particles
 // of its largest cells of at most N / count particles (groups and leaves with more whole), and
 // the cells above them, each box grown on every side by a margin relative to its size so that a
@@ -103,6 +95,14 @@ struct DomainBox {
 // where given, sets each box's mac_scale to the largest of its groups'.
 std::vector<DomainBox> domain_boxes(const Octree& tree, int count = 1024,
                                     const std::vector<double>* group_scales = nullptr);
+
+// domain_boxes in two halves, for a tree whose particles lie elsewhere (a rank's GPU): the boxes'
+// structure from the tree's (its next, is_leaf, range and groups' ranges), with the particle range
+// of each box that bounds particles in `ranges` (a range of 0 elsewhere); then, once each such
+// box holds its particles' box (particles_box, box_of_bounds), the boxes grown and the unions
+// above them made.
+std::vector<DomainBox> domain_box_cells(const Octree& tree, int count, std::vector<ParticleRange>& ranges);
+void finish_domain_boxes(std::vector<DomainBox>& boxes);
 
 // Appends to `out` the LET of `tree` for the domain described by `boxes` (domain_boxes) under
 // `criterion` (theta > 0; alpha > 0 with boxes that carry their scales), in its wire form; its

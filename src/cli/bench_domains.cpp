@@ -249,7 +249,9 @@ int bench_domain_step(const BenchConfig& c)
         throw std::runtime_error("grove bench step --decomposition domains times shared steps (--timestep shared)");
     ParticleSet p = own_share(c.model, c.n, world);
     move_to_domains(p, world);
-    IntegratorConfig ic = step_config(c, p, dt, eps, false);
+    // tree-gpu's steps live on each rank's GPU, which builds each next tree while it evaluates.
+    const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
+    IntegratorConfig ic = step_config(c, p, dt, eps, lookahead);
     const DomainTreeEngine* domains = nullptr; // the integrator's engine
     if (world.size() > 1 && engines().device_count() > 0)
         ic.engine.device = world.local_rank() % engines().device_count();
@@ -269,6 +271,9 @@ int bench_domain_step(const BenchConfig& c)
     const double e0 = compute_diagnostics(p, p.pot, world).total;
     // Each step as a run on domains takes it: the leapfrog, then the domains cut anew and the
     // particles that crossed a cut moved (parallel/domains.hpp: DomainFollower).
+    // Where the steps live on the ranks' GPUs, the particles stay there, and the domains follow
+    // them every kDeviceFollowSteps steps (parallel/domains.hpp).
+    const bool resident = integrator->resident();
     PhaseTimes sums;
     DomainFollower follower;
     double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0, own_most = 0, own_mean = 0;
@@ -282,13 +287,16 @@ int bench_domain_step(const BenchConfig& c)
         own[1] = own[0];
         world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
         const auto moving = WallClock::now();
-        integrator->settle_order(p);
-        integrator->synchronize(p);
-        const double settled = seconds_since(moving);
-        const auto cut = WallClock::now();
-        const bool changed = follower.follow(p, world);
-        const double cut_and_moved = seconds_since(cut);
-        if (changed) integrator->resume({}, p);
+        double settled = 0, cut_and_moved = 0;
+        if (!resident || (world.size() > 1 && s % kDeviceFollowSteps == 0)) {
+            integrator->settle_order(p);
+            integrator->synchronize(p);
+            settled = seconds_since(moving);
+            const auto cut = WallClock::now();
+            const bool changed = follower.follow(p, world);
+            cut_and_moved = seconds_since(cut);
+            if (changed) integrator->resume({}, p);
+        }
         double times[4] = {seconds_since(start), seconds_since(moving), settled, cut_and_moved};
         world.max(times, 4);
         world.max(own, 1);
@@ -312,6 +320,10 @@ int bench_domain_step(const BenchConfig& c)
     std::vector<double> phase_seconds(static_cast<std::size_t>(phase_count), 0.0);
     for (std::size_t k = 0; k < sums.size(); ++k) phase_seconds[k] = sums[k].second;
     if (!phase_seconds.empty()) world.max(phase_seconds.data(), phase_seconds.size());
+    const LetTraffic& let = domains->last_traffic();
+    double traffic[4] = {static_cast<double>(let.bytes_sent), static_cast<double>(let.bytes_received),
+                         static_cast<double>(let.nodes_received), static_cast<double>(let.particles_received)};
+    world.max(traffic, 4);
     if (!world.is_root()) return 0;
 
     const double per = 1e3 / c.steps;
@@ -327,9 +339,17 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("| of which: the tree's order settled | %.3f |\n", per * settle);
     std::printf("| of which: keys, cuts, particles exchanged | %.3f |\n", per * moved);
     std::printf("| whole step | %.3f |\n\n", per * wall);
-    std::printf("the ranks' force computations, the LETs' exchange aside: the slowest %.3f ms, the mean %.3f ms "
-                "(imbalance %.2f)\n\n",
-                per * own_most, per * own_mean, own_mean > 0 ? own_most / own_mean : 1.0);
+    std::printf("the LETs of the last step, the most of any rank: %.1f MB sent, %.1f MB received, %.0f nodes and "
+                "%.0f particles received\n\n",
+                traffic[0] / 1e6, traffic[1] / 1e6, traffic[2], traffic[3]);
+    if (resident)
+        std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains followed every "
+                    "%d steps\n\n",
+                    kDeviceFollowSteps);
+    else
+        std::printf("the ranks' force computations, the LETs' exchange aside: the slowest %.3f ms, the mean %.3f ms "
+                    "(imbalance %.2f)\n\n",
+                    per * own_most, per * own_mean, own_mean > 0 ? own_most / own_mean : 1.0);
     const auto q = percentiles(errors.all, {50, 99});
     std::printf("| model | N | ranks | criterion | engine | ms per step | slowest step | particles/s | abs(dE/E) after "
                 "%d steps | first p50 / p99 |\n|---|---|---|---|---|---|---|---|---|---|\n",

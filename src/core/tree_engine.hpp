@@ -11,6 +11,7 @@
 
 #include "core/device_particles.hpp"
 #include "core/force_engine.hpp"
+#include "core/rank_exchange.hpp"
 
 namespace grove {
 
@@ -37,6 +38,11 @@ class TreeEngine {
     // device side a particle store may live on (ParticleStore::place_on), owned by the engine.
     // Null otherwise.
     virtual DeviceParticles* device_particles() { return nullptr; }
+    // The same for a store that holds this rank's domain of particles split over ranks: each
+    // computation there exchanges locally essential trees with the other ranks through `ranks`
+    // (which outlives the store). Null where the engine cannot (then the caller's host pipeline
+    // does the exchange).
+    virtual DeviceParticles* device_particles_on_domains(RankExchange& /*ranks*/) { return nullptr; }
     // Bytes held on the engine's device now (zero for an engine without one).
     virtual DeviceMemory device_memory() const { return {}; }
 };

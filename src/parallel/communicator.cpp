@@ -130,14 +130,22 @@ void Communicator::max(double* values, std::size_t count) const
 void Communicator::all_to_all(const std::vector<std::vector<char>>& send,
                               std::vector<std::vector<char>>& received) const
 {
+    std::vector<ByteSpan> spans(send.size());
+    for (std::size_t r = 0; r < send.size(); ++r) spans[r] = {send[r].data(), send[r].size()};
+    all_to_all(spans, received);
+}
+
+void Communicator::all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) const
+{
     const auto k = static_cast<std::size_t>(size_);
     if (send.size() != k) throw std::invalid_argument("all_to_all: one buffer per rank");
     received.resize(k);
-    received[static_cast<std::size_t>(rank_)] = send[static_cast<std::size_t>(rank_)];
+    const ByteSpan own = send[static_cast<std::size_t>(rank_)];
+    received[static_cast<std::size_t>(rank_)].assign(own.data, own.data + own.size);
     if (size_ == 1) return;
 #if defined(GROVE_HAVE_MPI)
     std::vector<std::uint64_t> out_sizes(k), in_sizes(k);
-    for (std::size_t r = 0; r < k; ++r) out_sizes[r] = send[r].size();
+    for (std::size_t r = 0; r < k; ++r) out_sizes[r] = send[r].size;
     MPI_Alltoall(out_sizes.data(), 1, MPI_UINT64_T, in_sizes.data(), 1, MPI_UINT64_T, handle_->comm);
     // Pieces of at most 1 GiB (MPI counts are int), each pair's in order under its own tag.
     constexpr std::uint64_t kPiece = std::uint64_t{1} << 30;
@@ -155,7 +163,7 @@ void Communicator::all_to_all(const std::vector<std::vector<char>>& send,
         if (static_cast<int>(r) == rank_) continue;
         for (std::uint64_t at = 0, tag = 0; at < out_sizes[r]; at += kPiece, ++tag) {
             requests.emplace_back();
-            MPI_Isend(send[r].data() + at, static_cast<int>(std::min(kPiece, out_sizes[r] - at)), MPI_BYTE,
+            MPI_Isend(send[r].data + at, static_cast<int>(std::min(kPiece, out_sizes[r] - at)), MPI_BYTE,
                       static_cast<int>(r), static_cast<int>(tag), handle_->comm, &requests.back());
         }
     }

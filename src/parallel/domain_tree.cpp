@@ -1,6 +1,7 @@
 #include "parallel/domain_tree.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -10,11 +11,48 @@
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
 #include "tree/cpu_engines.hpp"
+#include "tree/let_wire.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
 
 namespace grove {
+
+// The communicator's collectives as a device's engine asks for them (core/rank_exchange.hpp),
+// with what its LETs' exchange carried.
+class CommunicatorExchange final : public RankExchange {
+  public:
+    explicit CommunicatorExchange(const Communicator& comm) : comm_(comm) {}
+    LetTraffic traffic;
+    int ranks() const override { return comm_.size(); }
+    int rank() const override { return comm_.rank(); }
+    void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) override
+    {
+        send_.assign(static_cast<std::size_t>(comm_.size()), mine);
+        comm_.all_to_all(send_, all);
+    }
+    void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) override
+    {
+        comm_.all_to_all(send, received);
+        traffic = {};
+        for (std::size_t r = 0; r < received.size(); ++r) {
+            if (static_cast<int>(r) == comm_.rank()) continue;
+            traffic.bytes_sent += send[r].size;
+            traffic.bytes_received += received[r].size();
+            LetHeader h{};
+            if (received[r].size() < sizeof h) continue;
+            std::memcpy(&h, received[r].data(), sizeof h);
+            traffic.nodes_received += h.nodes;
+            traffic.particles_received += h.particles;
+        }
+    }
+
+  private:
+    const Communicator& comm_;
+    std::vector<std::vector<char>> send_;
+};
+
+DomainTreeEngine::~DomainTreeEngine() = default;
 
 DomainTreeEngine::DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree,
                                    const GravityParams& gravity, const Communicator& comm)
@@ -33,8 +71,39 @@ void DomainTreeEngine::check_criterion(const OpeningCriterion& criterion) const
                                     engine_->name() + " use the geometric one (--mac geometric, --theta)");
 }
 
+DeviceParticles* DomainTreeEngine::device_particles()
+{
+    if (device_) return device_;
+    TreeEngine* tree = as_tree_engine(*engine_);
+    if (!tree) return nullptr;
+    ranks_ = std::make_unique<CommunicatorExchange>(comm_);
+    device_ = tree->device_particles_on_domains(*ranks_);
+    if (!device_) ranks_.reset();
+    return device_;
+}
+
+void DomainTreeEngine::set_share(int /*index*/, int /*count*/)
+{
+    throw std::logic_error("domains: the work is split by the domains, not in shares");
+}
+
+DeviceMemory DomainTreeEngine::device_memory() const
+{
+    const TreeEngine* tree = as_tree_engine(*engine_);
+    return tree ? tree->device_memory() : DeviceMemory{};
+}
+
 void DomainTreeEngine::compute(ParticleStore& store)
 {
+    if (device_ && store.device() == device_ && store.on_device()) {
+        engine_->compute(store); // the step on the device, LETs and all
+        device_step_ = true;
+        traffic_ = ranks_->traffic;
+        last_n_ = 0; // its tree's order and counts stay on the device
+        cost_per_particle_ = 0;
+        return;
+    }
+    device_step_ = false;
     ParticleSet& p = store.host();
     if (tree_.mac == MacKind::relative && p.has_forces()) estimate_.set(p.acc, gravity_.G);
     // Where the store lets them, the particles follow this rank's tree (its first n particles),

@@ -5,6 +5,10 @@
 // groups on that forest. compute() takes this rank's particles only and gives their forces from
 // everyone's. Correct for any split of the particles; fast when each rank's particles are a
 // compact Peano-Hilbert domain (parallel/domains.hpp), which is what keeps the LETs thin.
+// Where the tree engine can (tree-gpu under the geometric criterion with one softening), a run's
+// steps live on each rank's GPU instead (device_particles()): the particles stay there between
+// steps, and the boxes, the LETs' walks and their append are made there too; only the boxes and
+// the LETs cross the bus and MPI.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +18,7 @@
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
 #include "core/particles.hpp"
+#include "core/tree_engine.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
@@ -29,13 +34,16 @@ struct LetTraffic {
     std::uint64_t nodes_received = 0, particles_received = 0;
 };
 
-class DomainTreeEngine final : public ForceEngine {
+class CommunicatorExchange;
+
+class DomainTreeEngine final : public ForceEngine, public TreeEngine {
   public:
     // `engine`: a tree engine made with `tree` and `gravity` (the relative criterion on tree-cpu
     // only; throws std::invalid_argument otherwise, and for an engine that is not one). Under
     // softening by type every rank's LETs carry their cells' softening and their particles' types.
     DomainTreeEngine(std::unique_ptr<ForceEngine> engine, const TreeParams& tree, const GravityParams& gravity,
                      const Communicator& comm);
+    ~DomainTreeEngine() override;
     using ForceEngine::compute;
     // Every rank calls it with its own particles; `type` is read where the softening is per type.
     // Under the relative criterion the |a| of these particles come from set_acceleration_estimate
@@ -48,10 +56,21 @@ class DomainTreeEngine final : public ForceEngine {
     // The store's accelerations (the last step's, moved with the particles between domains) are
     // the relative criterion's estimate. Where the store may reorder, its particles then follow
     // this rank's tree (ParticleStore::take_forces_in_order).
+    // On a store placed on the device (device_particles()) and loaded there, the tree engine's
+    // step on its device, which exchanges the LETs itself.
     void compute(ParticleStore& store) override;
+    // tree-gpu's store on its device, exchanging LETs with the other ranks at each computation;
+    // null for other engines and settings (their steps run on the host's arrays, as before).
+    DeviceParticles* device_particles() override;
+    // The domains are cut by their particles (parallel/domains.hpp), not by shares of one tree.
+    void set_share(int index, int count) override;
+    std::vector<double> last_particle_costs() const override { return {}; }
+    void set_share_costs(const std::vector<double>& /*costs*/) override {}
+    DeviceMemory device_memory() const override;
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override { estimate_.set(acc, gravity_.G); }
     // build, LETs (their walks), exchange, append, then the engine's own phases.
-    PhaseTimes last_phase_times() const override { return times_; }
+    // On the device, the tree engine's step's phases (LETs and all).
+    PhaseTimes last_phase_times() const override { return device_step_ ? engine_->last_phase_times() : times_; }
     const LetTraffic& last_traffic() const { return traffic_; }
     // Interaction counts of this rank's groups in the last compute(): means over its groups and
     // over its own particles (the LETs' particles feel nothing).
@@ -83,6 +102,9 @@ class DomainTreeEngine final : public ForceEngine {
 
     std::unique_ptr<ForceEngine> engine_;
     TreeSweep* sweep_;
+    std::unique_ptr<CommunicatorExchange> ranks_; // the communicator's, for a device that exchanges the LETs
+    DeviceParticles* device_ = nullptr;
+    bool device_step_ = false; // the last computation was a step on the device
     TreeParams tree_;
     GravityParams gravity_;
     AccelerationEstimate estimate_; // |a| / G of this rank's particles, in their order

@@ -77,6 +77,12 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 // The domains following the particles between the steps of a run: a run holds one, whose key
 // and list buffers keep their memory from step to step (at 10^7 particles a rank, an array of
 // keys made anew at every step costs its page faults).
+// Where a run's steps live on the ranks' GPUs (parallel/domain_tree.hpp), the domains follow the
+// particles every this many steps rather than after each: a follow copies every rank's particles
+// back to the host and loads them again, where the next build waits for it, while a domain left
+// to drift a few dozen steps only grows its LETs a little (it is never wrong, only thicker).
+constexpr int kDeviceFollowSteps = 32;
+
 class DomainFollower {
   public:
     // The ranks' particles moved to domains cut anew to equal counts. Only the particles that

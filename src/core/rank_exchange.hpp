@@ -1,0 +1,30 @@
+// The collective operations an engine on one rank needs from the others where the particles are
+// split over domains (docs/parallel-design.md), as bytes: the engine that owns the ranks
+// (parallel/domain_tree.hpp) implements them over MPI, and a tree on the rank's device calls them
+// within its evaluation (each LET made and received there). Every rank calls the same operations
+// in the same order.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace grove {
+
+// Bytes that stay where they are (a pinned buffer the GPU wrote them into) while they are sent.
+struct ByteSpan {
+    const char* data = nullptr;
+    std::size_t size = 0;
+};
+
+class RankExchange {
+  public:
+    virtual ~RankExchange() = default;
+    virtual int ranks() const = 0;
+    virtual int rank() const = 0;
+    // all[r] becomes rank r's `mine`.
+    virtual void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) = 0;
+    // send[r] goes to rank r, received[r] comes from it.
+    virtual void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) = 0;
+};
+
+} // namespace grove
