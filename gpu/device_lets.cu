@@ -6,7 +6,6 @@
 
 #include <cub/device/device_scan.cuh>
 
-#include "core/wall_clock.hpp"
 #include "gpu/cuda_check.cuh"
 #include "tree/float_tree.hpp"
 #include "tree/groups.hpp"
@@ -17,6 +16,10 @@ namespace grove {
 namespace {
 
 constexpr int kBlock = 256;
+
+// Boxes a domain is described by (domain_boxes): each LET cell is tested against the tree of
+// them, a few box tests a cell on the GPU.
+constexpr int kDomainBoxes = 1024;
 
 unsigned blocks_for(std::size_t n)
 {
@@ -166,19 +169,6 @@ __global__ void let_append_particles_kernel(int count, const float* in, double o
     out[particle_base + k] = float_origin(*root_com).shifted(x);
 }
 
-// A copy between the host's memory and a pinned buffer, by all threads: one thread moves a few
-// GB/s, less than the bus.
-void parallel_copy(char* to, const char* from, std::size_t bytes)
-{
-    constexpr std::int64_t kPiece = std::int64_t{1} << 20;
-    const auto pieces = static_cast<std::int64_t>((bytes + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < pieces; ++k) {
-        const std::size_t at = static_cast<std::size_t>(k * kPiece);
-        std::memcpy(to + at, from + at, std::min<std::size_t>(kPiece, bytes - at));
-    }
-}
-
 template <class T>
 void scan_in_place(T* data, int count, bool inclusive, gpu::DeviceBuffer<unsigned char>& temp, cudaStream_t stream)
 {
@@ -199,7 +189,7 @@ void scan_in_place(T* data, int count, bool inclusive, gpu::DeviceBuffer<unsigne
 std::vector<DomainBox> DeviceLets::boxes(const Octree& structure, const Vec4<double>* particles, cudaStream_t stream)
 {
     std::vector<ParticleRange> ranges;
-    std::vector<DomainBox> boxes = domain_box_cells(structure, 1024, ranges);
+    std::vector<DomainBox> boxes = domain_box_cells(structure, kDomainBoxes, ranges);
     if (boxes.empty()) return boxes;
     const std::size_t count = boxes.size();
     ranges_.reserve(count, "domain box ranges");
@@ -285,20 +275,15 @@ void DeviceLets::append(const std::vector<LetBytes>& lets, const TreeArrays<floa
             throw std::logic_error("tree-gpu: the device appends compact LETs without softening by type");
         bytes += let_layout(let.nodes, let.particles, true, false).end;
     }
-    copy_seconds_ = 0;
     if (bytes == 0) return;
-    const auto copy = WallClock::now();
-    CUDA_CHECK(cudaStreamSynchronize(stream)); // the last append's copies have left the staging
-    h_staged_.reserve(bytes, "received LETs");
+    CUDA_CHECK(cudaStreamSynchronize(stream)); // the last append's kernels have read the staging
     staged_.reserve(bytes, "received LETs");
     std::size_t at = 0;
     for (const LetBytes& let : lets) {
         const std::size_t size = let_layout(let.nodes, let.particles, true, false).end;
-        parallel_copy(h_staged_.data() + at, let.data, size);
+        CUDA_CHECK(cudaMemcpyAsync(staged_.data() + at, let.data, size, cudaMemcpyHostToDevice, stream));
         at += size;
     }
-    CUDA_CHECK(cudaMemcpyAsync(staged_.data(), h_staged_.data(), bytes, cudaMemcpyHostToDevice, stream));
-    copy_seconds_ = seconds_since(copy);
     at = 0;
     for (const LetBytes& let : lets) {
         const LetLayout layout = let_layout(let.nodes, let.particles, true, false);

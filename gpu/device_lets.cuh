@@ -47,17 +47,13 @@ class DeviceLets {
     // The compact LETs `lets` (checked: let_bytes) appended to the float tree `tree` of `nodes`
     // nodes and `particles` particles, whose origin is the centre of mass `*root_com` (on the
     // device): nodes after its nodes, particles after its particles, as append_let and the float
-    // tree's packing make them on the host. The arrays must have room for all. Queued on the stream;
-    // the LETs' bytes stay in a staging buffer here until the next call.
+    // tree's packing make them on the host. The arrays must have room for all. Queued on the stream,
+    // whose copies read the LETs' bytes where they are (pinned memory, left alone until the
+    // stream is done).
     void append(const std::vector<LetBytes>& lets, const TreeArrays<float, Pointer>& tree, int nodes, int particles,
                 const Vec4<double>* root_com, cudaStream_t stream);
 
-    // Seconds the last append() spent moving bytes into its pinned staging and across the bus
-    // (the rest is the kernels).
-    double copy_seconds() const { return copy_seconds_; }
-
   private:
-    double copy_seconds_ = 0;
     gpu::DeviceBuffer<ParticleRange> ranges_;
     gpu::DeviceBuffer<double> bounds_;
     gpu::DeviceBuffer<DomainBox> boxes_;
@@ -66,7 +62,6 @@ class DeviceLets {
     gpu::DeviceBuffer<CompactLetNode> nodes_;
     gpu::DeviceBuffer<float> particles_;
     gpu::DeviceBuffer<char> staged_;
-    gpu::PinnedBuffer<char> h_staged_;
     gpu::PinnedBuffer<int> h_totals_;
 };
 

@@ -431,7 +431,14 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     let_times_.emplace_back("LET walks", seconds_since(phase));
 
     phase = WallClock::now();
-    ranks_->all_to_all(let_send_, let_received_);
+    while (let_in_.size() < ranks) let_in_.push_back(std::make_unique<gpu::PinnedBuffer<char>>());
+    let_in_size_.assign(ranks, 0);
+    ranks_->all_to_all(let_send_, [&](int r, std::size_t bytes) {
+        gpu::PinnedBuffer<char>& in = *let_in_[static_cast<std::size_t>(r)];
+        in.reserve(std::max<std::size_t>(bytes, 1), "LETs received");
+        let_in_size_[static_cast<std::size_t>(r)] = bytes;
+        return in.data();
+    });
     let_times_.emplace_back("LET exchange", seconds_since(phase));
 
     // The received LETs after the own tree's nodes and particles, in the float tree the walk reads.
@@ -439,8 +446,8 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     std::vector<LetBytes> lets;
     std::size_t nodes = 0, particles = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
-        if (r == me || let_received_[r].empty()) continue;
-        lets.push_back(let_bytes(let_received_[r].data(), let_received_[r].size()));
+        if (r == me || let_in_size_[r] == 0) continue;
+        lets.push_back(let_bytes(let_in_[r]->data(), let_in_size_[r]));
         nodes += lets.back().nodes;
         particles += lets.back().particles;
     }
@@ -459,8 +466,7 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     lets_.append(lets, pointers_of(e_.dev), static_cast<int>(m), n_, moments_.com_mass.data(), e_.stream);
     e_.num_nodes = static_cast<int>(m + nodes);
     e_.num_particles = static_cast<int>(n + particles);
-    let_times_.emplace_back("LET append", seconds_since(phase) - lets_.copy_seconds());
-    let_times_.emplace_back("LET append: copies to the device", lets_.copy_seconds());
+    let_times_.emplace_back("LET append", seconds_since(phase));
 }
 
 void TreeGpuResident::gather_and_drift(double h, double dt, bool block_tick)

@@ -181,9 +181,11 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     TreeGpuEngine::Impl& e_;
     RankExchange* ranks_ = nullptr;
     DeviceLets lets_;
-    std::vector<std::unique_ptr<gpu::PinnedBuffer<char>>> let_made_; // the LETs sent, by rank
+    // The LETs made here and those received, by rank, where MPI reads and writes them.
+    std::vector<std::unique_ptr<gpu::PinnedBuffer<char>>> let_made_, let_in_;
     std::vector<ByteSpan> let_send_;
-    std::vector<std::vector<char>> let_received_, all_boxes_;
+    std::vector<std::size_t> let_in_size_;
+    std::vector<std::vector<char>> all_boxes_;
     PhaseTimes let_times_;        // the last append_lets()'s parts
     cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
     static constexpr int kEvents = 10;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace grove {
@@ -23,8 +24,10 @@ class RankExchange {
     virtual int rank() const = 0;
     // all[r] becomes rank r's `mine`.
     virtual void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) = 0;
-    // send[r] goes to rank r, received[r] comes from it.
-    virtual void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) = 0;
+    // send[r] goes to rank r; what comes from rank r lands where into(r, its length) says, room the
+    // caller provides (a pinned buffer the GPU then reads).
+    using ReceiveInto = std::function<char*(int rank, std::size_t bytes)>;
+    virtual void all_to_all(const std::vector<ByteSpan>& send, const ReceiveInto& into) = 0;
 };
 
 } // namespace grove

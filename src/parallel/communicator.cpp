@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #if defined(GROVE_HAVE_MPI)
@@ -132,16 +133,20 @@ void Communicator::all_to_all(const std::vector<std::vector<char>>& send,
 {
     std::vector<ByteSpan> spans(send.size());
     for (std::size_t r = 0; r < send.size(); ++r) spans[r] = {send[r].data(), send[r].size()};
-    all_to_all(spans, received);
+    received.resize(send.size());
+    all_to_all(spans, [&](int r, std::size_t bytes) {
+        received[static_cast<std::size_t>(r)].resize(bytes);
+        return received[static_cast<std::size_t>(r)].data();
+    });
 }
 
-void Communicator::all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) const
+void Communicator::all_to_all(const std::vector<ByteSpan>& send, const RankExchange::ReceiveInto& into) const
 {
     const auto k = static_cast<std::size_t>(size_);
     if (send.size() != k) throw std::invalid_argument("all_to_all: one buffer per rank");
-    received.resize(k);
     const ByteSpan own = send[static_cast<std::size_t>(rank_)];
-    received[static_cast<std::size_t>(rank_)].assign(own.data, own.data + own.size);
+    char* own_into = into(rank_, own.size);
+    if (own.size > 0) std::memcpy(own_into, own.data, own.size);
     if (size_ == 1) return;
 #if defined(GROVE_HAVE_MPI)
     std::vector<std::uint64_t> out_sizes(k), in_sizes(k);
@@ -152,11 +157,11 @@ void Communicator::all_to_all(const std::vector<ByteSpan>& send, std::vector<std
     std::vector<MPI_Request> requests;
     for (std::size_t r = 0; r < k; ++r) {
         if (static_cast<int>(r) == rank_) continue;
-        received[r].resize(in_sizes[r]);
+        char* to = into(static_cast<int>(r), in_sizes[r]);
         for (std::uint64_t at = 0, tag = 0; at < in_sizes[r]; at += kPiece, ++tag) {
             requests.emplace_back();
-            MPI_Irecv(received[r].data() + at, static_cast<int>(std::min(kPiece, in_sizes[r] - at)), MPI_BYTE,
-                      static_cast<int>(r), static_cast<int>(tag), handle_->comm, &requests.back());
+            MPI_Irecv(to + at, static_cast<int>(std::min(kPiece, in_sizes[r] - at)), MPI_BYTE, static_cast<int>(r),
+                      static_cast<int>(tag), handle_->comm, &requests.back());
         }
     }
     for (std::size_t r = 0; r < k; ++r) {

@@ -37,8 +37,9 @@ class Communicator {
     // the buffers the ranks sent this one, by rank (reusing their capacity). Any sizes: large
     // buffers travel in pieces.
     void all_to_all(const std::vector<std::vector<char>>& send, std::vector<std::vector<char>>& received) const;
-    // The same from bytes that stay where they are.
-    void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) const;
+    // The same from bytes that stay where they are, into room the caller gives once the lengths
+    // are known (RankExchange::ReceiveInto).
+    void all_to_all(const std::vector<ByteSpan>& send, const RankExchange::ReceiveInto& into) const;
     // `bytes` bytes at `data` copied from rank `root` to every rank.
     void broadcast(void* data, std::size_t bytes, int root) const;
     // Ends every process of the job with exit status `status` (after `message` on stderr), so that

@@ -31,17 +31,22 @@ class CommunicatorExchange final : public RankExchange {
         send_.assign(static_cast<std::size_t>(comm_.size()), mine);
         comm_.all_to_all(send_, all);
     }
-    void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) override
+    void all_to_all(const std::vector<ByteSpan>& send, const ReceiveInto& into) override
     {
-        comm_.all_to_all(send, received);
+        std::vector<ByteSpan> got(send.size());
+        comm_.all_to_all(send, [&](int r, std::size_t bytes) {
+            char* at = into(r, bytes);
+            got[static_cast<std::size_t>(r)] = {at, bytes};
+            return at;
+        });
         traffic = {};
-        for (std::size_t r = 0; r < received.size(); ++r) {
+        for (std::size_t r = 0; r < got.size(); ++r) {
             if (static_cast<int>(r) == comm_.rank()) continue;
             traffic.bytes_sent += send[r].size;
-            traffic.bytes_received += received[r].size();
+            traffic.bytes_received += got[r].size;
             LetHeader h{};
-            if (received[r].size() < sizeof h) continue;
-            std::memcpy(&h, received[r].data(), sizeof h);
+            if (got[r].size < sizeof h) continue;
+            std::memcpy(&h, got[r].data, sizeof h);
             traffic.nodes_received += h.nodes;
             traffic.particles_received += h.particles;
         }

@@ -118,16 +118,18 @@ class HostPlaysRankOne final : public RankExchange {
         all[1].resize(other_boxes_.size() * sizeof(DomainBox));
         std::memcpy(all[1].data(), other_boxes_.data(), all[1].size());
     }
-    void all_to_all(const std::vector<ByteSpan>& send, std::vector<std::vector<char>>& received) override
+    void all_to_all(const std::vector<ByteSpan>& send, const ReceiveInto& into) override
     {
         REQUIRE(send.size() == 2);
         CHECK(send[0].size == 0);
         sent_.assign(send[1].data, send[1].data + send[1].size);
-        received.assign(2, {});
+        into(0, 0);
+        std::vector<char> let;
         LetFormat compact;
         compact.compact = true;
         compact.origin = mine_.front().box.centre;
-        make_let(other_, mine_, criterion_, received[1], compact);
+        make_let(other_, mine_, criterion_, let, compact);
+        std::memcpy(into(1, let.size()), let.data(), let.size());
         ++exchanges_;
     }
     const Octree& other_;
