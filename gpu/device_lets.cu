@@ -140,12 +140,17 @@ __global__ void let_write_particles_kernel(DeviceLetSource s, const int* opened,
 }
 
 // A received LET's nodes into the float tree, as append_let and pack_float_node make them.
-__global__ void let_append_nodes_kernel(int count, const CompactLetNode* in, int node_base, int particle_base,
-                                        const Vec4<double>* root_com, TreeArrays<float, Pointer> t)
+// Each node checked as the host checks a received LET (let_node_fault), the worst fault kept.
+__global__ void let_append_nodes_kernel(int count, int particles_in_let, const CompactLetNode* in, int node_base,
+                                        int particle_base, const Vec4<double>* root_com, TreeArrays<float, Pointer> t,
+                                        int* fault)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     const CompactLetNode c = in[k];
+    const int bad = let_node_fault(k, count, particles_in_let, c.next, c.leaf_count >= 0, c.first,
+                                   c.leaf_count > 0 ? c.leaf_count : 0);
+    if (bad != kLetSound) atomicMax(fault, bad);
     const int i = node_base + k;
     t.next[i] = node_base + c.next;
     t.is_leaf[i] = c.leaf_count >= 0;
@@ -212,14 +217,34 @@ std::size_t DeviceLets::make(const DeviceLetSource& source, const std::vector<Do
                              const OpeningCriterion& criterion, const Vec4<double>& origin,
                              gpu::PinnedBuffer<char>& out, cudaStream_t stream)
 {
+    LetHeader header;
+    return make(
+        source, boxes, criterion, origin,
+        [&](std::size_t bytes) {
+            out.reserve(bytes, "LETs made");
+            return out.data();
+        },
+        header, stream);
+}
+
+std::size_t DeviceLets::make(const DeviceLetSource& source, const std::vector<DomainBox>& boxes,
+                             const OpeningCriterion& criterion, const Vec4<double>& origin, const Room& room,
+                             LetHeader& header, cudaStream_t stream)
+{
     const bool relative = criterion.kind == MacKind::relative;
     if (!relative && !(criterion.theta > 0)) throw std::invalid_argument("make_let: theta must be > 0");
     if (relative && !(criterion.alpha > 0)) throw std::invalid_argument("make_let: alpha must be > 0");
+    // The header from pinned memory, so that its copy may go anywhere and wait on the stream.
+    h_header_.reserve(1, "LET header");
+    const auto write_header = [&](char* out) {
+        h_header_[0] = header;
+        CUDA_CHECK(cudaMemcpyAsync(out, h_header_.data(), sizeof header, cudaMemcpyDefault, stream));
+    };
     if (boxes.empty() || source.nodes == 0) { // an empty LET, as make_let writes one
-        const LetHeader h{0, 0, 1, 0, {origin.x, origin.y, origin.z}};
-        out.reserve(sizeof h, "LETs made");
-        std::memcpy(out.data(), &h, sizeof h);
-        return sizeof h;
+        header = {0, 0, 1, 0, {origin.x, origin.y, origin.z}};
+        write_header(room(sizeof header));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        return sizeof header;
     }
     const auto m = static_cast<std::size_t>(source.nodes);
     boxes_.reserve(boxes.size(), "domain boxes");
@@ -255,13 +280,13 @@ std::size_t DeviceLets::make(const DeviceLetSource& source, const std::vector<Do
         source, opened_.data(), cover_.data(), particle_first_.data(), origin.x, origin.y, origin.z, particles_.data());
     gpu::check_launch("let_write_particles_kernel", stream);
     const LetLayout layout = let_layout(nodes, particles, true, false);
-    const LetHeader h{nodes, particles, 1, 0, {origin.x, origin.y, origin.z}};
-    out.reserve(layout.end, "LETs made");
-    std::memcpy(out.data(), &h, sizeof h);
-    CUDA_CHECK(cudaMemcpyAsync(out.data() + layout.nodes, nodes_.data(), nodes * sizeof(CompactLetNode),
-                               cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaMemcpyAsync(out.data() + layout.particles, particles_.data(), 4 * particles * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream));
+    header = {nodes, particles, 1, 0, {origin.x, origin.y, origin.z}};
+    char* out = room(layout.end);
+    write_header(out);
+    CUDA_CHECK(cudaMemcpyAsync(out + layout.nodes, nodes_.data(), nodes * sizeof(CompactLetNode), cudaMemcpyDefault,
+                               stream));
+    CUDA_CHECK(cudaMemcpyAsync(out + layout.particles, particles_.data(), 4 * particles * sizeof(float),
+                               cudaMemcpyDefault, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return layout.end;
 }
@@ -278,10 +303,13 @@ void DeviceLets::append(const std::vector<LetBytes>& lets, const TreeArrays<floa
     if (bytes == 0) return;
     CUDA_CHECK(cudaStreamSynchronize(stream)); // the last append's kernels have read the staging
     staged_.reserve(bytes, "received LETs");
+    fault_.reserve(1, "LET fault");
+    h_totals_.reserve(2, "LET totals");
+    CUDA_CHECK(cudaMemsetAsync(fault_.data(), 0, sizeof(int), stream));
     std::size_t at = 0;
-    for (const LetBytes& let : lets) {
+    for (const LetBytes& let : lets) { // from pinned memory or from a peer's device, as UVA says
         const std::size_t size = let_layout(let.nodes, let.particles, true, false).end;
-        CUDA_CHECK(cudaMemcpyAsync(staged_.data() + at, let.data, size, cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(cudaMemcpyAsync(staged_.data() + at, let.data, size, cudaMemcpyDefault, stream));
         at += size;
     }
     at = 0;
@@ -289,8 +317,9 @@ void DeviceLets::append(const std::vector<LetBytes>& lets, const TreeArrays<floa
         const LetLayout layout = let_layout(let.nodes, let.particles, true, false);
         const char* base = staged_.data() + at;
         let_append_nodes_kernel<<<blocks_for(let.nodes), kBlock, 0, stream>>>(
-            static_cast<int>(let.nodes), reinterpret_cast<const CompactLetNode*>(base + layout.nodes), nodes, particles,
-            root_com, tree);
+            static_cast<int>(let.nodes), static_cast<int>(let.particles),
+            reinterpret_cast<const CompactLetNode*>(base + layout.nodes), nodes, particles, root_com, tree,
+            fault_.data());
         gpu::check_launch("let_append_nodes_kernel", stream);
         let_append_particles_kernel<<<blocks_for(let.particles), kBlock, 0, stream>>>(
             static_cast<int>(let.particles), reinterpret_cast<const float*>(base + layout.particles),
@@ -300,6 +329,10 @@ void DeviceLets::append(const std::vector<LetBytes>& lets, const TreeArrays<floa
         particles += static_cast<int>(let.particles);
         at += layout.end;
     }
+    CUDA_CHECK(cudaMemcpyAsync(h_totals_.data(), fault_.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (h_totals_[0] != kLetSound)
+        throw std::runtime_error(std::string("received LET is malformed: ") + let_fault_text(h_totals_[0]));
 }
 
 } // namespace grove

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/opening_criterion.hpp"
@@ -39,17 +40,25 @@ class DeviceLets {
     // for the stream.
     std::vector<DomainBox> boxes(const Octree& structure, const Vec4<double>* particles, cudaStream_t stream);
     // The LET of `source` for `boxes` under `criterion`, in the compact wire form relative to
-    // `origin` (make_let's bytes for the same tree and moments), into `out` from its start, where
-    // MPI sends it from; returns its length. Waits for the stream.
+    // `origin` (make_let's bytes for the same tree and moments), written where room(its length)
+    // says: pinned memory MPI sends from, or device memory a peer on this host reads. Returns its
+    // length and sets `header` to its header. Waits for the stream.
+    using Room = std::function<char*(std::size_t bytes)>;
+    std::size_t make(const DeviceLetSource& source, const std::vector<DomainBox>& boxes,
+                     const OpeningCriterion& criterion, const Vec4<double>& origin, const Room& room,
+                     LetHeader& header, cudaStream_t stream);
+    // The same into a pinned buffer, from its start.
     std::size_t make(const DeviceLetSource& source, const std::vector<DomainBox>& boxes,
                      const OpeningCriterion& criterion, const Vec4<double>& origin, gpu::PinnedBuffer<char>& out,
                      cudaStream_t stream);
-    // The compact LETs `lets` (checked: let_bytes) appended to the float tree `tree` of `nodes`
-    // nodes and `particles` particles, whose origin is the centre of mass `*root_com` (on the
-    // device): nodes after its nodes, particles after its particles, as append_let and the float
-    // tree's packing make them on the host. The arrays must have room for all. Queued on the stream,
-    // whose copies read the LETs' bytes where they are (pinned memory, left alone until the
-    // stream is done).
+    // The compact LETs `lets` (their headers checked: let_bytes_of_header) appended to the float
+    // tree `tree` of `nodes` nodes and `particles` particles, whose origin is the centre of mass
+    // `*root_com` (on the device): nodes after its nodes, particles after its particles, as
+    // append_let and the float tree's packing make them on the host. Their bytes may lie in pinned
+    // memory or in a peer's device memory mapped here, left alone until the stream is done. Their
+    // nodes are checked on the device (let_node_fault) before the call returns: throws
+    // std::runtime_error for a malformed one, and the tree then holds its own nodes only. The
+    // arrays must have room for all.
     void append(const std::vector<LetBytes>& lets, const TreeArrays<float, Pointer>& tree, int nodes, int particles,
                 const Vec4<double>* root_com, cudaStream_t stream);
 
@@ -62,7 +71,9 @@ class DeviceLets {
     gpu::DeviceBuffer<CompactLetNode> nodes_;
     gpu::DeviceBuffer<float> particles_;
     gpu::DeviceBuffer<char> staged_;
+    gpu::DeviceBuffer<int> fault_;
     gpu::PinnedBuffer<int> h_totals_;
+    gpu::PinnedBuffer<LetHeader> h_header_;
 };
 
 } // namespace grove

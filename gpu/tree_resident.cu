@@ -409,13 +409,20 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     ranks_->all_gather(bytes, all_boxes_);
     let_times_.emplace_back("LET boxes", seconds_since(phase));
 
-    // Each other domain's LET, from the refitted moments and the positions.
+    // Each other domain's LET, from the refitted moments and the positions: into device memory
+    // that a direct peer reads, or into pinned memory that MPI sends from.
     phase = WallClock::now();
+    if (!peers_connected_) {
+        peers_.connect(*ranks_);
+        peers_connected_ = true;
+    }
     const DeviceLetSource source{e_.num_nodes,         e_.dev.next.data(),         e_.dev.is_leaf.data(),
                                  e_.dev.range.data(),  moments_.com_mass.data(),   moments_.quad.data(),
                                  moments_.size.data(), moments_.com_offset.data(), body_.data()};
     let_send_.assign(ranks, ByteSpan{});
+    tickets_.resize(ranks);
     while (let_made_.size() < ranks) let_made_.push_back(std::make_unique<gpu::PinnedBuffer<char>>());
+    LetTraffic traffic;
     std::vector<DomainBox> theirs;
     for (std::size_t r = 0; r < ranks; ++r) {
         const std::vector<char>& b = all_boxes_[r];
@@ -424,9 +431,27 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
             throw std::runtime_error("tree-gpu: a rank's domain boxes are malformed");
         theirs.resize(b.size() / sizeof(DomainBox));
         std::memcpy(theirs.data(), b.data(), b.size());
-        gpu::PinnedBuffer<char>& made = *let_made_[r];
-        const std::size_t size = lets_.make(source, theirs, criterion, theirs.front().box.centre, made, e_.stream);
-        let_send_[r] = {made.data(), size};
+        const int to = static_cast<int>(r);
+        LetHeader header;
+        if (peers_.direct(to)) {
+            const std::size_t size = lets_.make(
+                source, theirs, criterion, theirs.front().box.centre,
+                [&](std::size_t bytes) { return peers_.outbox(to, bytes); }, header, e_.stream);
+            tickets_[r] = peers_.ticket(to, size, header);
+            let_send_[r] = {tickets_[r].data(), tickets_[r].size()};
+            traffic.bytes_sent += size;
+        } else {
+            gpu::PinnedBuffer<char>& made = *let_made_[r];
+            const std::size_t size = lets_.make(
+                source, theirs, criterion, theirs.front().box.centre,
+                [&](std::size_t bytes) {
+                    made.reserve(bytes, "LETs made");
+                    return made.data();
+                },
+                header, e_.stream);
+            let_send_[r] = {made.data(), size};
+            traffic.bytes_sent += size;
+        }
     }
     let_times_.emplace_back("LET walks", seconds_since(phase));
 
@@ -441,16 +466,30 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     });
     let_times_.emplace_back("LET exchange", seconds_since(phase));
 
-    // The received LETs after the own tree's nodes and particles, in the float tree the walk reads.
+    // The received LETs, their headers checked here and their nodes on the device as they are
+    // appended; a direct peer's read where it made it.
     phase = WallClock::now();
     std::vector<LetBytes> lets;
     std::size_t nodes = 0, particles = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
         if (r == me || let_in_size_[r] == 0) continue;
-        lets.push_back(let_bytes(let_in_[r]->data(), let_in_size_[r]));
+        LetHeader header{};
+        std::size_t size = let_in_size_[r];
+        const char* data = let_in_[r]->data();
+        if (peers_.direct(static_cast<int>(r)))
+            data = peers_.receive(static_cast<int>(r), data, size, header, size);
+        else if (size >= sizeof header)
+            std::memcpy(&header, data, sizeof header);
+        else
+            throw std::runtime_error("received LET is malformed: shorter than its header");
+        lets.push_back(let_bytes_of_header(header, data, size));
         nodes += lets.back().nodes;
         particles += lets.back().particles;
+        traffic.bytes_received += size;
     }
+    traffic.nodes_received = nodes;
+    traffic.particles_received = particles;
+    ranks_->record(traffic);
     let_times_.emplace_back("LET append: checks", seconds_since(phase));
     phase = WallClock::now();
     const auto m = static_cast<std::size_t>(e_.num_nodes), n = static_cast<std::size_t>(n_);
@@ -466,6 +505,10 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     lets_.append(lets, pointers_of(e_.dev), static_cast<int>(m), n_, moments_.com_mass.data(), e_.stream);
     e_.num_nodes = static_cast<int>(m + nodes);
     e_.num_particles = static_cast<int>(n + particles);
+    if (peers_.any()) { // every rank has copied what it read from the others' outboxes
+        ranks_->barrier();
+        peers_.retire();
+    }
     let_times_.emplace_back("LET append", seconds_since(phase));
 }
 

@@ -34,6 +34,7 @@
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
 #include "gpu/device_lets.cuh"
+#include "gpu/ipc_peers.cuh"
 #include "gpu/tree_engine_impl.cuh"
 #include "gpu/tree_gpu.h"
 #include "tree/key_frame.hpp"
@@ -104,7 +105,13 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // LETs with the other ranks through `ranks` (which outlives the store) and walks them with the
     // own tree. Null: the particles are all there are. Shared steps only (no time bins), under the
     // geometric criterion with one softening.
-    void set_ranks(RankExchange* ranks) { ranks_ = ranks; }
+    // The LETs for ranks on this host whose GPUs map each other's memory go GPU to GPU
+    // (gpu/ipc_peers.cuh), the rest through MPI from pinned memory.
+    void set_ranks(RankExchange* ranks)
+    {
+        ranks_ = ranks;
+        peers_connected_ = false;
+    }
 
     // Block steps (either criterion: the relative one scales each walked group by its due
     // particles' smallest |a|).
@@ -181,9 +188,13 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     TreeGpuEngine::Impl& e_;
     RankExchange* ranks_ = nullptr;
     DeviceLets lets_;
-    // The LETs made here and those received, by rank, where MPI reads and writes them.
+    // The LETs made here and those received, by rank, where MPI reads and writes them (for a
+    // direct peer, the tickets that name them).
     std::vector<std::unique_ptr<gpu::PinnedBuffer<char>>> let_made_, let_in_;
     std::vector<ByteSpan> let_send_;
+    std::vector<std::vector<char>> tickets_;
+    IpcPeers peers_;
+    bool peers_connected_ = false;
     std::vector<std::size_t> let_in_size_;
     std::vector<std::vector<char>> all_boxes_;
     PhaseTimes let_times_;        // the last append_lets()'s parts

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/host_device.hpp"
+
 namespace grove {
 
 struct LetHeader {
@@ -56,6 +58,38 @@ inline LetLayout let_layout(std::size_t nodes, std::size_t particles, bool compa
     l.types = l.softening + (by_type ? nodes * let_node_softening_bytes(compact) : 0);
     l.end = l.types + (by_type ? particles : 0);
     return l;
+}
+
+// What is wrong with a received LET, the worst found: its node structure (checked node by node,
+// on the host or on the device where the LET landed), its softening and particle types.
+enum LetFault : int { kLetSound = 0, kLetBadSkip, kLetBadRange, kLetBadSoftening, kLetBadType };
+
+inline const char* let_fault_text(int fault)
+{
+    switch (fault) {
+    case kLetBadSkip:
+        return "a skip index out of bounds";
+    case kLetBadRange:
+        return "a particle range out of bounds";
+    case kLetBadSoftening:
+        return "a cell's softening negative or not finite";
+    case kLetBadType:
+        return "a particle type out of range";
+    default:
+        return "sound";
+    }
+}
+
+// Node k of a LET of `nodes` nodes and `particles` particles, by its structure: its subtree ends
+// after itself and within the LET (a leaf's at once), and a leaf's particles lie within the LET's
+// (another node has none), so that a walk over it stays inside the arrays.
+HOST_DEVICE inline int let_node_fault(std::int64_t k, std::int64_t nodes, std::int64_t particles, std::int32_t next,
+                                      bool is_leaf, std::int32_t first, std::int32_t count)
+{
+    if (next <= k || next > nodes || (is_leaf && next != k + 1)) return kLetBadSkip;
+    if (first < 0 || count < 0 || first + std::int64_t{count} > particles || (!is_leaf && count != 0))
+        return kLetBadRange;
+    return kLetSound;
 }
 
 } // namespace grove

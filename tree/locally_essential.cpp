@@ -368,50 +368,44 @@ void make_let(const Octree& tree, const std::vector<DomainBox>& boxes, const Ope
     LetMaker().make(tree, boxes, criterion, out, format, softening);
 }
 
-LetBytes let_bytes(const char* data, std::size_t size)
+LetBytes let_bytes_of_header(const LetHeader& h, const char* data, std::size_t size)
 {
     const auto bad = [](const std::string& why) { return std::runtime_error("received LET is malformed: " + why); };
-    LetHeader h{};
-    if (size < sizeof h) throw bad("shorter than its header");
-    std::memcpy(&h, data, sizeof h);
     constexpr std::uint64_t kMax = std::numeric_limits<std::int32_t>::max();
     if (h.nodes > kMax || h.particles > kMax) throw bad("more than 2^31 nodes or particles");
     if (h.compact > 1 || h.by_type > 1) throw bad("an unknown form");
     const bool compact = h.compact == 1, by_type = h.by_type == 1;
     if (size != let_layout(h.nodes, h.particles, compact, by_type).end)
         throw bad("its length does not match its counts");
-    const LetBytes let{data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}, by_type};
-    const auto n = static_cast<std::int64_t>(h.nodes), np = static_cast<std::int64_t>(h.particles);
+    return {data, h.nodes, h.particles, {compact, {h.origin[0], h.origin[1], h.origin[2], 0}}, by_type};
+}
+
+LetBytes let_bytes(const char* data, std::size_t size)
+{
+    LetHeader h{};
+    if (size < sizeof h) throw std::runtime_error("received LET is malformed: shorter than its header");
+    std::memcpy(&h, data, sizeof h);
+    const LetBytes let = let_bytes_of_header(h, data, size);
+    const bool by_type = let.by_type;
+    const auto n = static_cast<std::int64_t>(let.nodes), np = static_cast<std::int64_t>(let.particles);
     // Every node checked by all threads (a rank receives millions a step); the worst fault named.
-    enum Fault { none, skip, range, softening, type };
-    int fault = none;
+    int fault = kLetSound;
 #pragma omp parallel for schedule(static) reduction(max : fault)
     for (std::int64_t k = 0; k < n; ++k) {
         const LetNode a = let.node(static_cast<std::size_t>(k));
-        if (a.next <= k || a.next > n || (a.is_leaf && a.next != k + 1)) fault = std::max<int>(fault, skip);
-        if (a.first < 0 || a.count < 0 || a.first + std::int64_t{a.count} > np || (!a.is_leaf && a.count != 0))
-            fault = std::max<int>(fault, range);
+        fault = std::max(fault, let_node_fault(k, n, np, a.next, a.is_leaf != 0, a.first, a.count));
         if (!by_type) continue;
         const LetNodeSoftening soft = let.node_softening(static_cast<std::size_t>(k));
         if (!(soft.half >= 0) || !(soft.radius2 >= 0) || !std::isfinite(soft.half) || !std::isfinite(soft.radius2))
-            fault = std::max<int>(fault, softening);
+            fault = std::max<int>(fault, kLetBadSoftening);
     }
     if (by_type)
 #pragma omp parallel for schedule(static) reduction(max : fault)
         for (std::int64_t k = 0; k < np; ++k)
-            if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes) fault = std::max<int>(fault, type);
-    switch (fault) {
-    case skip:
-        throw bad("a skip index out of bounds");
-    case range:
-        throw bad("a particle range out of bounds");
-    case softening:
-        throw bad("a cell's softening negative or not finite");
-    case type:
-        throw bad("a particle type out of range");
-    default:
-        return let;
-    }
+            if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes)
+                fault = std::max<int>(fault, kLetBadType);
+    if (fault != kLetSound) throw std::runtime_error(std::string("received LET is malformed: ") + let_fault_text(fault));
+    return let;
 }
 
 LetNode LetBytes::node(std::size_t k) const

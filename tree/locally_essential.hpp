@@ -27,6 +27,7 @@
 
 #include "core/opening_criterion.hpp"
 #include "tree/domain_box.hpp"
+#include "tree/let_wire.hpp"
 #include "tree/octree.hpp"
 #include "tree/softening_moments.hpp"
 
@@ -131,6 +132,10 @@ class LetMaker {
 // A LET's bytes, checked: throws std::runtime_error for a buffer that is not one LET (wrong
 // length, skip indices or particle ranges out of bounds).
 LetBytes let_bytes(const char* data, std::size_t size);
+// The same from its header alone, for a LET that lies where the host does not read it (another
+// GPU's memory): its counts and form checked against its length, its nodes left to the reader
+// (let_node_fault, as the device's append checks them).
+LetBytes let_bytes_of_header(const LetHeader& header, const char* data, std::size_t size);
 
 // Room in `forest` for LETs of this many nodes and particles in all, so that appending them one
 // after another moves nothing.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -15,6 +16,12 @@ namespace grove {
 struct ByteSpan {
     const char* data = nullptr;
     std::size_t size = 0;
+};
+
+// What one rank's LETs carried in its last evaluation.
+struct LetTraffic {
+    std::uint64_t bytes_sent = 0, bytes_received = 0;
+    std::uint64_t nodes_received = 0, particles_received = 0;
 };
 
 class RankExchange {
@@ -28,6 +35,11 @@ class RankExchange {
     // caller provides (a pinned buffer the GPU then reads).
     using ReceiveInto = std::function<char*(int rank, std::size_t bytes)>;
     virtual void all_to_all(const std::vector<ByteSpan>& send, const ReceiveInto& into) = 0;
+    // Returns once every rank has called it.
+    virtual void barrier() = 0;
+    // The engine's account of its last exchange of LETs (which may have travelled beside
+    // all_to_all, device to device), for the run's report.
+    virtual void record(const LetTraffic& traffic) = 0;
 };
 
 } // namespace grove

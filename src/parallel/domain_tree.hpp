@@ -18,6 +18,7 @@
 #include "core/engine_registry.hpp"
 #include "core/force_engine.hpp"
 #include "core/particles.hpp"
+#include "core/rank_exchange.hpp"
 #include "core/tree_engine.hpp"
 #include "parallel/communicator.hpp"
 #include "tree/acceleration_estimate.hpp"
@@ -27,12 +28,6 @@
 #include "tree/tree_sweep.hpp"
 
 namespace grove {
-
-// What one rank exchanged in its last compute().
-struct LetTraffic {
-    std::uint64_t bytes_sent = 0, bytes_received = 0;
-    std::uint64_t nodes_received = 0, particles_received = 0;
-};
 
 class CommunicatorExchange;
 

@@ -2,6 +2,7 @@
 // store on domains (one rank of two, the other played by the host) against the forest's forces.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -101,7 +102,9 @@ void check_same_boxes(const std::vector<DomainBox>& a, const std::vector<DomainB
 }
 
 // Rank 0 of two, whose rank 1 the host plays: its tree's boxes go out, and its LET for what rank
-// 0's boxes describe comes back (made on the host), as MPI would bring them.
+// 0's boxes describe comes back (made on the host), as MPI would bring them. The store's first
+// evaluation also seeks peers on this host (two more gathers after the boxes'): rank 1 answers
+// with zeros, a rank that offers nothing, so its LET comes through all_to_all.
 class HostPlaysRankOne final : public RankExchange {
   public:
     HostPlaysRankOne(const Octree& other, const OpeningCriterion& criterion)
@@ -112,6 +115,11 @@ class HostPlaysRankOne final : public RankExchange {
     int rank() const override { return 0; }
     void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) override
     {
+        if (gathers_++ == 1 || gathers_ == 3) { // the search for direct peers
+            all.assign(2, std::vector<char>(mine.size(), 0));
+            all[0] = mine;
+            return;
+        }
         mine_ = decode_boxes(mine);
         all.assign(2, {});
         all[0] = mine;
@@ -129,14 +137,22 @@ class HostPlaysRankOne final : public RankExchange {
         compact.compact = true;
         compact.origin = mine_.front().box.centre;
         make_let(other_, mine_, criterion_, let, compact);
+        if (corrupt_ && let.size() >= sizeof(LetHeader) + sizeof(CompactLetNode)) { // the root's skip at itself
+            const std::int32_t self = 0;
+            std::memcpy(let.data() + sizeof(LetHeader) + offsetof(CompactLetNode, next), &self, sizeof self);
+        }
         std::memcpy(into(1, let.size()), let.data(), let.size());
         ++exchanges_;
     }
+    void barrier() override {}
+    void record(const LetTraffic& traffic) override { traffic_ = traffic; }
     const Octree& other_;
     std::vector<DomainBox> other_boxes_, mine_;
     OpeningCriterion criterion_;
     std::vector<char> sent_;
-    int exchanges_ = 0;
+    int exchanges_ = 0, gathers_ = 0;
+    bool corrupt_ = false;
+    LetTraffic traffic_;
 };
 
 } // namespace
@@ -210,6 +226,9 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     REQUIRE(store.kick(0));
     store.restore_order();
     CHECK(ranks.exchanges_ == 1);
+    CHECK(ranks.traffic_.bytes_sent == ranks.sent_.size());
+    CHECK(ranks.traffic_.nodes_received > 0);
+    CHECK(ranks.traffic_.particles_received > 0);
 
     // What went to rank 1: its LET, made from this rank's tree; and this rank's boxes.
     check_same_boxes(ranks.mine_, domain_boxes(d.trees[0]));
@@ -243,4 +262,22 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     Forces own;
     TreeCpuEngine(params, gravity).compute(mine.pos, mine.mass, TypesRef{}, own);
     CHECK(percentiles(relative_errors(own.acc, reference.acc.leftCols(n).eval()), {50})[0] > 1e-2);
+}
+
+TEST_CASE("a malformed LET from another rank stops the step on the device with its error", "[gpu][let][resident]")
+{
+    TreeParams params{0.6, {16, 64}};
+    params.lookahead = true;
+    const GravityParams gravity{1.0, 1e-3};
+    const ThreeDomains d(params.build);
+    ParticleSet mine = d.sets[0];
+    HostPlaysRankOne ranks(d.trees[1], params.opening());
+    ranks.corrupt_ = true;
+    TreeGpuEngine engine(params, gravity);
+    DeviceParticles* device = engine.device_particles_on_domains(ranks);
+    REQUIRE(device != nullptr);
+    ParticleStore store(mine);
+    store.place_on(device);
+    store.kick_drift(0, 0);
+    REQUIRE_THROWS_WITH(engine.compute(store), Catch::Contains("received LET is malformed: a skip"));
 }
