@@ -378,9 +378,10 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
 }
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp: the whole lists,
-// or their stretch `segment` of split.segments, whose sums go to the split's partials.
+// or their stretch `segment` of split.segments, whose sums go to the split's partials. Returns
+// the pairs it summed (targets times cells, or times the leaves' particles), on every lane.
 template <bool kNodes, bool kPot, bool kGuard, bool kByType>
-__device__ void evaluate_group(const OctreeView<float>& tree, int g, int segment, const ListIndex& index,
+__device__ long long evaluate_group(const OctreeView<float>& tree, int g, int segment, const ListIndex& index,
                                const std::int32_t* list, const ListSplit& split, const ListSoftening& soft, float4* acc,
                                NodeTile& node_tile, LeafTile& leaf_tile, float* half_tile, WideSums& wide)
 {
@@ -396,6 +397,17 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, int segment
         add = false;
     }
     const std::int32_t* l = list + begin;
+    long long sources = length;
+    if constexpr (!kNodes) { // the leaves' particles, counted a lane a leaf and summed over the warp
+        const int lane = threadIdx.x & (kWarpLanes - 1);
+        long long count = 0;
+        for (long long k = lane; k < length; k += kWarpLanes) {
+            const ParticleRange r = tree.range[l[k]];
+            count += r.end - r.begin;
+        }
+        for (int offset = kWarpLanes / 2; offset > 0; offset /= 2) count += __shfl_xor_sync(kFullMask, count, offset);
+        sources = count;
+    }
     for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
         float4* o = out + (first - range.begin);
@@ -428,16 +440,18 @@ __device__ void evaluate_group(const OctreeView<float>& tree, int g, int segment
                                                      o, add);
         }
     }
+    return sources * (range.end - range.begin);
 }
 
 // One warp per group at a time; the chunk function is node_chunk or leaf_chunk. A warp that
 // finishes its group takes the next one from *next_group: with one fixed group per warp a block
 // stays resident until its longest list is done, and the SMs run below the occupancy their
-// registers allow. A group's sums do not depend on which warp takes it.
+// registers allow. A group's sums do not depend on which warp takes it. Each warp adds the pairs
+// it summed to *pairs once, as it leaves.
 template <bool kNodes, bool kPot, bool kGuard, bool kByType>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeafBlocksPerSm)
     evaluate_kernel(OctreeView<float> tree, ListIndex index, const std::int32_t* list, ListSplit split,
-                    ListSoftening soft, float4* acc, int* next_group)
+                    ListSoftening soft, float4* acc, int* next_group, unsigned long long* pairs)
 {
     __shared__ NodeTile node_tiles[kNodes ? kWarpsPerBlock : 1];
     __shared__ LeafTile leaf_tiles[kNodes ? 1 : kWarpsPerBlock];
@@ -446,17 +460,22 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarpLanes, kNodes ? 0 : kLeaf
     WideSums& wide = wide_sums[threadIdx.x / kWarpLanes];
     const int warp = threadIdx.x / kWarpLanes;
     const int items = tree.num_groups * split.segments;
+    long long summed = 0;
     for (;;) {
         int item = 0;
         if ((threadIdx.x & (kWarpLanes - 1)) == 0) item = atomicAdd(next_group, 1);
         item = __shfl_sync(kFullMask, item, 0);
-        if (item >= items) return;     // the whole warp leaves together
+        if (item >= items) { // the whole warp leaves together
+            if ((threadIdx.x & (kWarpLanes - 1)) == 0 && summed > 0)
+                atomicAdd(pairs, static_cast<unsigned long long>(summed));
+            return;
+        }
         int g = item / split.segments; // a group's stretches one after the other, in the groups' order
         const int segment = item - g * split.segments;
         if (index.order) g = index.order[g];
-        evaluate_group<kNodes, kPot, kGuard, kByType>(tree, g, segment, index, list, split, soft, acc,
-                                                      node_tiles[kNodes ? warp : 0], leaf_tiles[kNodes ? 0 : warp],
-                                                      half_tiles[kByType ? warp : 0], wide);
+        summed += evaluate_group<kNodes, kPot, kGuard, kByType>(
+            tree, g, segment, index, list, split, soft, acc, node_tiles[kNodes ? warp : 0],
+            leaf_tiles[kNodes ? 0 : warp], half_tiles[kByType ? warp : 0], wide);
     }
 }
 
@@ -488,12 +507,12 @@ template <bool kNodes, bool kPot, bool kGuard, bool kByType> unsigned resident_b
 template <bool kNodes, bool kPot, bool kGuard, bool kByType = false>
 void launch_evaluate(const OctreeView<float>& tree, const ListIndex& index, const std::int32_t* list,
                      const ListSplit& split, const ListSoftening& soft, float4* sorted, int* next_group,
-                     cudaStream_t stream)
+                     unsigned long long* pairs, cudaStream_t stream)
 {
     const long long items = static_cast<long long>(tree.num_groups) * split.segments;
     evaluate_kernel<kNodes, kPot, kGuard, kByType>
         <<<resident_blocks<kNodes, kPot, kGuard, kByType>(items), kWarpsPerBlock * kWarpLanes, 0, stream>>>(
-            tree, index, list, split, soft, sorted, next_group);
+            tree, index, list, split, soft, sorted, next_group, pairs);
     check_launch(kNodes ? "evaluate_kernel<nodes>" : "evaluate_kernel<leaves>", stream);
 }
 
@@ -544,24 +563,24 @@ void launch_sum_split(const OctreeView<float>& tree, const ListSplit& nodes, con
 }
 
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
-                           const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                           cudaStream_t stream, const ListSplit& split)
+                           const ListSoftening& softening, float4* sorted, int* next_group,
+                           unsigned long long* pairs, bool potential, cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     const ListSoftening& s = softening;
     if (s.by_type() && potential)
-        launch_evaluate<true, true, false, true>(tree, node_index, node_list, split, s, sorted, next_group, stream);
+        launch_evaluate<true, true, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
     else if (s.by_type())
-        launch_evaluate<true, false, false, true>(tree, node_index, node_list, split, s, sorted, next_group, stream);
+        launch_evaluate<true, false, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
     else if (potential)
-        launch_evaluate<true, true, false>(tree, node_index, node_list, split, s, sorted, next_group, stream);
+        launch_evaluate<true, true, false>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
     else
-        launch_evaluate<true, false, false>(tree, node_index, node_list, split, s, sorted, next_group, stream);
+        launch_evaluate<true, false, false>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
-                            const ListSoftening& softening, float4* sorted, int* next_group, bool potential,
-                            cudaStream_t stream, const ListSplit& split)
+                            const ListSoftening& softening, float4* sorted, int* next_group,
+                            unsigned long long* pairs, bool potential, cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     // Unsoftened pairs need the r^2 > 0 test in every pair, softened ones never: a kernel each, so
@@ -571,21 +590,21 @@ void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf
     const ListIndex& i = leaf_index;
     if (s.by_type()) {
         if (potential && guard)
-            launch_evaluate<false, true, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+            launch_evaluate<false, true, true, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
         else if (potential)
-            launch_evaluate<false, true, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+            launch_evaluate<false, true, false, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
         else if (guard)
-            launch_evaluate<false, false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+            launch_evaluate<false, false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
         else
-            launch_evaluate<false, false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+            launch_evaluate<false, false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
     } else if (potential && guard) {
-        launch_evaluate<false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+        launch_evaluate<false, true, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
     } else if (potential) {
-        launch_evaluate<false, true, false>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+        launch_evaluate<false, true, false>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
     } else if (guard) {
-        launch_evaluate<false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+        launch_evaluate<false, false, true>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
     } else {
-        launch_evaluate<false, false, false>(tree, i, leaf_list, split, s, sorted, next_group, stream);
+        launch_evaluate<false, false, false>(tree, i, leaf_list, split, s, sorted, next_group, pairs, stream);
     }
 }
 

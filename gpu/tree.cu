@@ -140,6 +140,11 @@ PhaseTimes TreeGpuEngine::last_phase_times() const
     return impl_->times;
 }
 
+ListWork TreeGpuEngine::last_work() const
+{
+    return impl_->last_work;
+}
+
 void TreeGpuEngine::upload(const Octree& tree)
 {
     impl_->upload(tree, true);

@@ -120,6 +120,7 @@ struct TreeGpuEngine::Impl {
     bool handed_over = false;    // the last evaluation's forces are in the tree's order
     bool order_uploaded = false; // the device holds the particle order (permutation kernel)
     long long total_nodes = 0, total_leaves = 0;
+    ListWork last_work; // the last finished evaluation's pairs
     AccelerationEstimate estimate;             // the relative criterion's |a| (tree/acceleration_estimate.hpp)
     int share_index = 0, share_count = 1;      // set_share
     std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()
@@ -136,6 +137,9 @@ struct TreeGpuEngine::Impl {
     // The one-pass walk's pool: where the lists longer than their room lie, each buffer's
     // cursors, the walk's totals (gpu::BoundedLists).
     gpu::DeviceBuffer<long long> d_node_place, d_leaf_place;
+    // d_walk_totals: the one-pass walk's entries and pool use (gpu::BoundedLists), then the pairs
+    // the list kernels summed.
+    static constexpr int kCellPairs = 4, kParticlePairs = 5, kWalkTotals = 6;
     gpu::DeviceBuffer<unsigned long long> d_pool_cursor, d_walk_totals;
     gpu::PinnedBuffer<unsigned long long> h_walk_totals;
     long long pool_nodes_held = 0, pool_leaves_held = 0; // the last one-pass walk's pool, after its rooms

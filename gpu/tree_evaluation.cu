@@ -185,8 +185,8 @@ void TreeGpuEngine::Impl::reserve_evaluation_buffers(std::size_t g, ForcesTo to)
     d_node_place.reserve(g, "node-list places");
     d_leaf_place.reserve(g, "leaf-list places");
     d_pool_cursor.reserve(4, "list pools");
-    d_walk_totals.reserve(4, "list totals");
-    h_walk_totals.reserve(4, "list totals");
+    d_walk_totals.reserve(kWalkTotals, "list totals");
+    h_walk_totals.reserve(kWalkTotals, "list totals");
     d_next_group.reserve(2, "group counters");
     std::size_t scan_bytes = 0;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_node_count.data(), d_node_offset.data(),
@@ -231,7 +231,7 @@ TreeGpuEngine::Impl::Evaluation TreeGpuEngine::Impl::enqueue(const OpeningCriter
     if (share_count > 1) // the particles of other shares get zero
         CUDA_CHECK(cudaMemsetAsync(d_sorted.data(), 0, n * sizeof(float4), stream));
     CUDA_CHECK(cudaMemsetAsync(d_longest.data(), 0, 3 * sizeof(int), stream));
-    CUDA_CHECK(cudaMemsetAsync(d_walk_totals.data(), 0, 4 * sizeof(unsigned long long), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_walk_totals.data(), 0, kWalkTotals * sizeof(unsigned long long), stream));
     CUDA_CHECK(cudaEventRecord(events[kRadiiDone], stream));
     if (e.one_pass) {
         for (int ev = kPass1Done; ev <= kScanDone; ++ev) CUDA_CHECK(cudaEventRecord(events[ev], stream)); // no pass 1
@@ -491,10 +491,11 @@ void TreeGpuEngine::Impl::launch_list_kernels(const OctreeView<float>& view, con
     }
     CUDA_CHECK(cudaMemsetAsync(d_next_group.data(), 0, 2 * sizeof(int), stream));
     gpu::launch_evaluate_nodes(view, nodes, d_node_list[buffer].data(), last_lists.softening, out, d_next_group.data(),
-                               potentials, stream, node_split);
+                               d_walk_totals.data() + kCellPairs, potentials, stream, node_split);
     if (nodes_done) CUDA_CHECK(cudaEventRecord(nodes_done, stream));
     gpu::launch_evaluate_leaves(view, leaves, d_leaf_list[buffer].data(), last_lists.softening, out,
-                                d_next_group.data() + 1, potentials, stream, leaf_split);
+                                d_next_group.data() + 1, d_walk_totals.data() + kParticlePairs, potentials, stream,
+                                leaf_split);
     if (segments > 1) gpu::launch_sum_split(view, node_split, leaf_split, out, stream);
 }
 
@@ -511,7 +512,7 @@ void TreeGpuEngine::Impl::launch_download(const Evaluation& e)
                                    n * sizeof(float4), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_mismatch.data(), d_mismatch.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_longest.data(), d_longest.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaMemcpyAsync(h_walk_totals.data(), d_walk_totals.data(), 4 * sizeof(unsigned long long),
+    CUDA_CHECK(cudaMemcpyAsync(h_walk_totals.data(), d_walk_totals.data(), kWalkTotals * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaEventRecord(events[kDownloaded], stream));
 }
@@ -566,6 +567,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
     }
     if (n == 0) {
         if (e.first_pass_seconds >= 0) times.emplace_back("first pass", e.first_pass_seconds);
+        last_work = {};
         return;
     }
     CUDA_CHECK(cudaEventSynchronize(events[kDownloaded]));
@@ -593,6 +595,7 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
         return;
     }
     if (e.first_pass_seconds >= 0) times.emplace_back("first pass", e.first_pass_seconds);
+    last_work = {static_cast<double>(h_walk_totals[kCellPairs]), static_cast<double>(h_walk_totals[kParticlePairs])};
     const auto elapsed = [](cudaEvent_t from, cudaEvent_t to) {
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));

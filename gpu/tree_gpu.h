@@ -42,6 +42,7 @@ class TreeGpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     // evaluates) and, with look-ahead, the next tree built from the store's predicted drift.
     void compute(ParticleStore& store) override;
     PhaseTimes last_phase_times() const override;
+    ListWork last_work() const override;
 
     void set_acceleration_estimate(const Eigen::Matrix3Xd& acc) override;
     // Walks and evaluates only the groups of share `index` of `count` (equal particle counts, whole

@@ -141,6 +141,8 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     times_ = {{"walk", walk_seconds}, {"evaluate", evaluate_seconds + seconds_since(start)}};
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = statistics.of(tree);
+    work_ = {stats_.node_interactions_per_particle * static_cast<double>(n),
+             stats_.leaf_interactions_per_particle * static_cast<double>(n)};
 }
 
 OctreeView<double> TreeCpuEngine::opened_view(Octree& tree, const OpeningCriterion& criterion)

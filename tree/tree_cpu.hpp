@@ -35,6 +35,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     void compute(ParticleStore& store) override;
     PhaseTimes last_phase_times() const override { return times_; }
     const TreeStats& last_stats() const { return stats_; }
+    ListWork last_work() const override { return work_; }
     // Batches the last evaluation walked and evaluated in (tree/list_batches.hpp; 1 when every
     // group's lists fit TreeParams::list_memory at once).
     int last_list_batches() const { return last_batches_; }
@@ -68,6 +69,7 @@ class TreeCpuEngine final : public ForceEngine, public TreeEngine, public TreeSw
     GravityParams gravity_;
     PhaseTimes times_;
     TreeStats stats_;
+    ListWork work_;
     Octree tree_; // kept so that repeated builds reuse its storage
     TreeUpdater updater_;
     Octree* loaded_ = nullptr;

@@ -277,10 +277,19 @@ int bench_domain_step(const BenchConfig& c)
     PhaseTimes sums;
     DomainFollower follower;
     double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0, own_most = 0, own_mean = 0;
+    // The ranks' work: the most of any over the mean (the first step's on domains of equal counts).
+    const auto work_imbalance = [&] {
+        double most = domains->last_work().total(), sum = most;
+        world.max(&most, 1);
+        world.sum(&sum, 1);
+        return sum > 0 ? most * world.size() / sum : 1.0;
+    };
+    double first_imbalance = 1;
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
         world.barrier();
         const auto start = WallClock::now();
         integrator->advance_to(s * dt, p);
+        if (s == 1) first_imbalance = work_imbalance();
         // This rank's force computation without the LETs' exchange (where it waits for the others):
         // what the domains' cut should even out.
         double own[2] = {domains->last_cost_per_particle() * static_cast<double>(domains->last_particle_count()), 0};
@@ -293,7 +302,7 @@ int bench_domain_step(const BenchConfig& c)
             integrator->synchronize(p);
             settled = seconds_since(moving);
             const auto cut = WallClock::now();
-            const bool changed = follower.follow(p, world);
+            const bool changed = follower.follow(p, world, domains->last_work().total());
             cut_and_moved = seconds_since(cut);
             if (changed) integrator->resume({}, p);
         }
@@ -330,6 +339,12 @@ int bench_domain_step(const BenchConfig& c)
     double traffic[4] = {static_cast<double>(let.bytes_sent), static_cast<double>(let.bytes_received),
                          static_cast<double>(let.nodes_received), static_cast<double>(let.particles_received)};
     world.max(traffic, 4);
+    // How even the domains' work and counts came out at the end.
+    const double last_imbalance = work_imbalance();
+    double pairs[2] = {domains->last_work().cell_pairs, domains->last_work().particle_pairs};
+    world.max(pairs, 2);
+    double counts[2] = {static_cast<double>(p.size()), -static_cast<double>(p.size())};
+    world.max(counts, 2);
     if (!world.is_root()) return 0;
 
     const double per = 1e3 / c.steps;
@@ -348,6 +363,11 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("the LETs of the last step, the most of any rank: %.1f MB sent, %.1f MB received, %.0f nodes and "
                 "%.0f particles received\n\n",
                 traffic[0] / 1e6, traffic[1] / 1e6, traffic[2], traffic[3]);
+    std::printf("the last step's pairs, the most of any rank: %.4g target-cell, %.4g target-particle\n\n", pairs[0],
+                pairs[1]);
+    std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
+                "first step (equal counts), %.3f at the last (cut to equal work); particles a rank: %.0f to %.0f\n\n",
+                ListWork::kCellPairCost, first_imbalance, last_imbalance, -counts[1], counts[0]);
     if (resident)
         std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains followed every "
                     "%d steps\n\n",

@@ -46,6 +46,17 @@ struct Forces {
 // Named wall-clock phases of the last evaluation, in seconds, in the order they ran.
 using PhaseTimes = std::vector<std::pair<std::string, double>>;
 
+// What a force computation summed: target-cell pairs (monopole and quadrupole) and
+// target-particle pairs.
+struct ListWork {
+    double cell_pairs = 0, particle_pairs = 0;
+    // A cell's pair costs the list kernels about this many particle pairs' time
+    // (bench/results/several-gpus.md).
+    static constexpr double kCellPairCost = 3.5;
+    // In particle pairs.
+    double total() const { return kCellPairCost * cell_pairs + particle_pairs; }
+};
+
 // The phase of an evaluation that was lost and made again (a GPU walk whose lists outgrew the room
 // it was given), its name followed by why: an engine that reports it has also reported the phases
 // of the evaluation it kept.
@@ -99,6 +110,10 @@ class ForceEngine {
     // caller's arrays, so that a restarted run makes the same decisions as an uninterrupted one.
     virtual void set_acceleration_estimate(const Eigen::Matrix3Xd& /*acc*/) {}
     virtual PhaseTimes last_phase_times() const { return {}; }
+    // The pairs the last force computation summed, where the engine counts them (the trees);
+    // nothing where it does not. Counted, not timed, so that a run that divides its work by them
+    // does the same again.
+    virtual ListWork last_work() const { return {}; }
 
   private:
     std::string name_;

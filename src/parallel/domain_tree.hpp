@@ -66,6 +66,8 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     // build, LETs (their walks), exchange, append, then the engine's own phases.
     // On the device, the tree engine's step's phases (LETs and all).
     PhaseTimes last_phase_times() const override { return device_step_ ? engine_->last_phase_times() : times_; }
+    // The engine's count of its evaluation (its lists hold the received LETs too).
+    ListWork last_work() const override { return engine_->last_work(); }
     const LetTraffic& last_traffic() const { return traffic_; }
     // Interaction counts of this rank's groups in the last compute(): means over its groups and
     // over its own particles (the LETs' particles feel nothing).

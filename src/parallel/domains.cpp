@@ -486,9 +486,17 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }
 
-bool DomainFollower::follow(ParticleSet& local, const Communicator& comm)
+bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double work)
 {
-    const HilbertDomains domains = HilbertDomains::cut(local.pos, {}, comm, &keys_);
+    if (!(work >= 0) || !std::isfinite(work))
+        throw std::invalid_argument("domains: a rank's work must be finite and >= 0");
+    // Equal work only where every rank that holds particles counted some.
+    double least = local.size() > 0 ? work : 1.0;
+    comm.min(&least, 1);
+    const bool by_work = least > 0;
+    cost_.clear();
+    if (by_work) cost_.assign(local.size(), work / static_cast<double>(std::max<std::size_t>(local.size(), 1)));
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_);
     domains.leaving(keys_, comm.rank(), leave_, destination_);
     // A step moves few particles across a cut, and often none: only those travel.
     if (comm.max(leave_.empty() ? 0 : 1) == 0) return false;

@@ -91,10 +91,18 @@ class DomainFollower {
     // held what and in whatever order, as own_domain does; the trees built on them do not depend
     // on the order (tree/build.hpp), so that a run restarted from its file (in ID order) continues
     // bit for bit. Returns whether any rank's particles changed (false: every `local` is as it was).
-    bool follow(ParticleSet& local, const Communicator& comm);
+    //
+    // With `work` (this rank's last force computation, ForceEngine::last_work; every rank that
+    // holds particles gives one > 0), cut to equal work instead: each particle costs its rank's
+    // work over its rank's count, so that a domain whose particles took more gives some away, and
+    // over a few follows the ranks' work evens out. The domains then depend on where the particles
+    // were, not only on the particles: a run cuts to equal counts where it writes a file that it
+    // may restart from.
+    bool follow(ParticleSet& local, const Communicator& comm, double work = 0);
 
   private:
     std::vector<std::uint64_t> keys_;
+    std::vector<double> cost_;
     std::vector<std::size_t> leave_;
     std::vector<int> destination_;
 };

@@ -253,6 +253,15 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     Forces reference;
     cpu.load(forest, {});
     cpu.evaluate_loaded(params.opening(), reference);
+    // The work the domains are cut by: the pairs the list kernels summed, about the forest's on
+    // the host (whose double tree opens a few cells otherwise).
+    const ListWork device_work = engine.last_work(), host_work = cpu.last_work();
+    INFO("pairs on the device " << device_work.cell_pairs << " + " << device_work.particle_pairs << ", tree-cpu's "
+                                << host_work.cell_pairs << " + " << host_work.particle_pairs);
+    CHECK(host_work.cell_pairs > 0);
+    CHECK(host_work.particle_pairs > 0);
+    CHECK(std::abs(device_work.cell_pairs / host_work.cell_pairs - 1) < 0.02);
+    CHECK(std::abs(device_work.particle_pairs / host_work.particle_pairs - 1) < 0.02);
     const auto n = static_cast<Eigen::Index>(mine.size());
     const std::vector<double> q = percentiles(relative_errors(mine.acc, reference.acc.leftCols(n).eval()), {50, 99.9});
     INFO("acc p50 " << q[0] << " p99.9 " << q[1]);

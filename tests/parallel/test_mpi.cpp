@@ -4,6 +4,7 @@
 // never a hang.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -240,6 +241,19 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     REQUIRE(cells.size() >= 6);
     CHECK(cells[cells.size() - 2] < 1e-3); // abs(dE/E)
     CHECK(cells.back() < 2e-3);            // the first step's p50 (the cell's first number)
+    // The domains, cut to equal particle counts at first, are cut to equal work after each step:
+    // the ranks' work evens out, and their counts part.
+    const std::string even = "the most of any over the mean: ";
+    REQUIRE(log.find(even) != std::string::npos);
+    double first = 0, last = 0, fewest = 0, most = 0;
+    REQUIRE(std::sscanf(log.c_str() + log.find(even) + even.size(),
+                        "%lf at the first step (equal counts), %lf at the last (cut to equal work); particles a rank: "
+                        "%lf to %lf",
+                        &first, &last, &fewest, &most) == 4);
+    CHECK(first > 1.1);
+    CHECK(last < first - 0.1);
+    CHECK(fewest < most);
+    CHECK(fewest + most == 6000);
     // Softened by type: the steps and the sample's direct sum alike.
     REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args + " --eps-type halo=0.1,bulge=0.02", &log) == 0);
     CHECK_THAT(log, Catch::Contains("| galaxy | 6000 | 2 | theta 0.5 | tree-cpu on 2 domains | **"));
