@@ -44,6 +44,7 @@ struct BenchConfig {
     std::vector<int> gpus;                    // scaling: the GPUs of one process (empty: every visible one)
     std::string decomposition = "replicated"; // scaling, tree engines: replicated | domains
     bool weak = false;                        // scaling, domains: -n particles per rank (else in all)
+    bool cut_by_work = false;                 // step, domains: --domain-cut work
     bool keep_engine_order = true;            // step: particles in the tree's order between steps
     bool resident = true;                     // step: whole steps on the GPU (tree-gpu, look-ahead)
     bool lookahead = true;                    // step: the next tree built while the GPU evaluates

@@ -302,7 +302,7 @@ int bench_domain_step(const BenchConfig& c)
             integrator->synchronize(p);
             settled = seconds_since(moving);
             const auto cut = WallClock::now();
-            const bool changed = follower.follow(p, world, domains->last_work().total());
+            const bool changed = follower.follow(p, world, c.cut_by_work ? domains->last_work().total() : 0);
             cut_and_moved = seconds_since(cut);
             if (changed) integrator->resume({}, p);
         }
@@ -345,6 +345,19 @@ int bench_domain_step(const BenchConfig& c)
     world.max(pairs, 2);
     double counts[2] = {static_cast<double>(p.size()), -static_cast<double>(p.size())};
     world.max(counts, 2);
+    // Rank by rank: what each held, summed and took in its list kernels (ms a step), and the LETs
+    // it received.
+    constexpr std::size_t kRow = 7;
+    std::vector<double> rows(kRow * static_cast<std::size_t>(world.size()), 0.0);
+    double* row = rows.data() + kRow * static_cast<std::size_t>(world.rank());
+    row[0] = static_cast<double>(p.size());
+    row[1] = domains->last_work().cell_pairs;
+    row[2] = domains->last_work().particle_pairs;
+    row[3] = 1e3 * grove::phase_seconds(sums, "nodes") / c.steps;
+    row[4] = 1e3 * grove::phase_seconds(sums, "leaves") / c.steps;
+    row[5] = static_cast<double>(let.bytes_received) / 1e6;
+    row[6] = 1e3 * grove::phase_seconds(sums, "evaluate") / c.steps; // the host's lists
+    world.sum(rows.data(), rows.size());
     if (!world.is_root()) return 0;
 
     const double per = 1e3 / c.steps;
@@ -366,8 +379,19 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("the last step's pairs, the most of any rank: %.4g target-cell, %.4g target-particle\n\n", pairs[0],
                 pairs[1]);
     std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
-                "first step (equal counts), %.3f at the last (cut to equal work); particles a rank: %.0f to %.0f\n\n",
-                ListWork::kCellPairCost, first_imbalance, last_imbalance, -counts[1], counts[0]);
+                "first step (equal counts), %.3f at the last (cut to equal %s); particles a rank: %.0f to %.0f\n\n",
+                ListWork::kCellPairCost, first_imbalance, last_imbalance, c.cut_by_work ? "work" : "counts",
+                -counts[1], counts[0]);
+    if (world.size() <= 16) {
+        std::printf("| rank | particles | target-cell pairs | target-particle pairs | nodes ms | leaves ms | evaluate "
+                    "ms (host) | LET MB received |\n|---|---|---|---|---|---|---|---|\n");
+        for (int r = 0; r < world.size(); ++r) {
+            const double* v = rows.data() + kRow * static_cast<std::size_t>(r);
+            std::printf("| %d | %.0f | %.4g | %.4g | %.3f | %.3f | %.3f | %.1f |\n", r, v[0], v[1], v[2], v[3], v[4],
+                        v[6], v[5]);
+        }
+        std::printf("\n");
+    }
     if (resident)
         std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains followed every "
                     "%d steps\n\n",

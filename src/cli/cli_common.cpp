@@ -272,6 +272,13 @@ std::string describe(const MemoryUse& use)
     return text;
 }
 
+bool domain_cut_by_work(const std::string& value)
+{
+    if (value != "counts" && value != "work")
+        throw std::runtime_error("--domain-cut takes counts or work (got '" + value + "')");
+    return value == "work";
+}
+
 std::vector<int> parse_gpus(const std::string& text)
 {
     const std::optional<std::vector<int>> devices = parse_device_list(text);

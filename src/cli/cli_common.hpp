@@ -55,6 +55,14 @@ std::vector<std::string> split_list(const std::string& text);
 // --gpus: device numbers separated by commas, at least one; throws with the option's name.
 std::vector<int> parse_gpus(const std::string& text);
 
+// --domain-cut, under --decomposition domains: where the domains follow the particles, cut to
+// equal particle counts ("counts") or to equal work ("work": the pairs each rank's engine summed
+// in its last step). Returns whether by work; throws std::runtime_error for another value.
+bool domain_cut_by_work(const std::string& value);
+constexpr const char* kDomainCutHelp =
+    "under --decomposition domains, where the domains follow the particles: cut to equal particle counts "
+    "(counts) or to equal work, the pairs each rank's tree summed in its last step (work)";
+
 // What a job holds for n particles: the engine's device bytes per particle besides its
 // interaction lists, the lists, and the process's peak resident host memory per particle.
 struct MemoryUse {

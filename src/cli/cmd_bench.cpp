@@ -132,6 +132,7 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
     if (c.decomposition != "replicated" && c.decomposition != "domains")
         throw std::runtime_error("--decomposition takes replicated or domains (got '" + c.decomposition + "')");
     c.weak = r["weak"].as<bool>();
+    c.cut_by_work = domain_cut_by_work(r["domain-cut"].as<std::string>());
     if (c.weak && c.decomposition != "domains") throw std::runtime_error("--weak needs --decomposition domains");
     return c;
 }
@@ -213,6 +214,7 @@ int command_bench(int argc, char** argv)
         "(each rank its Peano-Hilbert domain's tree with the others' locally essential trees; each rank makes its own "
         "particles, and the errors of a --sample are measured against direct summation)",
         cxxopts::value<std::string>()->default_value("replicated"))(
+        "domain-cut", std::string("step: ") + kDomainCutHelp, cxxopts::value<std::string>()->default_value("counts"))(
         "weak", "scaling, domains: -n particles per rank (weak scaling) instead of in all",
         cxxopts::value<bool>()->default_value("false"));
     options.add_options("tree")("models",

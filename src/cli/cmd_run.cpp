@@ -60,6 +60,7 @@ void add_run_options(cxxopts::Options& options)
         "every step, and evaluates it on its tree with the other domains' locally essential trees; the "
         "files gathered on the first rank)",
         cxxopts::value<std::string>()->default_value("replicated"))(
+        "domain-cut", kDomainCutHelp, cxxopts::value<std::string>()->default_value("counts"))(
         "restart",
         "Continue the run in DIR from its checkpoint (every finished or interrupted run leaves one); may "
         "give a later --t-end to extend it and new --snapshot-every, --log-every, --checkpoint-every, "
@@ -144,6 +145,7 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
     if (decomposition != "replicated" && decomposition != "domains")
         throw std::runtime_error("--decomposition takes replicated or domains (got '" + decomposition + "')");
     c.domains = decomposition == "domains";
+    c.cut_by_work = domain_cut_by_work(r["domain-cut"].as<std::string>());
     if (c.domains && (hermite || block))
         throw std::runtime_error("--decomposition domains: the leapfrog with one shared step (--dt)");
     if (c.domains && engines().resolve(c.integrator.engine.engine).rfind("tree", 0) != 0)

@@ -299,9 +299,9 @@ int Run::end_of_interval(long long s)
     // On domains the particles are moved between ranks below, from the host, with their IDs: every
     // step the order of the rank's tree becomes the order they are held in (their files are
     // gathered and sorted by ID).
-    // Where the steps live on the ranks' GPUs, the domains follow every kDeviceFollowSteps steps,
-    // cut to equal work by the engine's count of the last step, and at each file, cut to equal
-    // counts (so that a restart starts from the domains the run goes on with).
+    // Where the steps live on the ranks' GPUs, the domains follow every kDeviceFollowSteps steps
+    // (with --domain-cut work, to equal work by the engine's count of the last step), and at each
+    // file to equal counts (so that a restart starts from the domains the run goes on with).
     const bool follow = config_.domains && (!integrator_->resident() || snapshot_due || checkpoint_due ||
                                             (s % kDeviceFollowSteps == 0 && comm_.size() > 1));
     if (follow)
@@ -312,7 +312,8 @@ int Run::end_of_interval(long long s)
     if ((log_due && !made_there) || follow) integrator_->synchronize(p_);
     // The domains follow the particles, before anything is written.
     const ForceEngine* engine = integrator_->force_engine();
-    const double work = snapshot_due || checkpoint_due || !engine ? 0 : engine->last_work().total();
+    const double work =
+        !config_.cut_by_work || snapshot_due || checkpoint_due || !engine ? 0 : engine->last_work().total();
     if (follow && follower_.follow(p_, comm_, work)) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     ParticleSet& written = config_.domains ? all : p_;

@@ -30,6 +30,7 @@ struct RunConfig {
     std::map<std::string, std::string> recorded; // every option, into the files' run parameters
     std::optional<RunTarget> target;             // choose theta (alpha) for this error at the start
     bool domains = false; // --decomposition domains: each rank one Peano-Hilbert domain (parallel/domain_tree.hpp)
+    bool cut_by_work = false; // --domain-cut work
 };
 
 // Runs (or, with `restart`, continues) the run; returns the process exit status (0, or 128 +

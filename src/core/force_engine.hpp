@@ -52,7 +52,7 @@ struct ListWork {
     double cell_pairs = 0, particle_pairs = 0;
     // A cell's pair costs the list kernels about this many particle pairs' time
     // (bench/results/several-gpus.md).
-    static constexpr double kCellPairCost = 3.5;
+    static constexpr double kCellPairCost = 2.3;
     // In particle pairs.
     double total() const { return kCellPairCost * cell_pairs + particle_pairs; }
 };

@@ -220,7 +220,7 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
 {
     if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
     const std::string args = " bench step --decomposition domains --engine tree-cpu --model galaxy -n 6000 --steps 2 "
-                             "--warmup 1 --sample 300";
+                             "--warmup 1 --sample 300 --domain-cut work";
     std::string log;
     REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args, &log) == 0);
     INFO(log);
@@ -241,7 +241,8 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     REQUIRE(cells.size() >= 6);
     CHECK(cells[cells.size() - 2] < 1e-3); // abs(dE/E)
     CHECK(cells.back() < 2e-3);            // the first step's p50 (the cell's first number)
-    // The domains, cut to equal particle counts at first, are cut to equal work after each step:
+    // The domains, cut to equal particle counts at first, are cut to equal work after each step
+    // (--domain-cut work):
     // the ranks' work evens out, and their counts part.
     const std::string even = "the most of any over the mean: ";
     REQUIRE(log.find(even) != std::string::npos);
@@ -261,6 +262,8 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     CHECK_THAT(log, Catch::Contains("on 1 Peano-Hilbert domains"));
     CHECK(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args + " --timestep block", &log) != 0);
     CHECK_THAT(log, Catch::Contains("times shared steps"));
+    CHECK(run(std::string(GROVE_EXE) + args + " --domain-cut time", &log) != 0);
+    CHECK_THAT(log, Catch::Contains("--domain-cut takes counts or work (got 'time')"));
 }
 
 TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit for bit on as many ranks",
@@ -277,7 +280,8 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     std::string log;
     REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.008", &log) == 0);
     REQUIRE(
-        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + three + args + " --t-end 0.008 --decomposition domains",
+        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + three + args +
+                " --t-end 0.008 --decomposition domains --domain-cut work",
             &log) == 0);
     INFO(log);
     std::ifstream yml(three + "/run.yml");
@@ -301,9 +305,11 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     CHECK(v[14] == Approx(db.lagrangian_radii[1]).epsilon(1e-5)); // printed to 6 digits
     CHECK(std::abs(db.total - da.total) < 1e-4 * std::abs(da.total));
     CHECK(std::abs(db.lagrangian_radii[1] - da.lagrangian_radii[1]) < 1e-4 * da.lagrangian_radii[1]);
-    // Half way, then restarted on 3 ranks: the uninterrupted run's particles, bit for bit.
+    // Half way, then restarted on 3 ranks: the uninterrupted run's particles, bit for bit (the
+    // domains cut to equal work between the files, to equal counts at each).
     REQUIRE(
-        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + half + args + " --t-end 0.004 --decomposition domains",
+        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + half + args +
+                " --t-end 0.004 --decomposition domains --domain-cut work",
             &log) == 0);
     REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + half + " --t-end 0.008", &log) == 0);
     const ParticleSet c = read_snapshot(half + "/snapshot_0008.hdf5");
