@@ -283,8 +283,8 @@ std::size_t DeviceLets::make(const DeviceLetSource& source, const std::vector<Do
     header = {nodes, particles, 1, 0, {origin.x, origin.y, origin.z}};
     char* out = room(layout.end);
     write_header(out);
-    CUDA_CHECK(cudaMemcpyAsync(out + layout.nodes, nodes_.data(), nodes * sizeof(CompactLetNode), cudaMemcpyDefault,
-                               stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(out + layout.nodes, nodes_.data(), nodes * sizeof(CompactLetNode), cudaMemcpyDefault, stream));
     CUDA_CHECK(cudaMemcpyAsync(out + layout.particles, particles_.data(), 4 * particles * sizeof(float),
                                cudaMemcpyDefault, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));

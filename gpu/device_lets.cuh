@@ -45,8 +45,8 @@ class DeviceLets {
     // length and sets `header` to its header. Waits for the stream.
     using Room = std::function<char*(std::size_t bytes)>;
     std::size_t make(const DeviceLetSource& source, const std::vector<DomainBox>& boxes,
-                     const OpeningCriterion& criterion, const Vec4<double>& origin, const Room& room,
-                     LetHeader& header, cudaStream_t stream);
+                     const OpeningCriterion& criterion, const Vec4<double>& origin, const Room& room, LetHeader& header,
+                     cudaStream_t stream);
     // The same into a pinned buffer, from its start.
     std::size_t make(const DeviceLetSource& source, const std::vector<DomainBox>& boxes,
                      const OpeningCriterion& criterion, const Vec4<double>& origin, gpu::PinnedBuffer<char>& out,

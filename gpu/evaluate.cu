@@ -382,8 +382,9 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
 // the pairs it summed (targets times cells, or times the leaves' particles), on every lane.
 template <bool kNodes, bool kPot, bool kGuard, bool kByType>
 __device__ long long evaluate_group(const OctreeView<float>& tree, int g, int segment, const ListIndex& index,
-                               const std::int32_t* list, const ListSplit& split, const ListSoftening& soft, float4* acc,
-                               NodeTile& node_tile, LeafTile& leaf_tile, float* half_tile, WideSums& wide)
+                                    const std::int32_t* list, const ListSplit& split, const ListSoftening& soft,
+                                    float4* acc, NodeTile& node_tile, LeafTile& leaf_tile, float* half_tile,
+                                    WideSums& wide)
 {
     const ParticleRange range = tree.groups[g].range;
     long long begin = index.begin(g), length = index.length(g);
@@ -563,15 +564,17 @@ void launch_sum_split(const OctreeView<float>& tree, const ListSplit& nodes, con
 }
 
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
-                           const ListSoftening& softening, float4* sorted, int* next_group,
-                           unsigned long long* pairs, bool potential, cudaStream_t stream, const ListSplit& split)
+                           const ListSoftening& softening, float4* sorted, int* next_group, unsigned long long* pairs,
+                           bool potential, cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     const ListSoftening& s = softening;
     if (s.by_type() && potential)
-        launch_evaluate<true, true, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
+        launch_evaluate<true, true, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs,
+                                                 stream);
     else if (s.by_type())
-        launch_evaluate<true, false, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
+        launch_evaluate<true, false, false, true>(tree, node_index, node_list, split, s, sorted, next_group, pairs,
+                                                  stream);
     else if (potential)
         launch_evaluate<true, true, false>(tree, node_index, node_list, split, s, sorted, next_group, pairs, stream);
     else
@@ -579,8 +582,8 @@ void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_
 }
 
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
-                            const ListSoftening& softening, float4* sorted, int* next_group,
-                            unsigned long long* pairs, bool potential, cudaStream_t stream, const ListSplit& split)
+                            const ListSoftening& softening, float4* sorted, int* next_group, unsigned long long* pairs,
+                            bool potential, cudaStream_t stream, const ListSplit& split)
 {
     if (tree.num_groups == 0) return;
     // Unsoftened pairs need the r^2 > 0 test in every pair, softened ones never: a kernel each, so

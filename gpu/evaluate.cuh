@@ -70,15 +70,13 @@ void launch_sum_split(const OctreeView<float>& tree, const ListSplit& nodes, con
 // With a split (ListSplit) the sums go to its partials instead. Both kernels add the pairs they
 // summed (targets times cells, targets times the leaves' particles) to *pairs.
 void launch_evaluate_nodes(const OctreeView<float>& tree, const ListIndex& node_index, const std::int32_t* node_list,
-                           const ListSoftening& softening, float4* sorted, int* next_group,
-                           unsigned long long* pairs, bool potential, cudaStream_t stream,
-                           const ListSplit& split = {});
+                           const ListSoftening& softening, float4* sorted, int* next_group, unsigned long long* pairs,
+                           bool potential, cudaStream_t stream, const ListSplit& split = {});
 
 // Leaf lists (particle-particle): adds to sorted[]. A particle's own pair is excluded by index,
 // as in every other engine, so the potential carries no self term for any eps.
 void launch_evaluate_leaves(const OctreeView<float>& tree, const ListIndex& leaf_index, const std::int32_t* leaf_list,
-                            const ListSoftening& softening, float4* sorted, int* next_group,
-                            unsigned long long* pairs, bool potential, cudaStream_t stream,
-                            const ListSplit& split = {});
+                            const ListSoftening& softening, float4* sorted, int* next_group, unsigned long long* pairs,
+                            bool potential, cudaStream_t stream, const ListSplit& split = {});
 
 } // namespace grove::gpu

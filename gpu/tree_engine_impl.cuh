@@ -120,7 +120,7 @@ struct TreeGpuEngine::Impl {
     bool handed_over = false;    // the last evaluation's forces are in the tree's order
     bool order_uploaded = false; // the device holds the particle order (permutation kernel)
     long long total_nodes = 0, total_leaves = 0;
-    ListWork last_work; // the last finished evaluation's pairs
+    ListWork last_work;                        // the last finished evaluation's pairs
     AccelerationEstimate estimate;             // the relative criterion's |a| (tree/acceleration_estimate.hpp)
     int share_index = 0, share_count = 1;      // set_share
     std::unique_ptr<TreeGpuResident> resident; // made on the first device_particles()

@@ -404,7 +404,8 @@ LetBytes let_bytes(const char* data, std::size_t size)
         for (std::int64_t k = 0; k < np; ++k)
             if (let.particle_type(static_cast<std::size_t>(k)) >= kNumParticleTypes)
                 fault = std::max<int>(fault, kLetBadType);
-    if (fault != kLetSound) throw std::runtime_error(std::string("received LET is malformed: ") + let_fault_text(fault));
+    if (fault != kLetSound)
+        throw std::runtime_error(std::string("received LET is malformed: ") + let_fault_text(fault));
     return let;
 }
 

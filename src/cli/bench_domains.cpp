@@ -380,8 +380,8 @@ int bench_domain_step(const BenchConfig& c)
                 pairs[1]);
     std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
                 "first step (equal counts), %.3f at the last (cut to equal %s); particles a rank: %.0f to %.0f\n\n",
-                ListWork::kCellPairCost, first_imbalance, last_imbalance, c.cut_by_work ? "work" : "counts",
-                -counts[1], counts[0]);
+                ListWork::kCellPairCost, first_imbalance, last_imbalance, c.cut_by_work ? "work" : "counts", -counts[1],
+                counts[0]);
     if (world.size() <= 16) {
         std::printf("| rank | particles | target-cell pairs | target-particle pairs | nodes ms | leaves ms | evaluate "
                     "ms (host) | LET MB received |\n|---|---|---|---|---|---|---|---|\n");

@@ -29,7 +29,7 @@ struct RunConfig {
     bool cadence_changed = false;                // a restart gave a new --snapshot-every
     std::map<std::string, std::string> recorded; // every option, into the files' run parameters
     std::optional<RunTarget> target;             // choose theta (alpha) for this error at the start
-    bool domains = false; // --decomposition domains: each rank one Peano-Hilbert domain (parallel/domain_tree.hpp)
+    bool domains = false;     // --decomposition domains: each rank one Peano-Hilbert domain (parallel/domain_tree.hpp)
     bool cut_by_work = false; // --domain-cut work
 };
 

@@ -279,10 +279,9 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     for (const auto& dir : {one, three, half}) fs::remove_all(dir);
     std::string log;
     REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.008", &log) == 0);
-    REQUIRE(
-        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + three + args +
-                " --t-end 0.008 --decomposition domains --domain-cut work",
-            &log) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + three + args +
+                    " --t-end 0.008 --decomposition domains --domain-cut work",
+                &log) == 0);
     INFO(log);
     std::ifstream yml(three + "/run.yml");
     std::stringstream parameters;
@@ -307,10 +306,9 @@ TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit
     CHECK(std::abs(db.lagrangian_radii[1] - da.lagrangian_radii[1]) < 1e-4 * da.lagrangian_radii[1]);
     // Half way, then restarted on 3 ranks: the uninterrupted run's particles, bit for bit (the
     // domains cut to equal work between the files, to equal counts at each).
-    REQUIRE(
-        run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + half + args +
-                " --t-end 0.004 --decomposition domains --domain-cut work",
-            &log) == 0);
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + half + args +
+                    " --t-end 0.004 --decomposition domains --domain-cut work",
+                &log) == 0);
     REQUIRE(run(kMpirun + "-np 3 " + exe + " run --restart " + half + " --t-end 0.008", &log) == 0);
     const ParticleSet c = read_snapshot(half + "/snapshot_0008.hdf5");
     CHECK(c.time == b.time);
