@@ -133,6 +133,8 @@ BenchConfig bench_config(const cxxopts::ParseResult& r)
         throw std::runtime_error("--decomposition takes replicated or domains (got '" + c.decomposition + "')");
     c.weak = r["weak"].as<bool>();
     c.cut_by_work = domain_cut_by_work(r["domain-cut"].as<std::string>());
+    if (c.cut_by_work && c.decomposition != "domains")
+        throw std::runtime_error("--domain-cut work needs --decomposition domains");
     if (c.weak && c.decomposition != "domains") throw std::runtime_error("--weak needs --decomposition domains");
     return c;
 }

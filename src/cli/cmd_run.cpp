@@ -146,6 +146,7 @@ RunConfig run_config(const cxxopts::ParseResult& r, std::vector<std::string> arg
         throw std::runtime_error("--decomposition takes replicated or domains (got '" + decomposition + "')");
     c.domains = decomposition == "domains";
     c.cut_by_work = domain_cut_by_work(r["domain-cut"].as<std::string>());
+    if (c.cut_by_work && !c.domains) throw std::runtime_error("--domain-cut work needs --decomposition domains");
     if (c.domains && (hermite || block))
         throw std::runtime_error("--decomposition domains: the leapfrog with one shared step (--dt)");
     if (c.domains && engines().resolve(c.integrator.engine.engine).rfind("tree", 0) != 0)

@@ -264,6 +264,8 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     CHECK_THAT(log, Catch::Contains("times shared steps"));
     CHECK(run(std::string(GROVE_EXE) + args + " --domain-cut time", &log) != 0);
     CHECK_THAT(log, Catch::Contains("--domain-cut takes counts or work (got 'time')"));
+    CHECK(run(std::string(GROVE_EXE) + " bench step --model galaxy -n 6000 --domain-cut work", &log) != 0);
+    CHECK_THAT(log, Catch::Contains("--domain-cut work needs --decomposition domains"));
 }
 
 TEST_CASE("grove run --decomposition domains: one process's orbits, restarts bit for bit on as many ranks",
