@@ -4,6 +4,7 @@
 // never a hang.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "core/ic_models.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "parallel/communicator.hpp"
 #include "parallel/domains.hpp"
 #include "support/test_support.hpp"
 
@@ -104,6 +106,19 @@ TEST_CASE("particles that change domains are exchanged in place, every record wh
     CHECK_FALSE(local.has_forces());
     CHECK_THROWS_AS(exchange_in_place(local, {3, 3}, numbered(1, 201)), std::invalid_argument);
     CHECK_THROWS_AS(exchange_in_place(local, {2, 11}, numbered(1, 201)), std::invalid_argument);
+}
+
+TEST_CASE("the domains follow a rank's work only where it is a count: finite and not negative", "[domains]")
+{
+    ParticleSet local = numbered(10, 1);
+    DomainFollower follower;
+    const Communicator& one = Communicator::world(); // one process: one domain, nothing moves
+    CHECK_FALSE(follower.follow(local, one));
+    CHECK_FALSE(follower.follow(local, one, 1e9));
+    CHECK(local.size() == 10);
+    CHECK_THROWS_AS(follower.follow(local, one, -1.0), std::invalid_argument);
+    CHECK_THROWS_AS(follower.follow(local, one, std::nan("")), std::invalid_argument);
+    CHECK_THROWS_AS(follower.follow(local, one, HUGE_VAL), std::invalid_argument);
 }
 
 TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[mpi][slow]")
