@@ -52,13 +52,6 @@ IpcPeers::~IpcPeers()
         if (m.data) cudaIpcCloseMemHandle(m.data);
 }
 
-int IpcPeers::count() const
-{
-    int n = 0;
-    for (const unsigned char d : direct_) n += d;
-    return n;
-}
-
 void IpcPeers::connect(RankExchange& ranks)
 {
     const auto k = static_cast<std::size_t>(ranks.ranks());

@@ -28,7 +28,6 @@ class IpcPeers {
     // Collective (every rank calls it, once): finds the direct peers.
     void connect(RankExchange& ranks);
     bool direct(int rank) const { return !direct_.empty() && direct_[static_cast<std::size_t>(rank)] != 0; }
-    int count() const;
     // Whether any two ranks of the run are direct peers (the same answer on every rank).
     bool any() const { return any_; }
 

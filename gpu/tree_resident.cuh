@@ -104,9 +104,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // The particles are this rank's domain (docs/parallel-design.md): each evaluation exchanges
     // LETs with the other ranks through `ranks` (which outlives the store) and walks them with the
     // own tree. Null: the particles are all there are. Shared steps only (no time bins), under the
-    // geometric criterion with one softening.
-    // The LETs for ranks on this host whose GPUs map each other's memory go GPU to GPU
-    // (gpu/ipc_peers.cuh), the rest through MPI from pinned memory.
+    // geometric criterion with one softening. The LETs for ranks on this host whose GPUs map each
+    // other's memory go GPU to GPU (gpu/ipc_peers.cuh), the rest through MPI from pinned memory.
     void set_ranks(RankExchange* ranks)
     {
         ranks_ = ranks;
@@ -193,12 +192,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     std::vector<std::unique_ptr<gpu::PinnedBuffer<char>>> let_made_, let_in_;
     std::vector<ByteSpan> let_send_;
     std::vector<std::vector<char>> tickets_;
-    IpcPeers peers_;
-    bool peers_connected_ = false;
     std::vector<std::size_t> let_in_size_;
     std::vector<std::vector<char>> all_boxes_;
-    PhaseTimes let_times_;        // the last append_lets()'s parts
-    cudaStream_t copy_ = nullptr; // the keys made, sorted and sent down; structures up
+    IpcPeers peers_;               // the ranks whose LETs come GPU to GPU
+    bool peers_connected_ = false; // peers_ sought (at the first exchange)
+    PhaseTimes let_times_;         // the last append_lets()'s parts
+    cudaStream_t copy_ = nullptr;  // the keys made, sorted and sent down; structures up
     static constexpr int kEvents = 10;
     cudaEvent_t ev_[kEvents] = {};
     bool loaded_ = false, staged_ = false;

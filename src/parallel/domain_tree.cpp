@@ -1,7 +1,6 @@
 #include "parallel/domain_tree.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -11,7 +10,6 @@
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
 #include "tree/cpu_engines.hpp"
-#include "tree/let_wire.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"

@@ -115,7 +115,8 @@ class HostPlaysRankOne final : public RankExchange {
     int rank() const override { return 0; }
     void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) override
     {
-        if (gathers_++ == 1 || gathers_ == 3) { // the search for direct peers
+        const int call = gathers_++;
+        if (call == 1 || call == 2) { // the search for direct peers: the probes, then what was read
             all.assign(2, std::vector<char>(mine.size(), 0));
             all[0] = mine;
             return;
