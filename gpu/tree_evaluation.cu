@@ -595,7 +595,10 @@ void TreeGpuEngine::Impl::finish(const Evaluation& e, Forces& out)
         return;
     }
     if (e.first_pass_seconds >= 0) times.emplace_back("first pass", e.first_pass_seconds);
-    last_work = {static_cast<double>(h_walk_totals[kCellPairs]), static_cast<double>(h_walk_totals[kParticlePairs])};
+    last_work = {static_cast<double>(h_walk_totals[kCellPairs]), static_cast<double>(h_walk_totals[kParticlePairs]),
+                 static_cast<double>(e.one_pass ? h_walk_totals[0] : total_nodes),
+                 static_cast<double>(e.one_pass ? h_walk_totals[1] : total_leaves),
+                 static_cast<double>(e.share.last - e.share.first)};
     const auto elapsed = [](cudaEvent_t from, cudaEvent_t to) {
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));

@@ -142,7 +142,9 @@ void TreeCpuEngine::evaluate_into(Octree& tree, const OpeningCriterion& criterio
     if (first_pass_seconds >= 0) times_.insert(times_.begin(), {"first pass", first_pass_seconds});
     stats_ = statistics.of(tree);
     work_ = {stats_.node_interactions_per_particle * static_cast<double>(n),
-             stats_.leaf_interactions_per_particle * static_cast<double>(n)};
+             stats_.leaf_interactions_per_particle * static_cast<double>(n),
+             stats_.nodes_per_group * static_cast<double>(stats_.num_groups),
+             stats_.leaves_per_group * static_cast<double>(stats_.num_groups), static_cast<double>(stats_.num_groups)};
 }
 
 OctreeView<double> TreeCpuEngine::opened_view(Octree& tree, const OpeningCriterion& criterion)

@@ -347,7 +347,7 @@ int bench_domain_step(const BenchConfig& c)
     world.max(counts, 2);
     // Rank by rank: what each held, summed and took in its list kernels (ms a step), and the LETs
     // it received.
-    constexpr std::size_t kRow = 7;
+    constexpr std::size_t kRow = 10;
     std::vector<double> rows(kRow * static_cast<std::size_t>(world.size()), 0.0);
     double* row = rows.data() + kRow * static_cast<std::size_t>(world.rank());
     row[0] = static_cast<double>(p.size());
@@ -357,6 +357,9 @@ int bench_domain_step(const BenchConfig& c)
     row[4] = 1e3 * grove::phase_seconds(sums, "leaves") / c.steps;
     row[5] = static_cast<double>(let.bytes_received) / 1e6;
     row[6] = 1e3 * grove::phase_seconds(sums, "evaluate") / c.steps; // the host's lists
+    row[7] = domains->last_work().groups;
+    row[8] = domains->last_work().cell_entries;
+    row[9] = domains->last_work().leaf_entries;
     world.sum(rows.data(), rows.size());
     if (!world.is_root()) return 0;
 
@@ -383,12 +386,15 @@ int bench_domain_step(const BenchConfig& c)
                 ListWork::kCellPairCost, first_imbalance, last_imbalance, c.cut_by_work ? "work" : "counts", -counts[1],
                 counts[0]);
     if (world.size() <= 16) {
-        std::printf("| rank | particles | target-cell pairs | target-particle pairs | nodes ms | leaves ms | evaluate "
-                    "ms (host) | LET MB received |\n|---|---|---|---|---|---|---|---|\n");
+        // A list entry's pairs: the targets that share it (cells), times its sources (leaves).
+        std::printf("| rank | particles | groups | target-cell pairs | a cell entry's | target-particle pairs | a leaf "
+                    "entry's | nodes ms | leaves ms | evaluate ms (host) | LET MB received |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|\n");
+        const auto per_entry = [](double pairs, double entries) { return entries > 0 ? pairs / entries : 0.0; };
         for (int r = 0; r < world.size(); ++r) {
             const double* v = rows.data() + kRow * static_cast<std::size_t>(r);
-            std::printf("| %d | %.0f | %.4g | %.4g | %.3f | %.3f | %.3f | %.1f |\n", r, v[0], v[1], v[2], v[3], v[4],
-                        v[6], v[5]);
+            std::printf("| %d | %.0f | %.0f | %.4g | %.1f | %.4g | %.1f | %.3f | %.3f | %.3f | %.1f |\n", r, v[0], v[7],
+                        v[1], per_entry(v[1], v[8]), v[2], per_entry(v[2], v[9]), v[3], v[4], v[6], v[5]);
         }
         std::printf("\n");
     }

@@ -50,6 +50,9 @@ using PhaseTimes = std::vector<std::pair<std::string, double>>;
 // target-particle pairs.
 struct ListWork {
     double cell_pairs = 0, particle_pairs = 0;
+    // The lists' entries (cells, leaves) and the groups that walked: with the pairs they say how
+    // many targets shared each entry, which sets how full the kernels' lanes run.
+    double cell_entries = 0, leaf_entries = 0, groups = 0;
     // A cell's pair costs the list kernels about this many particle pairs' time
     // (bench/results/several-gpus.md).
     static constexpr double kCellPairCost = 2.3;
