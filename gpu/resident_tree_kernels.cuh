@@ -92,10 +92,18 @@ struct MergeBounds {
 
 // One block of kKeyFrameSample threads, a sample each: a sample's rank along an axis is the count
 // of samples before it (ties by index), so each rank is one thread's, and the quartiles are the
-// values the host's sort of the same sample puts at those ranks.
+// values the host's sort of the same sample puts at those ranks. With `use_given`, `given` is the
+// frame instead (the domains' cube); the box still says whether every point was finite.
 __global__ void __launch_bounds__(kKeyFrameSample)
-    key_box_kernel(Prediction pred, int n, const PointBounds* bounds, KeyBox* box)
+    key_box_kernel(Prediction pred, int n, const PointBounds* bounds, KeyFrame given, bool use_given, KeyBox* box)
 {
+    if (use_given) {
+        if (threadIdx.x == 0) {
+            box->frame = given;
+            box->finite = bounds->finite;
+        }
+        return;
+    }
     __shared__ double values[kKeyFrameSample];
     __shared__ double quartiles[3][3]; // per axis: lower, median, upper
     const int k = static_cast<int>(threadIdx.x);

@@ -1,6 +1,7 @@
 #include "gpu/tree_resident.cuh"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -131,6 +132,7 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
         CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // half_f goes out of scope
     }
     by_type_ = !half.empty();
+    find_domains_cube(p);
     loaded_types_.resize(types.size());
     for (std::size_t k = 0; k < types.size(); ++k) loaded_types_[k] = types[k];
     types_uploaded_ = false;
@@ -138,6 +140,33 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     cur_ = 0;
     loaded_ = fresh_ = true;
     potentials_missing_ = false; // the caller's potentials came with the accelerations
+}
+
+void TreeGpuResident::find_domains_cube(const ParticleSet& p)
+{
+    on_domains_cube_ = ranks_ && ranks_->ranks() > 1;
+    if (!on_domains_cube_) return;
+    double bounds[6] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}; // lo, then -hi
+    const Eigen::Index n = p.pos.cols();
+#pragma omp parallel for schedule(static) reduction(min : bounds[:6])
+    for (Eigen::Index i = 0; i < n; ++i)
+        for (int d = 0; d < 3; ++d) {
+            bounds[d] = std::min(bounds[d], p.pos(d, i));
+            bounds[3 + d] = std::min(bounds[3 + d], -p.pos(d, i));
+        }
+    const auto* first = reinterpret_cast<const char*>(bounds);
+    ranks_->all_gather(std::vector<char>(first, first + sizeof bounds), cube_bounds_);
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (const std::vector<char>& theirs : cube_bounds_) {
+        if (theirs.size() != sizeof bounds) throw std::runtime_error("tree-gpu: a rank's bounds came malformed");
+        double b[6];
+        std::memcpy(b, theirs.data(), sizeof b);
+        for (int d = 0; d < 3; ++d) {
+            mn[d] = std::min(mn[d], b[d]);
+            mx[d] = std::max(mx[d], -b[3 + d]);
+        }
+    }
+    domains_cube_ = domains_key_frame(mn, mx);
 }
 
 void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
@@ -553,7 +582,8 @@ void TreeGpuResident::launch_key_sort(const Prediction& pred)
     reduce_temp_.reserve(reduce_bytes, "key box workspace");
     CUDA_CHECK(cub::DeviceReduce::Reduce(reduce_temp_.data(), reduce_bytes, points, bounds_.data(), n_, MergeBounds{},
                                          empty, copy_));
-    key_box_kernel<<<1, kKeyFrameSample, 0, copy_>>>(pred, n_, bounds_.data(), box_.data());
+    key_box_kernel<<<1, kKeyFrameSample, 0, copy_>>>(pred, n_, bounds_.data(), domains_cube_, on_domains_cube_,
+                                                     box_.data());
     gpu::check_launch("key_box_kernel", copy_);
     keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred, box_.data(), keys, s_order_.data());
     gpu::check_launch("keys_kernel", copy_);

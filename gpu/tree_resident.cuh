@@ -166,6 +166,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool stage_from_device_keys(const Prediction& pred);
     // The staging chunks for min(n, kChunk) particles.
     void reserve_chunks();
+    // On several domains: domains_cube_ from the loaded particles, the same on every rank (called by all).
+    void find_domains_cube(const ParticleSet& p);
     // The structure of the next tree from the keys the device sorted (their order is staged
     // already); false where a prediction was not finite.
     bool stage_from_sorted_keys();
@@ -248,6 +250,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::DeviceBuffer<unsigned char> sort_temp_;
     gpu::PinnedBuffer<std::uint64_t> h_keys_;
     gpu::PinnedBuffer<KeyBox> h_box_;
+    // On several domains the keys' frame is the cube the domains were cut in, found at load() from
+    // the loaded particles as the cut found it (parallel/domains.hpp: domains_cube), and kept until
+    // the next load: the trees' cells are then the cut's (tree/key_frame.hpp: domains_key_frame).
+    KeyFrame domains_cube_;
+    bool on_domains_cube_ = false;
+    std::vector<std::vector<char>> cube_bounds_; // every rank's bounds, gathered
 
     // The structure on the device: the order that gathers the state into it, the cells' levels,
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).

@@ -284,7 +284,7 @@ Octree build_octree(PositionsRef pos, MassesRef mass, const BuildParams& params,
 }
 
 void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& requested, BuildTimes* times,
-                       BuildContent content)
+                       BuildContent content, const KeyFrame* frame_given)
 {
     BuildTimes local_times;
     BuildTimes& t = times ? *times : local_times;
@@ -306,7 +306,8 @@ void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const Bui
     tree.appended_half.clear(); // a tree of these particles alone
     tree.appended_radius2.clear();
     tree.appended_types.clear();
-    tree.frame = key_frame_of(pos, mass);
+    tree.frame = key_frame_of(pos, mass); // checks the input even where the frame is given
+    if (frame_given) tree.frame = *frame_given;
     std::vector<std::uint64_t>& keys = tree.keys;
     keys.resize(static_cast<std::size_t>(n));
     static const MortonTable table;

@@ -65,9 +65,12 @@ enum class BuildContent { full, structure };
 
 // The same into an existing tree, reusing its storage: repeated builds (a leapfrog run, a
 // benchmark) then allocate nothing, which matters because first-touch page faults on fresh
-// buffers cost as much as the sort itself.
+// buffers cost as much as the sort itself. `frame`, where given, is the keys' frame instead of
+// the particles' own: a domain's tree takes the domains' (parallel/domains.hpp), so that its cells
+// are cells of the cut and no cell's box reaches into another domain.
 void build_octree_into(Octree& tree, PositionsRef pos, MassesRef mass, const BuildParams& params,
-                       BuildTimes* times = nullptr, BuildContent content = BuildContent::full);
+                       BuildTimes* times = nullptr, BuildContent content = BuildContent::full,
+                       const KeyFrame* frame = nullptr);
 
 // The structure (as BuildContent::structure) from n Morton keys computed and sorted elsewhere (the
 // resident GPU pipeline sorts them on the device), read in place: sorted ascending, made with

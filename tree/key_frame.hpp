@@ -83,35 +83,74 @@ HOST_DEVICE inline double power_of_two_at_least(double v)
     return m == 0.5 ? v : ldexp(1.0, e);
 }
 
+// The frame of the cube around mn..mx, not warped: the bounding cube's keys.
+HOST_DEVICE inline KeyFrame cube_key_frame(const double mn[3], const double mx[3])
+{
+    KeyFrame f;
+    f.side = key_cube_side(mn, mx);
+    for (int d = 0; d < 3; ++d) f.lo[d] = mn[d];
+    f.scale = kMortonAxisCells / f.side;
+    return f;
+}
+
+// The frame domains are cut in (parallel/domains.hpp), not warped, which each domain's tree takes
+// too: the tree's cells are then cells of the cut, so that a cell of one domain's tree holds no
+// other domain's space, save the few a cut passes through, and its particles' box reaches into no
+// other domain. (In a frame of its own, a domain wrapped around another had cells whose boxes
+// spanned the inner one, and every cell of the inner domain within them went to the outer one as
+// particles.) The cube's side is a power of two at least the box's, its corner on a grid of an
+// eighth of the side: it stays the same while the box moves a little, so that trees built a few
+// steps after the cut still take the cut's cells (trees in the bounding cube of the particles a
+// step after the cut took three times the LET particles of trees in the cut's own cube). A model centred on the origin
+// then has its centre on a corner of the cells of every level but the coarsest, so the cuts share its dense centre out
+// evenly: the ranks' work came out equal where, with the bounding cube, one domain held the centre and 1.3 times the
+// others' work (bench/results/several-gpus.md). Non-finite bounds give the bounding cube.
+HOST_DEVICE inline KeyFrame domains_key_frame(const double mn[3], const double mx[3])
+{
+    KeyFrame f = cube_key_frame(mn, mx);
+    for (int d = 0; d < 3; ++d)
+        if (!(mn[d] - mn[d] == 0 && mx[d] - mx[d] == 0)) return f; // infinite or NaN
+    for (double side = power_of_two_at_least(f.side);; side *= 2) {
+        const double grid = side / 8;
+        bool inside = true;
+        for (int d = 0; d < 3; ++d) {
+            f.lo[d] = grid * floor(mn[d] / grid);
+            inside = inside && mx[d] < f.lo[d] + side;
+        }
+        if (inside) {
+            f.side = side;
+            break;
+        }
+    }
+    f.scale = kMortonAxisCells / f.side;
+    return f;
+}
+
 // The frame for points whose bounding box is mn..mx, given their sample's median and largest
 // interquartile range: the bounding box's cube where the points are compact (or the range is 0),
 // the warped cube otherwise.
 HOST_DEVICE inline KeyFrame make_key_frame(const double mn[3], const double mx[3], const double median[3], double range)
 {
-    KeyFrame f;
     const double plain = key_cube_side(mn, mx);
     const double core = range > 0 ? power_of_two_at_least(kKeyCoreRanges * range) : 0;
-    if (core > 0 && plain > kKeyWarpFromCores * core) {
-        f.core = core;
-        const double step = core / 256;
-        double wlo[3], whi[3];
-        for (int d = 0; d < 3; ++d) {
-            f.centre[d] = step * nearbyint(median[d] / step);
-            wlo[d] = f.coordinate(mn[d], d); // the map is monotonic: the box's corners stay its corners
-            whi[d] = f.coordinate(mx[d], d);
-        }
-        // The core's centre (0 here) a third of the way along every axis: at every level it then
-        // lies a third of a cell from the nearest boundary. On the cube's middle, where a cube
-        // spanned by outliers on all sides would put it, it would lie on a boundary at every level,
-        // and the densest groups would be cut into eight at each (their neighbours' lists grow).
-        double side = 0;
-        for (int d = 0; d < 3; ++d) side = fmax(side, fmax(-3 * wlo[d], 1.5 * whi[d]));
-        f.side = side * (1 + 1e-12);
-        for (int d = 0; d < 3; ++d) f.lo[d] = -f.side / 3;
-    } else {
-        f.side = plain;
-        for (int d = 0; d < 3; ++d) f.lo[d] = mn[d];
+    if (!(core > 0 && plain > kKeyWarpFromCores * core)) return cube_key_frame(mn, mx);
+    KeyFrame f;
+    f.core = core;
+    const double step = core / 256;
+    double wlo[3], whi[3];
+    for (int d = 0; d < 3; ++d) {
+        f.centre[d] = step * nearbyint(median[d] / step);
+        wlo[d] = f.coordinate(mn[d], d); // the map is monotonic: the box's corners stay its corners
+        whi[d] = f.coordinate(mx[d], d);
     }
+    // The core's centre (0 here) a third of the way along every axis: at every level it then
+    // lies a third of a cell from the nearest boundary. On the cube's middle, where a cube
+    // spanned by outliers on all sides would put it, it would lie on a boundary at every level,
+    // and the densest groups would be cut into eight at each (their neighbours' lists grow).
+    double side = 0;
+    for (int d = 0; d < 3; ++d) side = fmax(side, fmax(-3 * wlo[d], 1.5 * whi[d]));
+    f.side = side * (1 + 1e-12);
+    for (int d = 0; d < 3; ++d) f.lo[d] = -f.side / 3;
     f.scale = kMortonAxisCells / f.side;
     return f;
 }

@@ -152,13 +152,8 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
 
 } // namespace
 
-HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
-                                   std::vector<std::uint64_t>* keys_out)
+KeyFrame domains_cube(PositionsRef pos, const Communicator& comm)
 {
-    const auto n = static_cast<std::size_t>(pos.cols());
-    if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
-    for (const double c : cost)
-        if (!(c >= 0) || !std::isfinite(c)) throw std::invalid_argument("domains: costs must be finite and >= 0");
     double x0 = INFINITY, y0 = INFINITY, z0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, z1 = -INFINITY;
 #pragma omp parallel for schedule(static) reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
     for (Eigen::Index i = 0; i < pos.cols(); ++i) {
@@ -169,10 +164,19 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
     double mn[3] = {x0, y0, z0}, mx[3] = {x1, y1, z1};
     comm.min(mn, 3);
     comm.max(mx, 3);
-    HilbertDomains d;
     if (!(mn[0] <= mx[0])) mn[0] = mn[1] = mn[2] = mx[0] = mx[1] = mx[2] = 0; // no particles anywhere
-    std::memcpy(d.lo_, mn, sizeof mn);
-    d.scale_ = static_cast<double>(kMortonAxisCells) / key_cube_side(mn, mx);
+    return domains_key_frame(mn, mx);
+}
+
+HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
+                                   std::vector<std::uint64_t>* keys_out)
+{
+    const auto n = static_cast<std::size_t>(pos.cols());
+    if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
+    for (const double c : cost)
+        if (!(c >= 0) || !std::isfinite(c)) throw std::invalid_argument("domains: costs must be finite and >= 0");
+    HilbertDomains d;
+    d.frame_ = domains_cube(pos, comm);
     if (comm.size() == 1) { // one domain: everything, no keys needed
         d.first_key_ = {0, kKeyEnd};
         return d;
@@ -186,8 +190,7 @@ HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& 
 
 std::uint64_t HilbertDomains::key(double x, double y, double z) const
 {
-    return hilbert_key(morton_cell_coordinate(x, lo_[0], scale_), morton_cell_coordinate(y, lo_[1], scale_),
-                       morton_cell_coordinate(z, lo_[2], scale_));
+    return hilbert_key(frame_.cell(x, 0), frame_.cell(y, 1), frame_.cell(z, 2));
 }
 
 int HilbertDomains::owner(std::uint64_t key) const
@@ -497,9 +500,15 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     cost_.clear();
     if (by_work) cost_.assign(local.size(), work / static_cast<double>(std::max<std::size_t>(local.size(), 1)));
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_);
+    const KeyFrame& cube = domains.frame();
+    // One domain's tree keeps its own frame (there is no cut to match).
+    const bool same_cube =
+        comm.size() == 1 || (followed_ && std::equal(cube.lo, cube.lo + 3, cube_.lo) && cube.side == cube_.side);
+    cube_ = cube;
+    followed_ = true;
     domains.leaving(keys_, comm.rank(), leave_, destination_);
     // A step moves few particles across a cut, and often none: only those travel.
-    if (comm.max(leave_.empty() ? 0 : 1) == 0) return false;
+    if (comm.max(leave_.empty() ? 0 : 1) == 0) return !same_cube;
     const ParticleSet arrived = migrate(select_particles(local, leave_), destination_, comm);
     exchange_in_place(local, leave_, arrived);
     return true;

@@ -12,8 +12,13 @@
 #include "core/array_views.hpp"
 #include "core/particles.hpp"
 #include "parallel/communicator.hpp"
+#include "tree/key_frame.hpp"
 
 namespace grove {
+
+// The frame the domains are cut in, the same on every rank (called by all): a cube about every
+// rank's particles (tree/key_frame.hpp: domains_key_frame).
+KeyFrame domains_cube(PositionsRef pos, const Communicator& comm);
 
 class HilbertDomains {
   public:
@@ -26,6 +31,9 @@ class HilbertDomains {
                               std::vector<std::uint64_t>* keys = nullptr);
 
     int ranks() const { return static_cast<int>(first_key_.size()) - 1; }
+    // The cube the keys are cut in (domains_cube), which each domain's tree takes too
+    // (parallel/domain_tree.hpp).
+    const KeyFrame& frame() const { return frame_; }
     std::uint64_t key(double x, double y, double z) const;
     // The rank owning a key: the r with first_key(r) <= key < first_key(r + 1).
     int owner(std::uint64_t key) const;
@@ -42,8 +50,7 @@ class HilbertDomains {
     std::vector<std::uint64_t> keys_of(PositionsRef pos) const;
     void keys_into(PositionsRef pos, std::vector<std::uint64_t>& keys) const; // reusing their memory
 
-    double lo_[3] = {0, 0, 0};
-    double scale_ = 1;                     // 2^21 / the cube's side
+    KeyFrame frame_;
     std::vector<std::uint64_t> first_key_; // ranks + 1 values, from 0 to 2^63
 };
 
@@ -98,9 +105,15 @@ class DomainFollower {
     // over a few follows the ranks' work evens out. The domains then depend on where the particles
     // were, not only on the particles: a run cuts to equal counts where it writes a file that it
     // may restart from.
+    //
+    // Also true on several ranks where no particle moved but the cube the keys are cut in did (or
+    // at the first follow): the domains' trees take that cube, so a store that holds them builds
+    // them anew.
     bool follow(ParticleSet& local, const Communicator& comm, double work = 0);
 
   private:
+    KeyFrame cube_;         // the last cut's
+    bool followed_ = false; // whether there was one
     std::vector<std::uint64_t> keys_;
     std::vector<double> cost_;
     std::vector<std::size_t> leave_;

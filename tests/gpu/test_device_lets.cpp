@@ -54,13 +54,34 @@ struct DeviceTree {
     }
 };
 
-// Three domains of random points, cut along their tree's Morton order, each with its own tree.
+// What a rank sends when the domains' cube is sought: its points' lowest coordinates, then their
+// highest negated (gpu/tree_resident.cu).
+std::vector<char> encoded_bounds(const Eigen::Matrix3Xd& pos)
+{
+    double b[6];
+    for (int d = 0; d < 3; ++d) {
+        b[d] = pos.row(d).minCoeff();
+        b[3 + d] = -pos.row(d).maxCoeff();
+    }
+    const auto* first = reinterpret_cast<const char*>(b);
+    return {first, first + sizeof b};
+}
+
+// Three domains of random points, cut along their tree's Morton order, each with its tree in the
+// domains' cube (the cube of all the points), as a run's domains have theirs.
 struct ThreeDomains {
     ParticleSet all = test::random_particles(30000, 7);
     std::vector<ParticleSet> sets;
     std::vector<Octree> trees;
+    std::vector<char> beyond_first; // the bounds of the second and third domains' points
     explicit ThreeDomains(const BuildParams& build)
     {
+        double mn[3], mx[3];
+        for (int d = 0; d < 3; ++d) {
+            mn[d] = all.pos.row(d).minCoeff();
+            mx[d] = all.pos.row(d).maxCoeff();
+        }
+        const KeyFrame cube = domains_key_frame(mn, mx);
         const Octree whole = build_octree(all.pos, all.mass, build);
         for (int k = 0; k < 3; ++k) {
             std::vector<std::int32_t> mine;
@@ -72,9 +93,13 @@ struct ThreeDomains {
             for (std::size_t i = 0; i < mine.size(); ++i) q.mass[static_cast<Eigen::Index>(i)] = all.mass[mine[i]];
             q.acc.setZero(3, q.pos.cols());
             q.pot.setZero(q.pos.cols());
-            trees.push_back(build_octree(q.pos, q.mass, build));
+            trees.emplace_back();
+            build_octree_into(trees.back(), q.pos, q.mass, build, nullptr, BuildContent::full, &cube);
             sets.push_back(std::move(q));
         }
+        Eigen::Matrix3Xd rest(3, sets[1].pos.cols() + sets[2].pos.cols());
+        rest << sets[1].pos, sets[2].pos;
+        beyond_first = encoded_bounds(rest);
     }
 };
 
@@ -102,13 +127,15 @@ void check_same_boxes(const std::vector<DomainBox>& a, const std::vector<DomainB
 }
 
 // Rank 0 of two, whose rank 1 the host plays: its tree's boxes go out, and its LET for what rank
-// 0's boxes describe comes back (made on the host), as MPI would bring them. The store's first
-// evaluation also seeks peers on this host (two more gathers after the boxes'): rank 1 answers
-// with zeros, a rank that offers nothing, so its LET comes through all_to_all.
+// 0's boxes describe comes back (made on the host), as MPI would bring them. The store's load
+// first gathers the ranks' bounds, for the domains' cube: rank 1 answers with `other_bounds`. The
+// store's first evaluation also seeks peers on this host (two more gathers after the boxes'):
+// rank 1 answers with zeros, a rank that offers nothing, so its LET comes through all_to_all.
 class HostPlaysRankOne final : public RankExchange {
   public:
-    HostPlaysRankOne(const Octree& other, const OpeningCriterion& criterion)
-        : other_(other), other_boxes_(domain_boxes(other)), criterion_(criterion)
+    HostPlaysRankOne(const Octree& other, std::vector<char> other_bounds, const OpeningCriterion& criterion)
+        : other_(other), other_bounds_(std::move(other_bounds)), other_boxes_(domain_boxes(other)),
+          criterion_(criterion)
     {
     }
     int ranks() const override { return 2; }
@@ -116,7 +143,12 @@ class HostPlaysRankOne final : public RankExchange {
     void all_gather(const std::vector<char>& mine, std::vector<std::vector<char>>& all) override
     {
         const int call = gathers_++;
-        if (call == 1 || call == 2) { // the search for direct peers: the probes, then what was read
+        if (call == 0) { // the domains' cube
+            REQUIRE(mine.size() == other_bounds_.size());
+            all = {mine, other_bounds_};
+            return;
+        }
+        if (call == 2 || call == 3) { // the search for direct peers: the probes, then what was read
             all.assign(2, std::vector<char>(mine.size(), 0));
             all[0] = mine;
             return;
@@ -148,6 +180,7 @@ class HostPlaysRankOne final : public RankExchange {
     void barrier() override {}
     void record(const LetTraffic& traffic) override { traffic_ = traffic; }
     const Octree& other_;
+    std::vector<char> other_bounds_;
     std::vector<DomainBox> other_boxes_, mine_;
     OpeningCriterion criterion_;
     std::vector<char> sent_;
@@ -213,7 +246,7 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     const GravityParams gravity{1.0, 1e-3};
     const ThreeDomains d(params.build);
     ParticleSet mine = d.sets[0];
-    HostPlaysRankOne ranks(d.trees[1], params.opening());
+    HostPlaysRankOne ranks(d.trees[1], d.beyond_first, params.opening());
     TreeGpuEngine engine(params, gravity);
     DeviceParticles* device = engine.device_particles_on_domains(ranks);
     REQUIRE(device != nullptr);
@@ -281,7 +314,7 @@ TEST_CASE("a malformed LET from another rank stops the step on the device with i
     const GravityParams gravity{1.0, 1e-3};
     const ThreeDomains d(params.build);
     ParticleSet mine = d.sets[0];
-    HostPlaysRankOne ranks(d.trees[1], params.opening());
+    HostPlaysRankOne ranks(d.trees[1], d.beyond_first, params.opening());
     ranks.corrupt_ = true;
     TreeGpuEngine engine(params, gravity);
     DeviceParticles* device = engine.device_particles_on_domains(ranks);

@@ -133,6 +133,40 @@ TEST_CASE("the keys' frame: the bounding cube for compact sets, a warped core wh
     CHECK(percentiles(relative_errors(tree_forces.acc, exact.acc), {50})[0] < 1e-3);
 }
 
+TEST_CASE("the domains' frame: a power-of-two cube on a grid of its eighths, still while the points move a little",
+          "[tree][morton][domains]")
+{
+    const double mn[3] = {-272.38, -282.66, -269.08}, mx[3] = {299.4, 289.1, 301.2};
+    const KeyFrame f = domains_key_frame(mn, mx);
+    CHECK(f.core == 0); // not warped
+    CHECK(f.side == 1024.0);
+    CHECK(f.scale == kMortonAxisCells / f.side);
+    for (int d = 0; d < 3; ++d) {
+        CHECK(f.lo[d] == -384.0); // a multiple of side / 8 at or below the lowest point
+        CHECK(f.lo[d] <= mn[d]);
+        CHECK(mx[d] < f.lo[d] + f.side);
+    }
+    // Moved by much less than a grid step, the points keep the cube; moved across a grid line,
+    // they take the next one.
+    const double nudged_lo[3] = {-272.30, -282.70, -269.00}, nudged_hi[3] = {299.5, 289.0, 301.3};
+    const KeyFrame g = domains_key_frame(nudged_lo, nudged_hi);
+    CHECK(std::equal(g.lo, g.lo + 3, f.lo));
+    CHECK(g.side == f.side);
+    const double across[3] = {-384.5, -282.66, -269.08};
+    const KeyFrame h = domains_key_frame(across, mx);
+    CHECK(h.lo[0] < -384.5);
+    CHECK(mx[0] < h.lo[0] + h.side);
+    // A box that would not fit its power of two once its corner is on the grid takes the next one.
+    const double wide_lo[3] = {-1, 0, 0}, wide_hi[3] = {1000, 1, 1};
+    const KeyFrame w = domains_key_frame(wide_lo, wide_hi);
+    CHECK(w.side == 2048.0);
+    CHECK(w.lo[0] <= -1);
+    CHECK(1000 < w.lo[0] + w.side);
+    // Non-finite bounds: the bounding cube, which never loops.
+    const double bad[3] = {std::numeric_limits<double>::quiet_NaN(), 0, 0};
+    CHECK(domains_key_frame(bad, mx).side == key_cube_side(bad, mx));
+}
+
 TEST_CASE("the keys' frame leaves a sparse halo's cells as the bounding cube made them", "[tree][morton]")
 {
     // Beyond the warp's core a key cell is stretched along each compressed axis by its distance

@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/softening.hpp"
 #include "support/test_support.hpp"
+#include "tree/build.hpp"
 #include "tree/direct_cpu.hpp"
+#include "tree/hilbert.hpp"
+#include "tree/key_frame.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
 #include "tree/softening_moments.hpp"
@@ -299,6 +303,64 @@ TEST_CASE("a LET is a shell: the share of a domain it carries falls as the domai
     const double small = share_sent(20000), large = share_sent(160000);
     CHECK(large < 0.8 * small);
     CHECK(large < 0.6);
+}
+
+// Peano-Hilbert domains cut in the domains' frame, each domain's tree built in that frame (as the
+// ranks build theirs) or in its own: the other domains' particles that lie inside a domain's boxes
+// (those of its cells' particles), which its LETs then bring as particles.
+std::size_t particles_inside_other_boxes(const ParticleSet& p, int count, bool in_domains_frame)
+{
+    const auto n = p.size();
+    double mn[3], mx[3];
+    for (int d = 0; d < 3; ++d) {
+        mn[d] = p.pos.row(d).minCoeff();
+        mx[d] = p.pos.row(d).maxCoeff();
+    }
+    const KeyFrame cube = domains_key_frame(mn, mx);
+    std::vector<std::uint64_t> key(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<Eigen::Index>(i);
+        key[i] = hilbert_key(cube.cell(p.pos(0, c), 0), cube.cell(p.pos(1, c), 1), cube.cell(p.pos(2, c), 2));
+    }
+    std::vector<std::size_t> by_key(n);
+    std::iota(by_key.begin(), by_key.end(), std::size_t{0});
+    std::stable_sort(by_key.begin(), by_key.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+    std::vector<int> owner(n);
+    for (std::size_t k = 0; k < n; ++k) owner[by_key[k]] = static_cast<int>(k * static_cast<std::size_t>(count) / n);
+    std::size_t inside = 0;
+    for (int d = 0; d < count; ++d) {
+        std::vector<std::int32_t> mine;
+        for (std::size_t i = 0; i < n; ++i)
+            if (owner[i] == d) mine.push_back(static_cast<std::int32_t>(i));
+        const Eigen::Matrix3Xd pos = select_columns(p.pos, mine);
+        Eigen::VectorXd mass(static_cast<Eigen::Index>(mine.size()));
+        for (std::size_t k = 0; k < mine.size(); ++k) mass[static_cast<Eigen::Index>(k)] = p.mass[mine[k]];
+        Octree tree;
+        build_octree_into(tree, pos, mass, BuildParams{}, nullptr, BuildContent::full,
+                          in_domains_frame ? &cube : nullptr);
+        for (const DomainBox& b : domain_boxes(tree)) {
+            if (!b.bounds_particles) continue;
+            for (std::size_t i = 0; i < n; ++i) {
+                const auto c = static_cast<Eigen::Index>(i);
+                inside += owner[i] != d && std::abs(p.pos(0, c) - b.box.centre.x) <= b.box.half_extent.x &&
+                          std::abs(p.pos(1, c) - b.box.centre.y) <= b.box.half_extent.y &&
+                          std::abs(p.pos(2, c) - b.box.centre.z) <= b.box.half_extent.z;
+            }
+        }
+    }
+    return inside;
+}
+
+TEST_CASE("a domain's tree in the domains' frame: its boxes reach into no other domain but where a cut passes",
+          "[tree][let][domains]")
+{
+    const ParticleSet p = make_galaxy(32768, 1, GalaxyParams{});
+    const std::size_t own_frames = particles_inside_other_boxes(p, 4, false);
+    const std::size_t domains_frame = particles_inside_other_boxes(p, 4, true);
+    INFO("other domains' particles inside a domain's boxes: " << domains_frame << " in the domains' frame, "
+                                                              << own_frames << " in the trees' own frames");
+    CHECK(domains_frame < p.size() / 100);
+    CHECK(5 * domains_frame < own_frames);
 }
 
 // A rank's LetMaker makes a LET at every step into the memory of the last: what it makes must not
