@@ -141,9 +141,17 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
     const std::size_t held = list_bytes_held();
     long long budget = LLONG_MAX;
     if (params.list_memory > 0) budget = static_cast<long long>(params.list_memory / kEntry);
-    if (params.device_memory > 0) { // what the limit leaves beside everything else held
+    // A reserve for what a step allocates after its lists (a grown tree, the group order's keys, on
+    // domains the LETs' buffers grown) and for an output's potentials, made on the lists while they
+    // are held (a float4 a particle): a 16th of the memory, at least 512 MiB.
+    const auto reserve_of = [&](std::size_t memory) {
+        return std::max<std::size_t>(memory / 16, std::size_t{512} << 20) +
+               static_cast<std::size_t>(num_particles) * sizeof(float4);
+    };
+    if (params.device_memory > 0) { // what the limit leaves beside everything else held, as a device of that size would
         const std::size_t others = gpu::device_bytes_held() - held;
-        const std::size_t room = params.device_memory > others ? params.device_memory - others : 0;
+        const std::size_t taken = others + reserve_of(params.device_memory);
+        const std::size_t room = params.device_memory > taken ? params.device_memory - taken : 0;
         budget = std::min(budget, static_cast<long long>(room / kEntry));
     }
     if (wanted * kEntry <= static_cast<long long>(held)) {
@@ -153,13 +161,10 @@ long long TreeGpuEngine::Impl::list_budget_entries(long long wanted)
         // another's into memory that was not free.
         budget = std::min(budget, static_cast<long long>(held / kEntry));
     } else {
-        // Room to grow into: what is free besides what the lists hold, less a reserve for what a
-        // step allocates after its lists (a grown tree, the group order's keys) and for an output's
-        // potentials, made on the lists while they are held (a float4 a particle).
+        // Room to grow into: what is free besides what the lists hold, less the reserve.
         std::size_t free_bytes = 0, total_bytes = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const std::size_t reserve = std::max<std::size_t>(total_bytes / 16, std::size_t{512} << 20) +
-                                    static_cast<std::size_t>(num_particles) * sizeof(float4);
+        const std::size_t reserve = reserve_of(total_bytes);
         const std::size_t room = free_bytes + held > reserve ? free_bytes + held - reserve : 0;
         budget = std::min(budget, static_cast<long long>(room / kEntry));
     }

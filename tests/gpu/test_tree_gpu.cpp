@@ -929,9 +929,12 @@ TEST_CASE("tree-gpu: a device limit bounds the lists and names what does not fit
     }
     CHECK(used.lists > 0);
     CHECK(used.held > used.lists);
-    // Room for everything but the lists, and a little for them: batches.
+    // Room for everything but the lists, and a little for them: batches. A limit keeps the reserve
+    // a device of its size keeps for the rest of a step (512 MiB below 8 GiB, and a float4 a
+    // particle).
     TreeParams params{0.5, {16, 64}};
-    params.device_memory = (used.held - used.lists) + used.lists / 4;
+    params.device_memory =
+        (used.held - used.lists) + used.lists / 4 + (std::size_t{512} << 20) + p.size() * sizeof(float4);
     TreeGpuEngine limited(params, gravity);
     limited.compute(p.pos, p.mass, f);
     CHECK(limited.last_list_batches() > 1);
