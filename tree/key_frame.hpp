@@ -101,10 +101,11 @@ HOST_DEVICE inline KeyFrame cube_key_frame(const double mn[3], const double mx[3
 // particles.) The cube's side is a power of two at least the box's, its corner on a grid of an
 // eighth of the side: it stays the same while the box moves a little, so that trees built a few
 // steps after the cut still take the cut's cells (trees in the bounding cube of the particles a
-// step after the cut took three times the LET particles of trees in the cut's own cube). A model centred on the origin
-// then has its centre on a corner of the cells of every level but the coarsest, so the cuts share its dense centre out
-// evenly: the ranks' work came out equal where, with the bounding cube, one domain held the centre and 1.3 times the
-// others' work (bench/results/several-gpus.md). Non-finite bounds give the bounding cube.
+// step after the cut took three times the LET particles of trees in the cut's own cube). A model
+// centred on the origin then has its centre on a corner of the cells of every level but the
+// coarsest, so the cuts share its dense centre out evenly: the ranks' work came out equal where,
+// with the bounding cube, one domain held the centre and 1.3 times the others' work
+// (bench/results/several-gpus.md). Non-finite bounds give the bounding cube.
 HOST_DEVICE inline KeyFrame domains_key_frame(const double mn[3], const double mx[3])
 {
     KeyFrame f = cube_key_frame(mn, mx);
