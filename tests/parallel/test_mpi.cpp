@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/diagnostics.hpp"
+#include "core/engine_registry.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
@@ -256,7 +257,19 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     }
     REQUIRE(cells.size() >= 6);
     CHECK(cells[cells.size() - 2] < 1e-3); // abs(dE/E)
-    CHECK(cells.back() < 2e-3);            // the first step's p50 (the cell's first number)
+    // Rank 0's row: its particles, groups, cell pairs and the targets a cell entry serves (between
+    // 1 and a group's most), its particle pairs and a leaf entry's (at least one pair).
+    const std::string rank_row = log.substr(log.find("\n| 0 | ") + 1);
+    std::vector<double> rank_cells;
+    std::stringstream rank_in(rank_row.substr(0, rank_row.find('\n')));
+    for (std::string cell; std::getline(rank_in, cell, '|');)
+        if (cell.find_first_not_of(' ') != std::string::npos) rank_cells.push_back(std::stod(cell));
+    REQUIRE(rank_cells.size() == 11);
+    CHECK(rank_cells[2] > 0);                                                         // groups
+    CHECK(rank_cells[2] < rank_cells[1]);                                             // fewer than its particles
+    CHECK((rank_cells[4] >= 1 && rank_cells[4] <= resolved_ncrit(kAutoNcrit, 3000))); // targets a cell entry serves
+    CHECK(rank_cells[6] >= 1);                                                        // pairs a leaf entry gives
+    CHECK(cells.back() < 2e-3); // the first step's p50 (the cell's first number)
     // The domains, cut to equal particle counts at first, are cut to equal work after each step
     // (--domain-cut work): the ranks' work stays even, or evens out where the counts' cut left it
     // uneven (this galaxy's centre falls on a corner of the domains' cells, which shares it out),
