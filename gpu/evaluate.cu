@@ -325,10 +325,11 @@ __device__ void batch_tiles(const OctreeView<float>& tree, LeafTile& tile, float
     }
 }
 
+// Returns the sources it took (the leaves' particles), the same on every lane.
 template <int K, bool kGuard, bool kPot, bool kByType>
-__device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout, const std::int32_t* list,
-                           long long length, LeafTile& tile, float* half_tile, WideSums& wide,
-                           const ListSoftening& soft, float4* out, bool add)
+__device__ long long leaf_chunk(const OctreeView<float>& tree, int first, const LaneLayout& layout,
+                                const std::int32_t* list, long long length, LeafTile& tile, float* half_tile,
+                                WideSums& wide, const ListSoftening& soft, float4* out, bool add)
 {
     const WarpRole role(layout);
     const int lane = role.lane, slot = role.slot;
@@ -342,6 +343,7 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
     const int own_end = first + layout.targets, self = first + slot;
     tile.source[lane + kWarpLanes] = Vec4<float>{kFarAway, kFarAway, kFarAway, 0.f};
     tile.index[lane + kWarpLanes] = -1;
+    long long sources = 0;
     for (long long leaf_base = 0; leaf_base < length; leaf_base += kWarpLanes) {
         LeafBatch batch;
         batch.leaves = static_cast<int>(min(static_cast<long long>(kWarpLanes), length - leaf_base));
@@ -358,6 +360,7 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
             if (lane >= d) inclusive += v;
         }
         batch.total = __shfl_sync(kFullMask, inclusive, kWarpLanes - 1);
+        sources += batch.total;
         batch.first_source = inclusive - size;
         tile.offset[lane] = begin - batch.first_source;
         // A leaf is one range of particles: one test per leaf finds whether the batch holds any of
@@ -375,6 +378,7 @@ __device__ void leaf_chunk(const OctreeView<float>& tree, int first, const LaneL
         t.flush(wide, lane);
     }
     t.finish(layout, role.replica, slot, out, add, wide, lane);
+    return sources;
 }
 
 // Group g's lists, in chunks of up to kMaxTargetsPerWarp targets, by one warp: the whole lists,
@@ -398,17 +402,7 @@ __device__ long long evaluate_group(const OctreeView<float>& tree, int g, int se
         add = false;
     }
     const std::int32_t* l = list + begin;
-    long long sources = length;
-    if constexpr (!kNodes) { // the leaves' particles, counted a lane a leaf and summed over the warp
-        const int lane = threadIdx.x & (kWarpLanes - 1);
-        long long count = 0;
-        for (long long k = lane; k < length; k += kWarpLanes) {
-            const ParticleRange r = tree.range[l[k]];
-            count += r.end - r.begin;
-        }
-        for (int offset = kWarpLanes / 2; offset > 0; offset /= 2) count += __shfl_xor_sync(kFullMask, count, offset);
-        sources = count;
-    }
+    long long sources = length; // cells, or (below) the leaves' particles, which every chunk takes
     for (int first = range.begin; first < range.end; first += kMaxTargetsPerWarp) {
         const LaneLayout layout = choose_lane_layout(min(kMaxTargetsPerWarp, range.end - first));
         float4* o = out + (first - range.begin);
@@ -425,20 +419,20 @@ __device__ long long evaluate_group(const OctreeView<float>& tree, int g, int se
                 node_chunk<5, kPot, kByType>(tree, first, layout, l, length, node_tile, half_tile, wide, soft, o);
         } else {
             if (layout.per_lane == 1)
-                leaf_chunk<1, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     o, add);
+                sources = leaf_chunk<1, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile,
+                                                               wide, soft, o, add);
             else if (layout.per_lane == 2)
-                leaf_chunk<2, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     o, add);
+                sources = leaf_chunk<2, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile,
+                                                               wide, soft, o, add);
             else if (layout.per_lane == 3)
-                leaf_chunk<3, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     o, add);
+                sources = leaf_chunk<3, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile,
+                                                               wide, soft, o, add);
             else if (layout.per_lane == 4)
-                leaf_chunk<4, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     o, add);
+                sources = leaf_chunk<4, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile,
+                                                               wide, soft, o, add);
             else
-                leaf_chunk<5, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile, wide, soft,
-                                                     o, add);
+                sources = leaf_chunk<5, kGuard, kPot, kByType>(tree, first, layout, l, length, leaf_tile, half_tile,
+                                                               wide, soft, o, add);
         }
     }
     return sources * (range.end - range.begin);

@@ -152,7 +152,6 @@ const char* IpcPeers::receive(int rank, const char* ticket, std::size_t size, Le
     Mapping& m = mapped_[static_cast<std::size_t>(rank)];
     if (!m.data || m.generation != t.generation) {
         if (m.data) CUDA_CHECK(cudaIpcCloseMemHandle(m.data));
-        m = {};
         void* at = nullptr;
         CUDA_CHECK(cudaIpcOpenMemHandle(&at, t.handle, cudaIpcMemLazyEnablePeerAccess));
         m = {t.generation, static_cast<char*>(at)};

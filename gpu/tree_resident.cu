@@ -460,27 +460,23 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
             throw std::runtime_error("tree-gpu: a rank's domain boxes are malformed");
         theirs.resize(b.size() / sizeof(DomainBox));
         std::memcpy(theirs.data(), b.data(), b.size());
+        // A direct peer's LET into its outbox, which it reads, and a ticket naming it through MPI;
+        // another rank's into pinned memory, which MPI sends.
         const int to = static_cast<int>(r);
+        const bool direct = peers_.direct(to);
+        gpu::PinnedBuffer<char>& made = *let_made_[r];
         LetHeader header;
-        if (peers_.direct(to)) {
-            const std::size_t size = lets_.make(
-                source, theirs, criterion, theirs.front().box.centre,
-                [&](std::size_t bytes) { return peers_.outbox(to, bytes); }, header, e_.stream);
-            tickets_[r] = peers_.ticket(to, size, header);
-            let_send_[r] = {tickets_[r].data(), tickets_[r].size()};
-            traffic.bytes_sent += size;
-        } else {
-            gpu::PinnedBuffer<char>& made = *let_made_[r];
-            const std::size_t size = lets_.make(
-                source, theirs, criterion, theirs.front().box.centre,
-                [&](std::size_t bytes) {
-                    made.reserve(bytes, "LETs made");
-                    return made.data();
-                },
-                header, e_.stream);
-            let_send_[r] = {made.data(), size};
-            traffic.bytes_sent += size;
-        }
+        const std::size_t size = lets_.make(
+            source, theirs, criterion, theirs.front().box.centre,
+            [&](std::size_t bytes) {
+                if (direct) return peers_.outbox(to, bytes);
+                made.reserve(bytes, "LETs made");
+                return made.data();
+            },
+            header, e_.stream);
+        if (direct) tickets_[r] = peers_.ticket(to, size, header);
+        let_send_[r] = direct ? ByteSpan{tickets_[r].data(), tickets_[r].size()} : ByteSpan{made.data(), size};
+        traffic.bytes_sent += size;
     }
     let_times_.emplace_back("LET walks", seconds_since(phase));
 
