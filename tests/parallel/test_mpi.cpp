@@ -4,7 +4,6 @@
 // never a hang.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -239,14 +238,16 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     const std::string args = " bench step --decomposition domains --engine tree-cpu --model galaxy -n 6000 --steps 2 "
                              "--warmup 1 --sample 300 --domain-cut work";
     std::string log;
-    REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args, &log) == 0);
+    // Three ranks: the galaxy's centre lies on a corner of eight cells of the domains' frame, which
+    // two domains share out evenly, three not.
+    REQUIRE(run(kMpirun + "-np 3 " + std::string(GROVE_EXE) + args, &log) == 0);
     INFO(log);
-    CHECK_THAT(log, Catch::Contains("N = 6000 on 2 Peano-Hilbert domains") && Catch::Contains("| LET walks | ") &&
+    CHECK_THAT(log, Catch::Contains("N = 6000 on 3 Peano-Hilbert domains") && Catch::Contains("| LET walks | ") &&
                         Catch::Contains("the LETs' exchange aside: the slowest") &&
                         Catch::Contains("| domains followed (cut anew, particles moved) | ") &&
-                        Catch::Contains("| galaxy | 6000 | 2 | theta 0.5 | tree-cpu on 2 domains | **"));
+                        Catch::Contains("| galaxy | 6000 | 3 | theta 0.5 | tree-cpu on 3 domains | **"));
     // The row's last two columns: the energy error after 3 steps and the first step's force errors.
-    const std::string row = log.substr(log.find("| galaxy | 6000 | 2 |"));
+    const std::string row = log.substr(log.find("| galaxy | 6000 | 3 |"));
     std::vector<double> cells;
     std::stringstream in(row.substr(0, row.find('\n')));
     for (std::string cell; std::getline(in, cell, '|');) {
@@ -267,13 +268,11 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
     REQUIRE(rank_cells.size() == 11);
     CHECK(rank_cells[2] > 0);                                                         // groups
     CHECK(rank_cells[2] < rank_cells[1]);                                             // fewer than its particles
-    CHECK((rank_cells[4] >= 1 && rank_cells[4] <= resolved_ncrit(kAutoNcrit, 3000))); // targets a cell entry serves
+    CHECK((rank_cells[4] >= 1 && rank_cells[4] <= resolved_ncrit(kAutoNcrit, 6000))); // targets a cell entry serves
     CHECK(rank_cells[6] >= 1);                                                        // pairs a leaf entry gives
     CHECK(cells.back() < 2e-3); // the first step's p50 (the cell's first number)
     // The domains, cut to equal particle counts at first, are cut to equal work after each step
-    // (--domain-cut work): the ranks' work stays even, or evens out where the counts' cut left it
-    // uneven (this galaxy's centre falls on a corner of the domains' cells, which shares it out),
-    // and their counts part.
+    // (--domain-cut work): the ranks' work evens out, and their counts part.
     const std::string even = "the most of any over the mean: ";
     REQUIRE(log.find(even) != std::string::npos);
     double first = 0, last = 0, fewest = 0, most = 0;
@@ -281,10 +280,10 @@ TEST_CASE("grove bench step --decomposition domains: leapfrog steps on domains, 
                         "%lf at the first step (equal counts), %lf at the last (cut to equal work); particles a rank: "
                         "%lf to %lf",
                         &first, &last, &fewest, &most) == 4);
-    CHECK(first >= 1);
-    CHECK(last < std::max(1.1, first - 0.1));
-    CHECK(fewest < most);
-    CHECK(fewest + most == 6000);
+    CHECK(first > 1.05);
+    CHECK(last < first - 0.05);
+    CHECK(fewest < 2000);
+    CHECK(most > 2000);
     // Softened by type: the steps and the sample's direct sum alike.
     REQUIRE(run(kMpirun + "-np 2 " + std::string(GROVE_EXE) + args + " --eps-type halo=0.1,bulge=0.02", &log) == 0);
     CHECK_THAT(log, Catch::Contains("| galaxy | 6000 | 2 | theta 0.5 | tree-cpu on 2 domains | **"));
