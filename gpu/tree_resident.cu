@@ -8,8 +8,10 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/sequence.h>
 
 #include "core/softening.hpp"
 #include "core/step_update.hpp"
@@ -133,12 +135,15 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     }
     by_type_ = !half.empty();
     find_domains_cube(p);
+    find_domains_cut(p);
     loaded_types_.resize(types.size());
     for (std::size_t k = 0; k < types.size(); ++k) loaded_types_[k] = types[k];
     types_uploaded_ = false;
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     cur_ = 0;
     loaded_ = fresh_ = true;
+    sorted_n_ = n_;
+    crossing_.active = false;
     potentials_missing_ = false; // the caller's potentials came with the accelerations
 }
 
@@ -247,7 +252,7 @@ bool TreeGpuResident::stage_from_sorted_keys()
     Octree& t = trees_[1 - live_];
     t.frame = h_box_[0].frame;
     BuildTimes build;
-    build_structure_from_sorted_keys(t, h_keys_.data(), static_cast<std::size_t>(n_), e_.params.build, &build);
+    build_structure_from_sorted_keys(t, h_keys_.data(), static_cast<std::size_t>(sorted_n_), e_.params.build, &build);
     build_times_.emplace_back("look-ahead: nodes and groups", build.build);
     stage(t, false);
     return true;
@@ -256,7 +261,7 @@ bool TreeGpuResident::stage_from_sorted_keys()
 void TreeGpuResident::stage(const Octree& t, bool with_order)
 {
     auto start = WallClock::now();
-    const auto n = static_cast<std::size_t>(n_);
+    const auto n = static_cast<std::size_t>(sorted_n_);
     const auto m = static_cast<std::size_t>(t.num_nodes());
     const auto g = t.groups.size();
     // The last staging's copies read the pinned buffers until they are done.
@@ -303,12 +308,14 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
     copy_async(s_group_range_.data(), h_group_range_.data(), g, cudaMemcpyHostToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kStaged], copy_));
     build_times_.emplace_back("look-ahead: staging", seconds_since(start));
-    staged_info_ = {static_cast<int>(m), static_cast<int>(g), widest, t.frame.side};
+    staged_info_ = {static_cast<int>(m), static_cast<int>(g), widest, t.frame.side, sorted_n_};
     staged_ = true;
 }
 
 void TreeGpuResident::apply_staged()
 {
+    // A structure staged before particles crossed between domains takes their new number (kick()).
+    if (staged_info_.particles != n_) throw std::logic_error("tree-gpu: a staged structure of another particle count");
     const auto n = static_cast<std::size_t>(n_);
     const auto m = static_cast<std::size_t>(staged_info_.nodes);
     const auto g = static_cast<std::size_t>(staged_info_.groups);
@@ -404,7 +411,9 @@ void TreeGpuResident::compute()
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
         // The positions one more step ahead, kicked by the last forces (still in the order of the
         // last tree, until the evaluation replaces them).
-        launch_key_sort({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
+        launch_keys({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
+        const bool crossing = crossers_each_step();
+        if (!crossing) sort_keys(n_, n_);
         launch_refit();
         launch_pack_groups();
         const OpeningCriterion criterion = e_.params.opening();
@@ -414,6 +423,10 @@ void TreeGpuResident::compute()
         if (by_type_) launch_softening();
         CUDA_CHECK(cudaEventRecord(ev_[kRefitted], e_.stream));
         if (ranks_) append_lets(criterion);
+        // On domains, the next structure takes the particles whose predicted keys lie in this
+        // domain's range: the leavers' keys go to their owners, the arrivals' come here first.
+        // The list kernels wait for the sort that follows: after the LETs, the keys are made.
+        if (crossing) exchange_crossing_keys();
 
         // The walk and the lists, queued (after the keys, whose predictions read the forces they
         // replace): the kick follows them on the stream, and the host builds the next structure
@@ -514,6 +527,7 @@ void TreeGpuResident::append_lets(const OpeningCriterion& criterion)
     }
     traffic.nodes_received = nodes;
     traffic.particles_received = particles;
+    let_traffic_ = traffic;
     ranks_->record(traffic);
     let_times_.emplace_back("LET append: checks", seconds_since(phase));
     phase = WallClock::now();
@@ -561,14 +575,17 @@ void TreeGpuResident::gather_and_drift(double h, double dt, bool block_tick)
 
 void TreeGpuResident::launch_key_sort(const Prediction& pred)
 {
+    launch_keys(pred);
+    sort_keys(n_, n_);
+}
+
+void TreeGpuResident::launch_keys(const Prediction& pred)
+{
     const auto n = static_cast<std::size_t>(n_);
-    // The predictions' keys, sorted with their index into the order of the next step's gather,
-    // left in its staging buffer (this step's gather has read the last one), on the second stream,
-    // beside the refit, which does not need them. The keys and the sort's second buffers take 20
-    // of spare_'s 32 bytes a particle, free from this step's gather to the next.
-    static_assert(sizeof(Vec4<double>) >= 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t));
+    // The predictions' keys, with their index into the order of the next step's gather, left in
+    // spare_ (this step's gather has read it), on the second stream, beside the refit, which does
+    // not need them.
     auto* keys = reinterpret_cast<std::uint64_t*>(spare_.data());
-    auto* index = reinterpret_cast<std::uint32_t*>(keys + 2 * n);
     CUDA_CHECK(cudaStreamWaitEvent(copy_, ev_[kPredicted], 0));
     const auto points = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), BoxOfPoint{pred});
     const PointBounds empty{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 1};
@@ -581,21 +598,37 @@ void TreeGpuResident::launch_key_sort(const Prediction& pred)
     key_box_kernel<<<1, kKeyFrameSample, 0, copy_>>>(pred, n_, bounds_.data(), domains_cube_, on_domains_cube_,
                                                      box_.data());
     gpu::check_launch("key_box_kernel", copy_);
+    s_order_.reserve(n, "tree order");
     keys_kernel<<<blocks_for(n), kBlock, 0, copy_>>>(n_, pred, box_.data(), keys, s_order_.data());
     gpu::check_launch("keys_kernel", copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kKeysMade], copy_));
-    cub::DoubleBuffer<std::uint64_t> sorted_keys(keys, keys + n);
+}
+
+void TreeGpuResident::sort_keys(int count, int structure)
+{
+    // `count` keys from the start of spare_, each with its index; where leavers are marked (all
+    // bits set), they sort last and the structure takes the `structure` keys before them. The keys and the
+    // sort's second buffers take 20 bytes a key of spare_'s 32 a particle.
+    static_assert(sizeof(Vec4<double>) >= 2 * sizeof(std::uint64_t) + sizeof(std::uint32_t));
+    const auto c = static_cast<std::size_t>(count);
+    auto* keys = reinterpret_cast<std::uint64_t*>(spare_.data());
+    auto* index = reinterpret_cast<std::uint32_t*>(keys + 2 * c);
+    cub::DoubleBuffer<std::uint64_t> sorted_keys(keys, keys + c);
     cub::DoubleBuffer<std::uint32_t> sorted_index(s_order_.data(), index);
+    // A Morton key has 63 bits; the leavers' mark has the 64th.
+    const int bits = structure < count ? 64 : 3 * kMortonBitsPerAxis;
+    sorted_n_ = structure;
     std::size_t sort_bytes = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, sorted_keys, sorted_index, n_, 0,
-                                               3 * kMortonBitsPerAxis, copy_));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, sorted_keys, sorted_index, count, 0, bits, copy_));
     sort_temp_.reserve(sort_bytes, "key sort workspace");
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, sorted_keys, sorted_index, n_, 0,
-                                               3 * kMortonBitsPerAxis, copy_));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(sort_temp_.data(), sort_bytes, sorted_keys, sorted_index, count, 0, bits,
+                                               copy_));
     if (sorted_index.Current() != s_order_.data())
-        copy_async(s_order_.data(), sorted_index.Current(), n, cudaMemcpyDeviceToDevice, copy_);
+        copy_async(s_order_.data(), sorted_index.Current(), c, cudaMemcpyDeviceToDevice, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kSorted], copy_));
-    copy_async(h_keys_.data(), sorted_keys.Current(), n, cudaMemcpyDeviceToHost, copy_);
+    h_keys_.reserve(static_cast<std::size_t>(sorted_n_), "keys");
+    copy_async(h_keys_.data(), sorted_keys.Current(), static_cast<std::size_t>(sorted_n_), cudaMemcpyDeviceToHost,
+               copy_);
     copy_async(h_box_.data(), box_.data(), 1, cudaMemcpyDeviceToHost, copy_);
     CUDA_CHECK(cudaEventRecord(ev_[kKeysCopied], copy_));
 }
@@ -701,6 +734,7 @@ bool TreeGpuResident::kick(double h)
         if (e_.walks == 3) launch_kick(h);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
         kick_due_ = false;
+        exchange_crossing_records(); // the step's leavers go, its arrivals come
         collect_times();
         finite = h_flags_[0] == 0;
     });
@@ -717,7 +751,10 @@ void TreeGpuResident::collect_times(bool sorted)
     PhaseTimes times = {{"kick-drift", ms_drift * 1e-3}, {"refit", ms_refit * 1e-3}};
     times.insert(times.end(), e_.times.begin(), e_.times.end());
     times.emplace_back("kick", ms_kick * 1e-3);
-    if (ranks_) times.insert(times.end(), let_times_.begin(), let_times_.end());
+    if (ranks_) {
+        times.insert(times.end(), let_times_.begin(), let_times_.end());
+        times.insert(times.end(), crossing_times_.begin(), crossing_times_.end());
+    }
     double phases = 0;
     for (const auto& [name, seconds] : times) phases += seconds;
     times.emplace_back("other", std::max(0.0, seconds_since(step_start_) - phases));
@@ -747,10 +784,21 @@ void TreeGpuResident::store(ParticleSet& p)
 {
     if (!loaded_) throw std::logic_error("tree-gpu: store before load");
     if (forces_due_ || kick_due_) throw std::logic_error("tree-gpu: store in the middle of a step");
-    if (p.size() != static_cast<std::size_t>(n_))
+    // Where particles crossed between domains, the set becomes this domain's, in the device's
+    // order, with their IDs and types; that order is the callers' from then on.
+    const bool crossed = std::exchange(crossed_, false);
+    if (!crossed && p.size() != static_cast<std::size_t>(n_))
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);
     make_potentials();
+    if (crossed) {
+        p.pos.resize(3, n_);
+        p.vel.resize(3, n_);
+        p.mass.resize(n_);
+        p.id.resize(n);
+        p.type.resize(n);
+        p.extra.clear();
+    }
     p.acc.resize(3, n_);
     p.pot.resize(n_);
     reserve_chunks();
@@ -773,8 +821,14 @@ void TreeGpuResident::store(ParticleSet& p)
         const auto count = static_cast<std::int64_t>(std::min(kChunk, n - c * kChunk));
 #pragma omp parallel for schedule(static)
         for (std::int64_t k = 0; k < count; ++k) {
-            const auto i = static_cast<Eigen::Index>(ch.caller[k]);
+            const std::uint32_t from = ch.caller[k];
+            const auto i = crossed ? static_cast<Eigen::Index>(c * kChunk) + k : static_cast<Eigen::Index>(from);
             const Vec4<double>&b = ch.body[k], &v = ch.vel[k];
+            if (crossed) {
+                p.mass[i] = b.w;
+                p.id[static_cast<std::size_t>(i)] = ids_[from];
+                p.type[static_cast<std::size_t>(i)] = loaded_types_.empty() ? 0 : loaded_types_[from];
+            }
             const float4 s = ch.sums[k];
             const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as the device converts them
             p.pos.col(i) << b.x, b.y, b.z;
@@ -782,6 +836,12 @@ void TreeGpuResident::store(ParticleSet& p)
             p.acc.col(i) << a.x, a.y, a.z;
             p.pot[i] = a.w;
         }
+    }
+    if (crossed) { // the set's order is the callers' now
+        ids_ = p.id;
+        loaded_types_ = p.type;
+        thrust::sequence(thrust::cuda::par.on(e_.stream), caller_[cur_].data(), caller_[cur_].data() + n, 0u);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     }
 }
 

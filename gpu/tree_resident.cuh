@@ -30,6 +30,7 @@
 #include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
 #include "core/rank_exchange.hpp"
+#include "core/slot_plan.hpp"
 #include "core/step_update.hpp"
 #include "core/wall_clock.hpp"
 #include "gpu/device_buffer.cuh"
@@ -80,6 +81,16 @@ struct Prediction {
     }
 };
 
+// A particle that crosses from one domain to another: its state, and who it is.
+struct CrosserRecord {
+    Vec4<double> body, vel;
+    float4 sums;
+    std::uint64_t id;
+    std::uint32_t caller; // where it is in the host's identity arrays (its sender's, then its receiver's)
+    std::uint8_t type;
+    std::uint8_t unused[3];
+};
+
 class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
   public:
     explicit TreeGpuResident(TreeGpuEngine::Impl& engine);
@@ -127,6 +138,25 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // The predictions' Morton keys sorted on the second stream and sent to the host; `pred` makes
     // them. The evaluation, which replaces the forces a prediction reads, waits for the keys.
     void launch_key_sort(const Prediction& pred);
+    // Its two halves: the keys (and the index of each) made at the start of spare_; then `count`
+    // of them sorted, of which the first `structure` go to the host for the next structure (the
+    // rest are leavers', marked to sort last).
+    void launch_keys(const Prediction& pred);
+    void sort_keys(int count, int structure);
+    // Each step's crossers on several domains (tree_resident_crossers.cu): the particles whose
+    // predicted keys leave this domain's key range move to their owners with the step's end, so
+    // that every domain's tree holds its own particles at every step and the LETs stay thin.
+    // find_domains_cut(): at load, the ranges (each rank's from the least key it holds, the same
+    // on every rank; called by all). crossers_each_step(): whether this step's keys move them.
+    // exchange_crossing_keys(): in compute(), once the keys are made: the leavers' keys to their
+    // owners, the arrivals' placed among the own, and the sort launched (every rank calls it; where
+    // any rank's predictions are not finite, nobody moves). exchange_crossing_records(): in kick(),
+    // once the step is done: the leavers' state to their owners, the arrivals' into the slots the
+    // sorted keys gave them.
+    void find_domains_cut(const ParticleSet& p);
+    bool crossers_each_step() const;
+    void exchange_crossing_keys();
+    void exchange_crossing_records();
     // The positions gathered into the order of the structure just applied (order_) and drifted by
     // dt, after gather_kernel put the velocities in it (kicked by h with the last forces in a shared
     // step; with their bins and forces in a block tick).
@@ -257,6 +287,37 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool on_domains_cube_ = false;
     std::vector<std::vector<char>> cube_bounds_; // every rank's bounds, gathered
 
+    // Each step's crossers. The ranks' key ranges (ranks + 1 Peano-Hilbert keys, first_key_[r] the
+    // least of rank r's range); the particles' IDs and types by the index caller_ holds (the
+    // loaded set's, then each arrival's after them); whether any particle left or came since the
+    // load or the last store() (which then writes the device's order, and makes it the callers').
+    std::vector<std::uint64_t> first_key_;
+    gpu::DeviceBuffer<std::uint64_t> d_first_key_;
+    std::vector<std::uint64_t> ids_;
+    bool crossed_ = false;
+    struct Crossing {
+        bool active = false;                    // this step's keys moved crossers
+        std::vector<std::size_t> leave;         // the leavers' slots, ascending
+        std::vector<std::uint32_t> sent;        // them grouped by their owners
+        std::vector<std::size_t> sent_count;    // by rank
+        std::vector<std::size_t> arrived_count; // by rank
+        SlotPlan plan;
+    } crossing_;
+    PhaseTimes crossing_times_;
+    LetTraffic let_traffic_; // the last append_lets()'s, with the step's crossers
+    std::vector<std::vector<char>> crossing_mail_;
+    gpu::DeviceBuffer<int> d_crossing_count_;
+    gpu::DeviceBuffer<unsigned char> crossing_temp_;
+    gpu::DeviceBuffer<std::uint32_t> d_crossing_slot_;
+    gpu::DeviceBuffer<std::uint64_t> d_crossing_key_;
+    gpu::DeviceBuffer<int> d_crossing_owner_;
+    gpu::PinnedBuffer<int> h_crossing_owner_;
+    gpu::DeviceBuffer<CrosserRecord> d_crossers_;
+    gpu::PinnedBuffer<int> h_crossing_count_;
+    gpu::PinnedBuffer<std::uint32_t> h_crossing_slot_;
+    gpu::PinnedBuffer<std::uint64_t> h_crossing_key_;
+    gpu::PinnedBuffer<CrosserRecord> h_crossers_, h_arrivals_;
+
     // The structure on the device: the order that gathers the state into it, the cells' levels,
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).
     gpu::DeviceBuffer<std::uint32_t> order_;
@@ -279,7 +340,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
         int nodes = 0, groups = 0;
         int widest = 1; // the most particles in a group
         double root_side = 0;
+        int particles = 0;
     } staged_info_, live_info_;
+    int sorted_n_ = 0; // the particles of the structure the last sort's keys make
     gpu::PinnedBuffer<std::uint32_t> h_order_;
     gpu::PinnedBuffer<std::int32_t> h_next_;
     gpu::PinnedBuffer<std::uint8_t> h_leaf_, h_level_;

@@ -15,12 +15,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/host_device.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
 
 // The key of integer cell coordinates (each < 2^21), by Skilling's transposition.
-inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
+HOST_DEVICE inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz)
 {
     std::uint32_t x[3] = {ix, iy, iz};
     constexpr std::uint32_t top = 1u << (kMortonBitsPerAxis - 1);
@@ -46,6 +47,28 @@ inline std::uint64_t hilbert_key_by_transposition(std::uint32_t ix, std::uint32_
     for (std::uint32_t& c : x) c ^= t;
     // Each level's triple, the first axis's bit the highest.
     return morton_key(x[2], x[1], x[0]);
+}
+
+// The Peano-Hilbert key of the cell a Morton key names (the same cell coordinates): where a GPU
+// holds the Morton keys its tree is built from, the domains' owners of its particles follow.
+HOST_DEVICE inline std::uint64_t hilbert_key_of_morton(std::uint64_t key)
+{
+    return hilbert_key_by_transposition(compact_bits_21(key), compact_bits_21(key >> 1), compact_bits_21(key >> 2));
+}
+
+// The owner of a key among ranks cut at `first` (ranks + 1 ascending keys, first[0] = 0 and
+// first[ranks] above every key): the r with first[r] <= key < first[r + 1].
+HOST_DEVICE inline int key_range_owner(const std::uint64_t* first, int ranks, std::uint64_t key)
+{
+    int lo = 0, hi = ranks; // first[lo] <= key < first[hi]
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (first[mid] <= key)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 // The same keys read from a table per state of the curve, three levels' nine bits at a time by

@@ -271,9 +271,11 @@ int bench_domain_step(const BenchConfig& c)
     const double e0 = compute_diagnostics(p, p.pot, world).total;
     // Each step as a run on domains takes it: the leapfrog, then the domains cut anew and the
     // particles that crossed a cut moved (parallel/domains.hpp: DomainFollower).
-    // Where the steps live on the ranks' GPUs, the particles stay there, and the domains follow
-    // them every kDeviceFollowSteps steps (parallel/domains.hpp).
+    // Where the steps live on the ranks' GPUs, the particles stay there, each step's crossers
+    // move there, and the domains follow them every device_follow_steps() steps
+    // (parallel/domains.hpp).
     const bool resident = integrator->resident();
+    const int follow_every = device_follow_steps();
     PhaseTimes sums;
     DomainFollower follower;
     double wall = 0, slowest = 0, follow = 0, settle = 0, moved = 0, own_most = 0, own_mean = 0;
@@ -285,6 +287,7 @@ int bench_domain_step(const BenchConfig& c)
         return sum > 0 ? most * world.size() / sum : 1.0;
     };
     double first_imbalance = 1;
+    int follows = 0; // within the measured steps
     for (int s = 1; s <= c.warmup + c.steps; ++s) {
         world.barrier();
         const auto start = WallClock::now();
@@ -297,7 +300,9 @@ int bench_domain_step(const BenchConfig& c)
         world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
         const auto moving = WallClock::now();
         double settled = 0, cut_and_moved = 0;
-        if (!resident || (world.size() > 1 && s % kDeviceFollowSteps == 0)) {
+        const bool followed = !resident || (world.size() > 1 && s % follow_every == 0);
+        if (followed && s > c.warmup) ++follows;
+        if (followed) {
             integrator->settle_order(p);
             integrator->synchronize(p);
             settled = seconds_since(moving);
@@ -320,8 +325,6 @@ int bench_domain_step(const BenchConfig& c)
         moved += times[3];
         for (const auto& [name, seconds] : integrator->last_phases()) add_phase(sums, name, seconds);
     }
-    integrator->synchronize(p);
-    const double de = std::abs((compute_diagnostics(p, p.pot, world).total - e0) / e0);
     // The slowest rank's time in each phase. The engines name the same phases in the same order,
     // but a rank without particles evaluates nothing and names fewer: the reduction takes the most.
     double phase_count = static_cast<double>(sums.size());
@@ -335,10 +338,12 @@ int bench_domain_step(const BenchConfig& c)
         world.max(phase_seconds.data(), phase_seconds.size());
         world.min(fastest_seconds.data(), fastest_seconds.size());
     }
+    integrator->synchronize(p); // the counts below are the particles' now
     const LetTraffic& let = domains->last_traffic();
-    double traffic[4] = {static_cast<double>(let.bytes_sent), static_cast<double>(let.bytes_received),
-                         static_cast<double>(let.nodes_received), static_cast<double>(let.particles_received)};
-    world.max(traffic, 4);
+    double traffic[6] = {static_cast<double>(let.bytes_sent),     static_cast<double>(let.bytes_received),
+                         static_cast<double>(let.nodes_received), static_cast<double>(let.particles_received),
+                         static_cast<double>(let.crossers_sent),  static_cast<double>(let.crossers_received)};
+    world.max(traffic, 6);
     // How even the domains' work and counts came out at the end.
     const double last_imbalance = work_imbalance();
     double pairs[2] = {domains->last_work().cell_pairs, domains->last_work().particle_pairs};
@@ -361,6 +366,33 @@ int bench_domain_step(const BenchConfig& c)
     row[8] = domains->last_work().cell_entries;
     row[9] = domains->last_work().leaf_entries;
     world.sum(rows.data(), rows.size());
+    // On the GPUs a follow comes every follow_every steps, which a short bench may not reach: one
+    // more follow, and the step after it (which loads the particles and builds its first tree
+    // from them), measured against the mean step, give its share of a step (after the counts of
+    // the last measured step are taken).
+    double follow_share = 0, one_follow = 0, step_after = 0;
+    double drifted_counts[2] = {0, 0}; // the most and (negated) the fewest particles a rank, before it
+    const int extra_step = resident && world.size() > 1 && c.steps > 0 ? 1 : 0;
+    if (extra_step) {
+        const int s = c.warmup + c.steps + 1;
+        world.barrier();
+        auto start = WallClock::now();
+        integrator->settle_order(p);
+        integrator->synchronize(p);
+        drifted_counts[0] = static_cast<double>(p.size());
+        drifted_counts[1] = -drifted_counts[0];
+        if (follower.follow(p, world)) integrator->resume({}, p);
+        world.barrier();
+        one_follow = seconds_since(start);
+        world.max(drifted_counts, 2);
+        start = WallClock::now();
+        integrator->advance_to(s * dt, p);
+        world.barrier();
+        step_after = seconds_since(start);
+        follow_share = (one_follow + std::max(0.0, step_after - wall / c.steps)) / follow_every;
+    }
+    integrator->synchronize(p);
+    const double de = std::abs((compute_diagnostics(p, p.pot, world).total - e0) / e0);
     if (!world.is_root()) return 0;
 
     const double per = 1e3 / c.steps;
@@ -379,6 +411,10 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("the LETs of the last step, the most of any rank: %.1f MB sent, %.1f MB received, %.0f nodes and "
                 "%.0f particles received\n\n",
                 traffic[0] / 1e6, traffic[1] / 1e6, traffic[2], traffic[3]);
+    if (resident)
+        std::printf("the particles that crossed to another domain with the last step, the most of any rank: %.0f "
+                    "sent, %.0f received\n\n",
+                    traffic[4], traffic[5]);
     std::printf("the last step's pairs, the most of any rank: %.4g target-cell, %.4g target-particle\n\n", pairs[0],
                 pairs[1]);
     std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
@@ -400,8 +436,11 @@ int bench_domain_step(const BenchConfig& c)
     }
     if (resident)
         std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains followed every "
-                    "%d steps\n\n",
-                    kDeviceFollowSteps);
+                    "%d steps: one follow took %.1f ms and the step after it %.1f ms, %.3f ms a step over %d steps "
+                    "(in ms per step below where no follow came within the measured steps); before it, particles "
+                    "a rank: %.0f to %.0f\n\n",
+                    follow_every, 1e3 * one_follow, 1e3 * step_after, 1e3 * follow_share, follow_every,
+                    -drifted_counts[1], drifted_counts[0]);
     else
         std::printf("the ranks' force computations, the LETs' exchange aside: the slowest %.3f ms, the mean %.3f ms "
                     "(imbalance %.2f)\n\n",
@@ -409,10 +448,12 @@ int bench_domain_step(const BenchConfig& c)
     const auto q = percentiles(errors.all, {50, 99});
     std::printf("| model | N | ranks | criterion | engine | ms per step | slowest step | particles/s | abs(dE/E) after "
                 "%d steps | first p50 / p99 |\n|---|---|---|---|---|---|---|---|---|---|\n",
-                c.warmup + c.steps);
+                c.warmup + c.steps + extra_step);
+    // Where no follow came within the measured steps, each step takes its share of one.
+    const double step_seconds = wall / c.steps + (follows == 0 ? follow_share : 0.0);
     std::printf("| %s | %lld | %d | %s | %s | **%.2f** | %.2f | %.3g | %.2e | %.2e / %.2e |\n", c.model.c_str(), c.n,
-                world.size(), criterion.c_str(), integrator->engine_name().c_str(), per * wall, 1e3 * slowest,
-                static_cast<double>(c.n) * c.steps / wall, de, q[0], q[1]);
+                world.size(), criterion.c_str(), integrator->engine_name().c_str(), 1e3 * step_seconds, 1e3 * slowest,
+                static_cast<double>(c.n) / step_seconds, de, q[0], q[1]);
     return 0;
 }
 

@@ -22,7 +22,16 @@ struct ByteSpan {
 struct LetTraffic {
     std::uint64_t bytes_sent = 0, bytes_received = 0;
     std::uint64_t nodes_received = 0, particles_received = 0;
+    // The particles that crossed to or from another domain with the step (where the steps move
+    // them: the resident store's each step).
+    std::uint64_t crossers_sent = 0, crossers_received = 0;
 };
+
+// Whether a store on domains moves each step's crossers (the particles whose keys left its
+// domain) to their owners with the step (GROVE_DOMAIN_CROSSERS=step, the default), or leaves
+// them until the domains next follow the particles (=follow, the way to compare). Throws
+// std::invalid_argument for another value.
+bool domain_crossers_each_step();
 
 class RankExchange {
   public:

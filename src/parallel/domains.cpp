@@ -10,7 +10,9 @@
 
 #include <omp.h>
 
+#include "core/rank_exchange.hpp"
 #include "core/resize_keeping_memory.hpp"
+#include "core/slot_plan.hpp"
 #include "tree/hilbert.hpp"
 #include "tree/morton.hpp"
 
@@ -195,8 +197,7 @@ std::uint64_t HilbertDomains::key(double x, double y, double z) const
 
 int HilbertDomains::owner(std::uint64_t key) const
 {
-    const auto after = std::upper_bound(first_key_.begin() + 1, first_key_.end() - 1, key);
-    return static_cast<int>(after - first_key_.begin()) - 1;
+    return key_range_owner(first_key_.data(), ranks(), key);
 }
 
 std::vector<int> HilbertDomains::owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const
@@ -400,11 +401,9 @@ void copy_particle(const ParticleSet& from, std::size_t i, ParticleSet& to, std:
 
 void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave, const ParticleSet& arrived)
 {
-    if (!std::is_sorted(leave.begin(), leave.end()) || std::adjacent_find(leave.begin(), leave.end()) != leave.end() ||
-        (!leave.empty() && leave.back() >= local.size()))
-        throw std::invalid_argument("domains: the leavers' slots must be ascending, distinct and within the set");
-    const std::size_t n = local.size(), leaving = leave.size(), arriving = arrived.size();
-    const std::size_t m = n - leaving + arriving;
+    const std::size_t n = local.size(), arriving = arrived.size();
+    const SlotPlan plan = plan_slots(n, leave, arriving);
+    const std::size_t m = plan.count;
     // Forces stay only where every particle brings them (a run's do; a set's first cut has none).
     const bool forces = (n == 0 || local.has_forces()) && (arriving == 0 ? n > 0 : arrived.has_forces());
     if (!forces) {
@@ -425,24 +424,19 @@ void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave
         }
     };
     if (m > n) resize(m);
-    const auto low = static_cast<std::size_t>(std::lower_bound(leave.begin(), leave.end(), m) - leave.begin());
-    const std::size_t into_slots = std::min(arriving, low);
     const auto arrivals = static_cast<std::int64_t>(arriving);
 #pragma omp parallel for schedule(static) if (arrivals > 16384)
     for (std::int64_t b = 0; b < arrivals; ++b) {
         const auto k = static_cast<std::size_t>(b);
-        copy_particle(arrived, k, local, k < into_slots ? leave[k] : n + (k - into_slots));
+        copy_particle(arrived, k, local, plan.arrival[k]);
     }
-    std::size_t from = n, high = leaving; // leave[high - 1]: the last slot above the new count not yet passed
-    for (std::size_t h = into_slots; h < low; ++h) {
-        --from;
-        while (high > low && leave[high - 1] == from) {
-            --high;
-            --from;
-        }
-        copy_particle(local, from, local, leave[h]);
-    }
+    for (const auto& [from, to] : plan.moves) copy_particle(local, from, local, to);
     if (m < n) resize(m);
+}
+
+int device_follow_steps()
+{
+    return domain_crossers_each_step() ? kDeviceFollowStepsWithCrossers : kDeviceFollowSteps;
 }
 
 ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)

@@ -85,10 +85,16 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 // and list buffers keep their memory from step to step (at 10^7 particles a rank, an array of
 // keys made anew at every step costs its page faults).
 // Where a run's steps live on the ranks' GPUs (parallel/domain_tree.hpp), the domains follow the
-// particles every this many steps rather than after each: a follow copies every rank's particles
-// back to the host and loads them again, where the next build waits for it, while a domain left
-// to drift a few dozen steps only grows its LETs a little (it is never wrong, only thicker).
+// particles every device_follow_steps() steps rather than after each: a follow copies every rank's
+// particles back to the host and loads them again, where the next build waits for it. The GPUs'
+// stores move each step's crossers to their owners themselves (core/rank_exchange.hpp), so the
+// follows only cut the domains anew to even out their counts, which drift slowly: every
+// kDeviceFollowStepsWithCrossers steps. Where the crossers wait for the follows instead
+// (GROVE_DOMAIN_CROSSERS=follow), every kDeviceFollowSteps: a domain left to drift grows its LETs
+// and its lists (it is never wrong, only thicker).
 constexpr int kDeviceFollowSteps = 32;
+constexpr int kDeviceFollowStepsWithCrossers = 256;
+int device_follow_steps();
 
 class DomainFollower {
   public:

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -148,7 +149,14 @@ class HostPlaysRankOne final : public RankExchange {
             all = {mine, other_bounds_};
             return;
         }
-        if (call == 2 || call == 3) { // the search for direct peers: the probes, then what was read
+        if (call == 1) { // the ranks' least keys: rank 1's above every key, so that rank 0 owns them all
+            REQUIRE(mine.size() == sizeof(std::uint64_t));
+            const std::uint64_t beyond = std::uint64_t{1} << 63;
+            all = {mine, std::vector<char>(sizeof beyond)};
+            std::memcpy(all[1].data(), &beyond, sizeof beyond);
+            return;
+        }
+        if (call == 3 || call == 4) { // the search for direct peers: the probes, then what was read
             all.assign(2, std::vector<char>(mine.size(), 0));
             all[0] = mine;
             return;
@@ -163,6 +171,13 @@ class HostPlaysRankOne final : public RankExchange {
     {
         REQUIRE(send.size() == 2);
         CHECK(send[0].size == 0);
+        if (all_to_alls_++ % 2 == 1) { // the step's crossers' keys: none leave rank 0, none come from rank 1
+            REQUIRE(send[1].size == sizeof(int));
+            into(0, 0);
+            const int finite = 1;
+            std::memcpy(into(1, sizeof finite), &finite, sizeof finite);
+            return;
+        }
         sent_.assign(send[1].data, send[1].data + send[1].size);
         into(0, 0);
         std::vector<char> let;
@@ -184,7 +199,7 @@ class HostPlaysRankOne final : public RankExchange {
     std::vector<DomainBox> other_boxes_, mine_;
     OpeningCriterion criterion_;
     std::vector<char> sent_;
-    int exchanges_ = 0, gathers_ = 0;
+    int exchanges_ = 0, gathers_ = 0, all_to_alls_ = 0;
     bool corrupt_ = false;
     LetTraffic traffic_;
 };

@@ -20,6 +20,7 @@
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/rank_exchange.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
 #include "parallel/communicator.hpp"
@@ -107,6 +108,28 @@ TEST_CASE("particles that change domains are exchanged in place, every record wh
     CHECK_FALSE(local.has_forces());
     CHECK_THROWS_AS(exchange_in_place(local, {3, 3}, numbered(1, 201)), std::invalid_argument);
     CHECK_THROWS_AS(exchange_in_place(local, {2, 11}, numbered(1, 201)), std::invalid_argument);
+}
+
+TEST_CASE("the domains on GPUs follow rarely where the stores move each step's crossers themselves", "[domains]")
+{
+    const char* before = std::getenv("GROVE_DOMAIN_CROSSERS");
+    const std::string saved = before ? before : "";
+    ::unsetenv("GROVE_DOMAIN_CROSSERS");
+    CHECK(domain_crossers_each_step());
+    CHECK(device_follow_steps() == kDeviceFollowStepsWithCrossers);
+    ::setenv("GROVE_DOMAIN_CROSSERS", "follow", 1);
+    CHECK_FALSE(domain_crossers_each_step());
+    CHECK(device_follow_steps() == kDeviceFollowSteps);
+    CHECK(kDeviceFollowSteps < kDeviceFollowStepsWithCrossers);
+    ::setenv("GROVE_DOMAIN_CROSSERS", "step", 1);
+    CHECK(device_follow_steps() == kDeviceFollowStepsWithCrossers);
+    ::setenv("GROVE_DOMAIN_CROSSERS", "often", 1);
+    CHECK_THROWS_WITH(device_follow_steps(),
+                      Catch::Contains("GROVE_DOMAIN_CROSSERS must be step or follow, not often"));
+    if (before)
+        ::setenv("GROVE_DOMAIN_CROSSERS", saved.c_str(), 1);
+    else
+        ::unsetenv("GROVE_DOMAIN_CROSSERS");
 }
 
 TEST_CASE("the domains follow a rank's work only where it is a count: finite and not negative", "[domains]")

@@ -260,6 +260,7 @@ TEST_CASE("Peano-Hilbert keys by table: Skilling's keys, level by level from the
         const std::uint32_t x = rng() & 0x1fffffu, y = rng() & 0x1fffffu, z = rng() & 0x1fffffu;
         REQUIRE(table.key(x, y, z) == hilbert_key_by_transposition(x, y, z));
         REQUIRE(hilbert_key(x, y, z) == table.key(x, y, z));
+        REQUIRE(hilbert_key_of_morton(morton_key(x, y, z)) == table.key(x, y, z));
     }
     // Both corners of the cube, and a run of cells along each edge of it.
     for (std::uint32_t a = 0; a < 64; ++a)
@@ -269,6 +270,20 @@ TEST_CASE("Peano-Hilbert keys by table: Skilling's keys, level by level from the
                 REQUIRE(table.key(b, a, c) == hilbert_key_by_transposition(b, a, c));
                 REQUIRE(table.key(b, c, 0x1fffffu - a) == hilbert_key_by_transposition(b, c, 0x1fffffu - a));
             }
+}
+
+TEST_CASE("a key's owner among ranks cut at first keys", "[tree][hilbert]")
+{
+    const std::vector<std::uint64_t> first = {0, 10, 10, 25, std::uint64_t{1} << 63}; // rank 1 owns nothing
+    const int ranks = 4;
+    CHECK(key_range_owner(first.data(), ranks, 0) == 0);
+    CHECK(key_range_owner(first.data(), ranks, 9) == 0);
+    CHECK(key_range_owner(first.data(), ranks, 10) == 2);
+    CHECK(key_range_owner(first.data(), ranks, 24) == 2);
+    CHECK(key_range_owner(first.data(), ranks, 25) == 3);
+    CHECK(key_range_owner(first.data(), ranks, (std::uint64_t{1} << 63) - 1) == 3);
+    const std::vector<std::uint64_t> one = {0, std::uint64_t{1} << 63};
+    CHECK(key_range_owner(one.data(), 1, 12345) == 0);
 }
 
 TEST_CASE("parallel radix sort equals a stable std::sort", "[tree][sort]")

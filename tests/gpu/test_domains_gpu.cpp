@@ -1,0 +1,107 @@
+// tree-gpu on domains under mpirun (on the GPU host; a rank a GPU where there are several, else
+// they share one): the particles whose keys cross a cut move to their owner with each step.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/diagnostics.hpp"
+#include "core/galaxy_model.hpp"
+#include "core/snapshot.hpp"
+#include "core/snapshot_formats.hpp"
+#include "support/test_support.hpp"
+
+using namespace grove;
+
+namespace {
+
+// The grove program: GROVE_EXE where the tests run away from their build (the GPU host).
+std::string grove_exe()
+{
+    const char* exe = std::getenv("GROVE_EXE");
+    return exe && *exe ? exe : GROVE_EXE;
+}
+
+const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2 "
+                            "timeout 300 mpirun --oversubscribe --bind-to none -x LD_LIBRARY_PATH ";
+
+int run(const std::string& command, std::string* output = nullptr)
+{
+    const std::string log = test::scratch_path("gpu_mpi_cmd_" + std::to_string(::getpid()) + ".txt");
+    const int status = std::system((command + " > " + log + " 2>&1").c_str());
+    if (output) {
+        std::ifstream f(log);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        *output = ss.str();
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The crossers `grove bench step` counted on the last step: the most any rank sent.
+double crossers_sent(const std::string& log)
+{
+    const std::string line = "with the last step, the most of any rank: ";
+    const auto at = log.find(line);
+    if (at == std::string::npos) return -1;
+    double sent = -1, received = -1;
+    if (std::sscanf(log.c_str() + at + line.size(), "%lf sent, %lf received", &sent, &received) != 2) return -1;
+    return sent;
+}
+
+} // namespace
+
+TEST_CASE("tree-gpu on two domains: each step's crossers change domains, none lost or doubled, and a restart "
+          "goes on bit for bit",
+          "[gpu][mpi][resident]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing");
+    namespace fs = std::filesystem;
+    const std::string exe = grove_exe();
+    std::string log;
+    // The steps' crossers, counted: some at every step, none where they wait for the follows.
+    const std::string bench = " bench step --decomposition domains --engine tree-gpu --model galaxy -n 32768 "
+                              "--steps 4 --warmup 1 --sample 64";
+    REQUIRE(run(kMpirun + "-np 2 " + exe + bench, &log) == 0);
+    INFO(log);
+    CHECK(crossers_sent(log) > 0);
+    REQUIRE(run("GROVE_DOMAIN_CROSSERS=follow " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + bench, &log) ==
+            0);
+    CHECK(crossers_sent(log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_CROSSERS=sometimes " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + bench, &log) !=
+            0);
+    CHECK_THAT(log, Catch::Contains("GROVE_DOMAIN_CROSSERS must be step or follow, not sometimes"));
+
+    // A run: every particle written once, the orbits those of the run whose crossers wait for the
+    // follows (to the tree's error), and a restart half way continues bit for bit.
+    const std::string in = test::scratch_path("gpu_domains_run.hdf5");
+    write_snapshot(in, make_galaxy(20000, 3, GalaxyParams{}));
+    const std::string args = " --engine tree-gpu --eps 0.05 --dt 0.0005 --log-every 4 --snapshot-every 0.005 "
+                             "--decomposition domains";
+    const std::string each = test::scratch_path("gpu_domains_each"), follow = test::scratch_path("gpu_domains_follow"),
+                      half = test::scratch_path("gpu_domains_half");
+    for (const auto& dir : {each, follow, half}) fs::remove_all(dir);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + each + args + " --t-end 0.01", &log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_CROSSERS=follow " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + " run " + in +
+                    " -o " + follow + args + " --t-end 0.01",
+                &log) == 0);
+    const ParticleSet a = read_snapshot(each + "/snapshot_0002.hdf5"),
+                      b = read_snapshot(follow + "/snapshot_0002.hdf5");
+    REQUIRE(a.id == read_snapshot(in).id);
+    CHECK(a.time == b.time);
+    CHECK(a.pos != b.pos); // other trees
+    const Diagnostics da = compute_diagnostics(a, a.pot), db = compute_diagnostics(b, b.pot);
+    CHECK(std::abs(da.total - db.total) < 1e-4 * std::abs(db.total));
+    CHECK(std::abs(da.lagrangian_radii[1] - db.lagrangian_radii[1]) < 1e-4 * db.lagrangian_radii[1]);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run " + in + " -o " + half + args + " --t-end 0.005", &log) == 0);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run --restart " + half + " --t-end 0.01", &log) == 0);
+    const ParticleSet c = read_snapshot(half + "/snapshot_0002.hdf5");
+    CHECK(c.pos == a.pos);
+    CHECK(c.vel == a.vel);
+}
