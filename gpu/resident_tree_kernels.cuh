@@ -142,14 +142,23 @@ __global__ void keys_kernel(int n, Prediction pred, const KeyBox* box, std::uint
     index[k] = static_cast<std::uint32_t>(k);
 }
 
+// The particles' IDs and types, where the device holds them (a store on domains, whose particles
+// come and go): gathered with the state.
+struct IdentityGather {
+    const std::uint64_t* id = nullptr;
+    std::uint64_t* id_out = nullptr;
+    const std::uint8_t* type = nullptr;
+    std::uint8_t* type_out = nullptr;
+};
+
 // The first half of a gather into a new tree's order (particle order[k] of the old order becomes
 // particle k): the velocities, kicked by h with the old order's forces where `kick_sums` is given,
-// the callers' indices, and where given the bins and the forces themselves (block steps keep them).
-// The positions follow (drift_kernel) with the velocities in their new order.
+// the callers' indices, and where given the bins, the forces themselves (block steps keep them)
+// and the identities. The positions follow (drift_kernel) with the velocities in their new order.
 __global__ void gather_kernel(int n, const std::uint32_t* order, double h, double G, const float4* kick_sums,
                               const Vec4<double>* vel, Vec4<double>* vel_out, const std::uint32_t* caller,
                               std::uint32_t* caller_out, const std::uint8_t* bins, std::uint8_t* bins_out,
-                              const float4* sums, float4* sums_out, int* flags)
+                              const float4* sums, float4* sums_out, IdentityGather identity, int* flags)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
@@ -164,6 +173,10 @@ __global__ void gather_kernel(int n, const std::uint32_t* order, double h, doubl
     caller_out[k] = caller[j];
     if (bins) bins_out[k] = bins[j];
     if (sums) sums_out[k] = sums[j];
+    if (identity.id) {
+        identity.id_out[k] = identity.id[j];
+        identity.type_out[k] = identity.type[j];
+    }
 }
 
 // Every particle drifts by dt with its velocity: particle order[k] of `body` becomes particle k of

@@ -233,6 +233,10 @@ void TreeGpuResident::reserve_chunks()
         ch.vel.reserve(size, "resident staging");
         ch.sums.reserve(size, "resident staging");
         ch.caller.reserve(size, "resident staging");
+        if (identity_on_device_) {
+            ch.id.reserve(size, "resident staging");
+            ch.type.reserve(size, "resident staging");
+        }
     }
 }
 
@@ -562,7 +566,10 @@ void TreeGpuResident::gather_and_drift(double h, double dt, bool block_tick)
         n_, order_.data(), h, e_.gravity.G, block_tick ? nullptr : e_.d_sorted.data(), vel_.data(), spare_.data(),
         caller_[cur_].data(), caller_[nx].data(), block_tick ? bins_[cur_].data() : nullptr,
         block_tick ? bins_[nx].data() : nullptr, block_tick ? e_.d_sorted.data() : nullptr,
-        block_tick ? sums_spare_.data() : nullptr, flags_.data());
+        block_tick ? sums_spare_.data() : nullptr,
+        identity_on_device_ ? IdentityGather{id_[cur_].data(), id_[nx].data(), type_[cur_].data(), type_[nx].data()}
+                            : IdentityGather{},
+        flags_.data());
     gpu::check_launch("gather_kernel", e_.stream);
     vel_.swap(spare_);
     drift_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, dt, order_.data(), body_.data(), vel_.data(),
@@ -810,6 +817,10 @@ void TreeGpuResident::store(ParticleSet& p)
         copy_async(ch.vel.data(), vel_.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
         copy_async(ch.sums.data(), e_.d_sorted.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
         copy_async(ch.caller.data(), caller_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        if (crossed) {
+            copy_async(ch.id.data(), id_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+            copy_async(ch.type.data(), type_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        }
         CUDA_CHECK(cudaEventRecord(ch.copied, e_.stream));
     };
     send(0);
@@ -821,13 +832,13 @@ void TreeGpuResident::store(ParticleSet& p)
         const auto count = static_cast<std::int64_t>(std::min(kChunk, n - c * kChunk));
 #pragma omp parallel for schedule(static)
         for (std::int64_t k = 0; k < count; ++k) {
-            const std::uint32_t from = ch.caller[k];
-            const auto i = crossed ? static_cast<Eigen::Index>(c * kChunk) + k : static_cast<Eigen::Index>(from);
+            const auto i =
+                crossed ? static_cast<Eigen::Index>(c * kChunk) + k : static_cast<Eigen::Index>(ch.caller[k]);
             const Vec4<double>&b = ch.body[k], &v = ch.vel[k];
             if (crossed) {
                 p.mass[i] = b.w;
-                p.id[static_cast<std::size_t>(i)] = ids_[from];
-                p.type[static_cast<std::size_t>(i)] = loaded_types_.empty() ? 0 : loaded_types_[from];
+                p.id[static_cast<std::size_t>(i)] = ch.id[k];
+                p.type[static_cast<std::size_t>(i)] = ch.type[k];
             }
             const float4 s = ch.sums[k];
             const Vec4<double> a{G * s.x, G * s.y, G * s.z, G * s.w}; // as the device converts them
@@ -838,7 +849,6 @@ void TreeGpuResident::store(ParticleSet& p)
         }
     }
     if (crossed) { // the set's order is the callers' now
-        ids_ = p.id;
         loaded_types_ = p.type;
         thrust::sequence(thrust::cuda::par.on(e_.stream), caller_[cur_].data(), caller_[cur_].data() + n, 0u);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));

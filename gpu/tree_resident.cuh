@@ -81,14 +81,14 @@ struct Prediction {
     }
 };
 
-// A particle that crosses from one domain to another: its state, and who it is.
+// A particle that crosses from one domain to another, whole: GPU to GPU where the ranks' GPUs map
+// each other's memory, else through MPI.
 struct CrosserRecord {
     Vec4<double> body, vel;
     float4 sums;
     std::uint64_t id;
-    std::uint32_t caller; // where it is in the host's identity arrays (its sender's, then its receiver's)
     std::uint8_t type;
-    std::uint8_t unused[3];
+    std::uint8_t unused[7];
 };
 
 class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
@@ -288,12 +288,15 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     std::vector<std::vector<char>> cube_bounds_; // every rank's bounds, gathered
 
     // Each step's crossers. The ranks' key ranges (ranks + 1 Peano-Hilbert keys, first_key_[r] the
-    // least of rank r's range); the particles' IDs and types by the index caller_ holds (the
-    // loaded set's, then each arrival's after them); whether any particle left or came since the
-    // load or the last store() (which then writes the device's order, and makes it the callers').
+    // least of rank r's range); the particles' IDs and types, kept here in the state's order (double
+    // buffered, as caller_) where they move, so that a crosser goes GPU to GPU whole; whether any
+    // particle left or came since the load or the last store() (which then writes the device's
+    // order with these identities, and makes that order the callers').
     std::vector<std::uint64_t> first_key_;
     gpu::DeviceBuffer<std::uint64_t> d_first_key_;
-    std::vector<std::uint64_t> ids_;
+    bool identity_on_device_ = false;
+    gpu::DeviceBuffer<std::uint64_t> id_[2];
+    gpu::DeviceBuffer<std::uint8_t> type_[2];
     bool crossed_ = false;
     struct Crossing {
         bool active = false;                    // this step's keys moved crossers
@@ -316,7 +319,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::PinnedBuffer<int> h_crossing_count_;
     gpu::PinnedBuffer<std::uint32_t> h_crossing_slot_;
     gpu::PinnedBuffer<std::uint64_t> h_crossing_key_;
-    gpu::PinnedBuffer<CrosserRecord> h_crossers_, h_arrivals_;
+    gpu::PinnedBuffer<CrosserRecord> h_crossers_; // the leavers' (or, through MPI, the arrivals') state
 
     // The structure on the device: the order that gathers the state into it, the cells' levels,
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).
@@ -362,6 +365,8 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
         gpu::PinnedBuffer<Vec4<double>> body, vel;
         gpu::PinnedBuffer<float4> sums; // the accelerations and potentials as sums
         gpu::PinnedBuffer<std::uint32_t> caller;
+        gpu::PinnedBuffer<std::uint64_t> id; // where the device holds the identities
+        gpu::PinnedBuffer<std::uint8_t> type;
         cudaEvent_t copied = nullptr; // its last copies are done
     } chunks_[2];
     gpu::PinnedBuffer<int> h_flags_;

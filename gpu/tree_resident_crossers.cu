@@ -69,46 +69,59 @@ __global__ void place_keys_kernel(int n, int leavers, int arrivals, int moves, c
     if (t < moves) index[from[t]] = to[t];
 }
 
-__global__ void gather_crossers_kernel(int count, const std::uint32_t* slot, const Vec4<double>* body,
-                                       const Vec4<double>* vel, const float4* sums, const std::uint32_t* caller,
-                                       CrosserRecord* out)
+// The arrays of the state a crosser takes with it.
+struct StateArrays {
+    Vec4<double>* body;
+    Vec4<double>* vel;
+    float4* sums;
+    std::uint32_t* caller;
+    std::uint64_t* id;
+    std::uint8_t* type;
+};
+
+__global__ void gather_crossers_kernel(int count, const std::uint32_t* slot, StateArrays s, CrosserRecord* out)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= count) return;
     const std::uint32_t k = slot[j];
     CrosserRecord r{};
-    r.body = body[k];
-    r.vel = vel[k];
-    r.sums = sums[k];
-    r.caller = caller[k];
+    r.body = s.body[k];
+    r.vel = s.vel[k];
+    r.sums = s.sums[k];
+    r.id = s.id[k];
+    r.type = s.type[k];
     out[j] = r;
 }
 
 // After the step: the stayers moved down (slot[moves + t] from slot[t]), then the arrivals into
-// their slots (slot[2 moves + a]).
-__global__ void move_stayers_kernel(int moves, const std::uint32_t* slot, Vec4<double>* body, Vec4<double>* vel,
-                                    float4* sums, std::uint32_t* caller)
+// their slots.
+__global__ void move_stayers_kernel(int moves, const std::uint32_t* slot, StateArrays s)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= moves) return;
     const std::uint32_t from = slot[t], to = slot[moves + t];
-    body[to] = body[from];
-    vel[to] = vel[from];
-    sums[to] = sums[from];
-    caller[to] = caller[from];
+    s.body[to] = s.body[from];
+    s.vel[to] = s.vel[from];
+    s.sums[to] = s.sums[from];
+    s.caller[to] = s.caller[from];
+    s.id[to] = s.id[from];
+    s.type[to] = s.type[from];
 }
 
-__global__ void place_arrivals_kernel(int arrivals, const std::uint32_t* slot, const CrosserRecord* in,
-                                      Vec4<double>* body, Vec4<double>* vel, float4* sums, std::uint32_t* caller)
+// An arrival's caller index is its slot: the store writes the device's order once any particle
+// crossed (TreeGpuResident::store).
+__global__ void place_arrivals_kernel(int arrivals, const std::uint32_t* slot, const CrosserRecord* in, StateArrays s)
 {
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= arrivals) return;
     const std::uint32_t k = slot[a];
     const CrosserRecord r = in[a];
-    body[k] = r.body;
-    vel[k] = r.vel;
-    sums[k] = r.sums;
-    caller[k] = r.caller;
+    s.body[k] = r.body;
+    s.vel[k] = r.vel;
+    s.sums[k] = r.sums;
+    s.caller[k] = k;
+    s.id[k] = r.id;
+    s.type[k] = r.type;
 }
 
 constexpr std::uint64_t kBeyondEveryKey = std::uint64_t{1} << 63; // keys have 63 bits
@@ -119,8 +132,17 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
 {
     first_key_.clear();
     crossed_ = false;
+    identity_on_device_ = on_domains_cube_ && domain_crossers_each_step();
     if (!on_domains_cube_) return;
-    ids_ = p.id;
+    if (identity_on_device_) { // in the loaded order, as the state
+        const std::size_t n = p.size();
+        for (int b = 0; b < 2; ++b) {
+            id_[b].reserve(n, "resident particle IDs");
+            type_[b].reserve(n, "resident particle types");
+        }
+        CUDA_CHECK(cudaMemcpy(id_[cur_].data(), p.id.data(), n * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(type_[cur_].data(), p.type.data(), n * sizeof(std::uint8_t), cudaMemcpyHostToDevice));
+    }
     // Each rank's least key; the ranges between them are the ranks' (a rank holding nothing, or
     // whose least key lies above a later rank's, takes the range it leaves).
     std::uint64_t least = kBeyondEveryKey;
@@ -149,7 +171,7 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
 
 bool TreeGpuResident::crossers_each_step() const
 {
-    return on_domains_cube_ && !first_key_.empty() && domain_crossers_each_step();
+    return identity_on_device_ && !first_key_.empty();
 }
 
 void TreeGpuResident::exchange_crossing_keys()
@@ -316,44 +338,87 @@ void TreeGpuResident::exchange_crossing_records()
     const std::size_t leaving = c.sent.size(), moves = c.plan.moves.size(), count = c.plan.count;
     const std::size_t arriving = c.plan.arrival.size();
     const auto R = static_cast<std::size_t>(ranks_->ranks());
-    // The leavers' state, grouped by owner, with who they are.
+    const auto me = static_cast<std::size_t>(ranks_->rank());
+    const auto state = [&] {
+        return StateArrays{body_.data(),         vel_.data(),      e_.d_sorted.data(),
+                           caller_[cur_].data(), id_[cur_].data(), type_[cur_].data()};
+    };
     h_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossers_.reserve(std::max<std::size_t>({leaving, arriving, 1}), "crossers");
-    h_crossers_.reserve(std::max<std::size_t>(leaving, 1), "crossers");
-    h_arrivals_.reserve(std::max<std::size_t>(arriving, 1), "crossers");
+    h_crossers_.reserve(std::max<std::size_t>({leaving, arriving, 1}), "crossers");
+    std::vector<std::size_t> at(R + 1, 0), from(R + 1, 0); // each owner's first leaver, each sender's first arrival
+    for (std::size_t r = 0; r < R; ++r) {
+        at[r + 1] = at[r] + c.sent_count[r];
+        from[r + 1] = from[r] + c.arrived_count[r];
+    }
+    // The leavers, grouped by owner: into a direct peer's outbox, where it reads them GPU to GPU,
+    // else to pinned memory, which MPI sends.
     if (leaving > 0) {
         std::copy(c.sent.begin(), c.sent.end(), h_crossing_slot_.data());
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), leaving, cudaMemcpyHostToDevice, e_.stream);
         gather_crossers_kernel<<<blocks_for(leaving), kBlock, 0, e_.stream>>>(
-            static_cast<int>(leaving), d_crossing_slot_.data(), body_.data(), vel_.data(), e_.d_sorted.data(),
-            caller_[cur_].data(), d_crossers_.data());
+            static_cast<int>(leaving), d_crossing_slot_.data(), state(), d_crossers_.data());
         gpu::check_launch("gather_crossers_kernel", e_.stream);
-        copy_async(h_crossers_.data(), d_crossers_.data(), leaving, cudaMemcpyDeviceToHost, e_.stream);
+        for (std::size_t r = 0; r < R; ++r) {
+            if (c.sent_count[r] == 0) continue;
+            const int to = static_cast<int>(r);
+            CrosserRecord* into =
+                peers_.direct(to)
+                    ? reinterpret_cast<CrosserRecord*>(peers_.outbox(to, c.sent_count[r] * sizeof(CrosserRecord)))
+                    : h_crossers_.data() + at[r];
+            copy_async(into, d_crossers_.data() + at[r], c.sent_count[r], cudaMemcpyDefault, e_.stream);
+        }
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-        for (std::size_t j = 0; j < leaving; ++j) {
-            CrosserRecord& r = h_crossers_[j];
-            r.id = ids_[r.caller];
-            r.type = loaded_types_.empty() ? 0 : loaded_types_[r.caller];
+    }
+    crossing_mail_.assign(R, {});
+    std::vector<ByteSpan> send(R);
+    for (std::size_t r = 0; r < R; ++r) {
+        if (r == me || c.sent_count[r] == 0) continue;
+        const int to = static_cast<int>(r);
+        if (peers_.direct(to)) {
+            crossing_mail_[r] = peers_.ticket(to, c.sent_count[r] * sizeof(CrosserRecord), LetHeader{});
+            send[r] = {crossing_mail_[r].data(), crossing_mail_[r].size()};
+        } else {
+            send[r] = {reinterpret_cast<const char*>(h_crossers_.data() + at[r]),
+                       c.sent_count[r] * sizeof(CrosserRecord)};
         }
     }
-    std::vector<ByteSpan> send(R);
-    std::vector<std::size_t> from(R, 0);
-    for (std::size_t r = 0, at = 0; r < R; at += c.sent_count[r], ++r)
-        send[r] = {reinterpret_cast<const char*>(h_crossers_.data() + at), c.sent_count[r] * sizeof(CrosserRecord)};
-    for (std::size_t r = 1; r < R; ++r) from[r] = from[r - 1] + c.arrived_count[r - 1];
+    crossing_times_.emplace_back("crossers: state gathered", seconds_since(start));
+    auto phase = WallClock::now();
+    std::vector<std::vector<char>> received(R);
     ranks_->all_to_all(send, [&](int r, std::size_t bytes) {
-        const auto k = static_cast<std::size_t>(r);
-        if (bytes != c.arrived_count[k] * sizeof(CrosserRecord))
-            throw std::runtime_error("tree-gpu: a rank's crossers came in another number than their keys");
-        return reinterpret_cast<char*>(h_arrivals_.data() + from[k]);
+        received[static_cast<std::size_t>(r)].resize(bytes);
+        return received[static_cast<std::size_t>(r)].data();
     });
-    // Who the arrivals are, after the particles this rank has known.
-    for (std::size_t a = 0; a < arriving; ++a) {
-        CrosserRecord& r = h_arrivals_[a];
-        r.caller = static_cast<std::uint32_t>(ids_.size());
-        ids_.push_back(r.id);
-        if (!loaded_types_.empty()) loaded_types_.push_back(r.type);
+    crossing_times_.emplace_back("crossers: state exchanged", seconds_since(phase));
+    phase = WallClock::now();
+    // The arrivals, by sender, into one device array: read from a direct peer's outbox, or copied up.
+    for (std::size_t r = 0; r < R; ++r) {
+        if (r == me) continue;
+        const std::vector<char>& m = received[r];
+        const std::size_t count_r = c.arrived_count[r];
+        const int sender = static_cast<int>(r);
+        if (count_r == 0) {
+            if (!m.empty())
+                throw std::runtime_error("tree-gpu: a rank's crossers came in another number than their keys");
+            continue;
+        }
+        const char* records = m.data();
+        std::size_t bytes = m.size();
+        if (peers_.direct(sender)) {
+            LetHeader unused{};
+            records = peers_.receive(sender, m.data(), m.size(), unused, bytes);
+        }
+        if (bytes != count_r * sizeof(CrosserRecord))
+            throw std::runtime_error("tree-gpu: a rank's crossers came in another number than their keys");
+        copy_async(d_crossers_.data() + from[r], reinterpret_cast<const CrosserRecord*>(records), count_r,
+                   cudaMemcpyDefault, e_.stream);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(e_.stream));
+    if (peers_.any()) { // every rank has copied what it read from the others' outboxes
+        ranks_->barrier();
+        peers_.retire();
     }
     // The state's arrays take the new count (a growth keeps this step's state).
     const std::size_t keep = n;
@@ -362,6 +427,10 @@ void TreeGpuResident::exchange_crossing_records()
     e_.d_sorted.reserve_keeping(count, keep, "sorted accelerations");
     caller_[cur_].reserve_keeping(count, keep, "resident particle order");
     caller_[1 - cur_].reserve(count, "resident particle order");
+    id_[cur_].reserve_keeping(count, keep, "resident particle IDs");
+    id_[1 - cur_].reserve(count, "resident particle IDs");
+    type_[cur_].reserve_keeping(count, keep, "resident particle types");
+    type_[1 - cur_].reserve(count, "resident particle types");
     order_.reserve(count, "tree order");
     spare_.reserve(count, "resident gather and key sort");
     if (moves > 0) {
@@ -370,26 +439,23 @@ void TreeGpuResident::exchange_crossing_records()
             h_crossing_slot_[moves + t] = static_cast<std::uint32_t>(c.plan.moves[t].second);
         }
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), 2 * moves, cudaMemcpyHostToDevice, e_.stream);
-        move_stayers_kernel<<<blocks_for(moves), kBlock, 0, e_.stream>>>(
-            static_cast<int>(moves), d_crossing_slot_.data(), body_.data(), vel_.data(), e_.d_sorted.data(),
-            caller_[cur_].data());
+        move_stayers_kernel<<<blocks_for(moves), kBlock, 0, e_.stream>>>(static_cast<int>(moves),
+                                                                         d_crossing_slot_.data(), state());
         gpu::check_launch("move_stayers_kernel", e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the pinned slots are written again
     }
     if (arriving > 0) {
         for (std::size_t a = 0; a < arriving; ++a) h_crossing_slot_[a] = static_cast<std::uint32_t>(c.plan.arrival[a]);
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), arriving, cudaMemcpyHostToDevice, e_.stream);
-        copy_async(d_crossers_.data(), h_arrivals_.data(), arriving, cudaMemcpyHostToDevice, e_.stream);
         place_arrivals_kernel<<<blocks_for(arriving), kBlock, 0, e_.stream>>>(
-            static_cast<int>(arriving), d_crossing_slot_.data(), d_crossers_.data(), body_.data(), vel_.data(),
-            e_.d_sorted.data(), caller_[cur_].data());
+            static_cast<int>(arriving), d_crossing_slot_.data(), d_crossers_.data(), state());
         gpu::check_launch("place_arrivals_kernel", e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     }
     n_ = static_cast<int>(count);
     e_.num_particles = n_;
     crossed_ = true;
-    crossing_times_.emplace_back("crossers: state", seconds_since(start));
+    crossing_times_.emplace_back("crossers: state placed", seconds_since(phase));
 }
 
 } // namespace grove
