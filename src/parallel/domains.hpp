@@ -88,12 +88,13 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 // particles every device_follow_steps() steps rather than after each: a follow copies every rank's
 // particles back to the host and loads them again, where the next build waits for it. The GPUs'
 // stores move each step's crossers to their owners themselves (core/rank_exchange.hpp), so the
-// follows only cut the domains anew to even out their counts, which drift slowly: every
-// kDeviceFollowStepsWithCrossers steps. Where the crossers wait for the follows instead
+// follows only cut the domains anew to even out their counts, which drift slowly (a galaxy of
+// 2^25 particles on two GPUs: 0.02 % apart after 300 steps): every kDeviceFollowStepsWithCrossers
+// steps, and at each file a run writes. Where the crossers wait for the follows instead
 // (GROVE_DOMAIN_CROSSERS=follow), every kDeviceFollowSteps: a domain left to drift grows its LETs
 // and its lists (it is never wrong, only thicker).
 constexpr int kDeviceFollowSteps = 32;
-constexpr int kDeviceFollowStepsWithCrossers = 256;
+constexpr int kDeviceFollowStepsWithCrossers = 1024;
 int device_follow_steps();
 
 class DomainFollower {
