@@ -429,7 +429,7 @@ void TreeGpuResident::compute()
         if (ranks_) append_lets(criterion);
         // On domains, the next structure takes the particles whose predicted keys lie in this
         // domain's range: the leavers' keys go to their owners, the arrivals' come here first.
-        // The list kernels wait for the sort that follows: after the LETs, the keys are made.
+        // After the LETs, by when the keys are made; the list kernels wait for the sort it starts.
         if (crossing) exchange_crossing_keys();
 
         // The walk and the lists, queued (after the keys, whose predictions read the forces they
@@ -793,7 +793,7 @@ void TreeGpuResident::store(ParticleSet& p)
     if (forces_due_ || kick_due_) throw std::logic_error("tree-gpu: store in the middle of a step");
     // Where particles crossed between domains, the set becomes this domain's, in the device's
     // order, with their IDs and types; that order is the callers' from then on.
-    const bool crossed = std::exchange(crossed_, false);
+    const bool crossed = crossed_;
     if (!crossed && p.size() != static_cast<std::size_t>(n_))
         throw std::invalid_argument("tree-gpu: the particle set to store into has another size");
     const auto n = static_cast<std::size_t>(n_);
@@ -849,6 +849,7 @@ void TreeGpuResident::store(ParticleSet& p)
         }
     }
     if (crossed) { // the set's order is the callers' now
+        crossed_ = false;
         loaded_types_ = p.type;
         thrust::sequence(thrust::cuda::par.on(e_.stream), caller_[cur_].data(), caller_[cur_].data() + n, 0u);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));

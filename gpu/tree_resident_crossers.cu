@@ -124,6 +124,17 @@ __global__ void place_arrivals_kernel(int arrivals, const std::uint32_t* slot, c
     s.type[k] = r.type;
 }
 
+// What every rank sent this one, by rank.
+std::vector<std::vector<char>> all_to_all(RankExchange& ranks, const std::vector<ByteSpan>& send)
+{
+    std::vector<std::vector<char>> received(send.size());
+    ranks.all_to_all(send, [&](int r, std::size_t bytes) {
+        received[static_cast<std::size_t>(r)].resize(bytes);
+        return received[static_cast<std::size_t>(r)].data();
+    });
+    return received;
+}
+
 constexpr std::uint64_t kBeyondEveryKey = std::uint64_t{1} << 63; // keys have 63 bits
 
 } // namespace
@@ -136,6 +147,8 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
     if (!on_domains_cube_) return;
     if (identity_on_device_) { // in the loaded order, as the state
         const std::size_t n = p.size();
+        if (p.id.size() != n || p.type.size() != n)
+            throw std::invalid_argument("tree-gpu: a domain's particles need an ID and a type each");
         for (int b = 0; b < 2; ++b) {
             id_[b].reserve(n, "resident particle IDs");
             type_[b].reserve(n, "resident particle types");
@@ -248,11 +261,7 @@ void TreeGpuResident::exchange_crossing_keys()
     }
     std::vector<ByteSpan> send(R);
     for (std::size_t r = 0; r < R; ++r) send[r] = {crossing_mail_[r].data(), crossing_mail_[r].size()};
-    std::vector<std::vector<char>> received(R);
-    ranks_->all_to_all(send, [&](int r, std::size_t bytes) {
-        received[static_cast<std::size_t>(r)].resize(bytes);
-        return received[static_cast<std::size_t>(r)].data();
-    });
+    const std::vector<std::vector<char>> received = all_to_all(*ranks_, send);
     crossing_times_.emplace_back("crossers: keys exchanged", seconds_since(phase));
     phase = WallClock::now();
     // Everyone moves, or (a rank's predictions not finite: its next structure is built from
@@ -386,11 +395,7 @@ void TreeGpuResident::exchange_crossing_records()
     }
     crossing_times_.emplace_back("crossers: state gathered", seconds_since(start));
     auto phase = WallClock::now();
-    std::vector<std::vector<char>> received(R);
-    ranks_->all_to_all(send, [&](int r, std::size_t bytes) {
-        received[static_cast<std::size_t>(r)].resize(bytes);
-        return received[static_cast<std::size_t>(r)].data();
-    });
+    const std::vector<std::vector<char>> received = all_to_all(*ranks_, send);
     crossing_times_.emplace_back("crossers: state exchanged", seconds_since(phase));
     phase = WallClock::now();
     // The arrivals, by sender, into one device array: read from a direct peer's outbox, or copied up.

@@ -5,11 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "core/diagnostics.hpp"
 #include "core/galaxy_model.hpp"
@@ -33,15 +29,7 @@ const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CON
 
 int run(const std::string& command, std::string* output = nullptr)
 {
-    const std::string log = test::scratch_path("gpu_mpi_cmd_" + std::to_string(::getpid()) + ".txt");
-    const int status = std::system((command + " > " + log + " 2>&1").c_str());
-    if (output) {
-        std::ifstream f(log);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        *output = ss.str();
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return test::run_command(command, output);
 }
 
 // The crossers `grove bench step` counted on the last step: the most any rank sent.

@@ -11,8 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include "core/diagnostics.hpp"
@@ -37,16 +35,7 @@ const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CON
 
 int run(const std::string& command, std::string* output = nullptr)
 {
-    const std::string log =
-        test::scratch_path("mpi_cmd_" + std::to_string(::getpid()) + ".txt"); // CTest runs cases side by side
-    const int status = std::system((command + " > " + log + " 2>&1").c_str());
-    if (output) {
-        std::ifstream f(log);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        *output = ss.str();
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return test::run_command(command, output);
 }
 
 // Ten particles with IDs 1..10, their forces, and `count` arrivals with IDs 101, 102, ...

@@ -6,10 +6,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/hdf5_file.hpp"
 #include "core/particles.hpp"
@@ -121,6 +126,21 @@ inline std::vector<std::int32_t> all_indices(std::size_t n)
 inline std::string scratch_path(const std::string& name)
 {
     return std::string(GROVE_TEST_SCRATCH) + "/" + name;
+}
+
+// Runs a shell command with its output in a scratch file (read into `output` where given); the
+// exit status, 128 where it did not exit.
+inline int run_command(const std::string& command, std::string* output = nullptr)
+{
+    const std::string log = scratch_path("cmd_" + std::to_string(::getpid()) + ".txt"); // CTest runs cases side by side
+    const int status = std::system((command + " > " + log + " 2>&1").c_str());
+    if (output) {
+        std::ifstream f(log);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        *output = ss.str();
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 } // namespace grove::test
