@@ -816,7 +816,8 @@ void TreeGpuResident::store(ParticleSet& p)
         copy_async(ch.body.data(), body_.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
         copy_async(ch.vel.data(), vel_.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
         copy_async(ch.sums.data(), e_.d_sorted.data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
-        copy_async(ch.caller.data(), caller_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
+        if (!crossed) // else written in the device's order
+            copy_async(ch.caller.data(), caller_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
         if (crossed) {
             copy_async(ch.id.data(), id_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);
             copy_async(ch.type.data(), type_[cur_].data() + first, count, cudaMemcpyDeviceToHost, e_.stream);

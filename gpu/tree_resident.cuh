@@ -319,7 +319,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     gpu::PinnedBuffer<int> h_crossing_count_;
     gpu::PinnedBuffer<std::uint32_t> h_crossing_slot_;
     gpu::PinnedBuffer<std::uint64_t> h_crossing_key_;
-    gpu::PinnedBuffer<CrosserRecord> h_crossers_; // the leavers' (or, through MPI, the arrivals') state
+    gpu::PinnedBuffer<CrosserRecord> h_crossers_; // the leavers' state that MPI sends
 
     // The structure on the device: the order that gathers the state into it, the cells' levels,
     // the groups' ranges (next, is_leaf and range go straight into the engine's arrays).

@@ -184,7 +184,7 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
 
 bool TreeGpuResident::crossers_each_step() const
 {
-    return identity_on_device_ && !first_key_.empty();
+    return identity_on_device_; // set by find_domains_cut with the key ranges
 }
 
 void TreeGpuResident::exchange_crossing_keys()
@@ -355,7 +355,7 @@ void TreeGpuResident::exchange_crossing_records()
     h_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossers_.reserve(std::max<std::size_t>({leaving, arriving, 1}), "crossers");
-    h_crossers_.reserve(std::max<std::size_t>({leaving, arriving, 1}), "crossers");
+    h_crossers_.reserve(std::max<std::size_t>(leaving, 1), "crossers");
     std::vector<std::size_t> at(R + 1, 0), from(R + 1, 0); // each owner's first leaver, each sender's first arrival
     for (std::size_t r = 0; r < R; ++r) {
         at[r + 1] = at[r] + c.sent_count[r];
