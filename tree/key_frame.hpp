@@ -21,12 +21,14 @@
 // ranges, a Plummer sphere of 2^26 particles walked 5687 node and 6774 particle interactions a
 // particle under theta 0.5, where 2^25's unwarped tree walks 4314 and 2619; with 256 ranges, 4530
 // and 2557 (bench/results/step.md). The warp is used only where the bounding cube is wider than 64
-// half-widths (16384 ranges or more); otherwise the keys are the bounding cube's, as they were
-// without a frame.
+// half-widths (16384 ranges or more); otherwise the keys are the bounding cube's. Either cube is
+// then offset a little, differently at each build (make_key_frame), so that the tree's cells do not
+// lie in the same place step after step.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "core/host_device.hpp"
 #include "tree/morton.hpp"
@@ -127,14 +129,83 @@ HOST_DEVICE inline KeyFrame domains_key_frame(const double mn[3], const double m
     return f;
 }
 
+// The bits of a double, on the host and the device alike.
+HOST_DEVICE inline std::uint64_t double_bits(double v)
+{
+#ifdef __CUDA_ARCH__
+    return static_cast<std::uint64_t>(__double_as_longlong(v));
+#else
+    std::uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+#endif
+}
+
+// SplitMix64's finaliser: every bit of x stirs every bit of the result.
+HOST_DEVICE inline std::uint64_t mix_bits(std::uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// How far a one-process frame's cube reaches past the points' own, as a share of their side: the
+// cube's corner lies that share times a fraction u (0 <= u < 1 per axis) below theirs.
+constexpr double kKeyFrameJitter = 0.125;
+
+// The box's bounds are read in steps of 2^-kKeyFrameQuantumBits of its side (rounded up to a power
+// of two) when the offset is drawn from them.
+constexpr int kKeyFrameQuantumBits = 24;
+
+// The fractions u of the frame's offset for points whose bounding box is mn..mx: pseudo-random,
+// from the box. A frame that stays put leaves the tree's force errors the same at every step, so
+// they add up: the momentum of a galaxy in the bounding cube drifted steadily along the disk's
+// axis, as much in block steps as in shared ones (bench/results/step.md). The outermost particles'
+// drift moves the box by many of its steps in a step's time, and so the offset at every build:
+// the errors of one build are not those of the next, and they walk rather than drift (GADGET-4
+// shifts its domain centre at random for the same reason). Taken from the box, not drawn from a
+// stream, so that a build repeats to the bit from the same points in any order, on the host and
+// the device, and a restart needs no state; from the box in steps, not its bits, so that points
+// that differ by their rounding (a prediction and the drift it predicted, a file's floats and
+// its doubles) almost always get the same frame.
+HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const double mx[3], double u[3])
+{
+    const double quantum = ldexp(power_of_two_at_least(key_cube_side(mn, mx)), -kKeyFrameQuantumBits);
+    std::uint64_t h = 0x6a09e667f3bcc909ull;
+    for (int d = 0; d < 3; ++d) {
+        h = mix_bits(h ^ double_bits(floor(mn[d] / quantum)));
+        h = mix_bits(h ^ double_bits(floor(mx[d] / quantum)));
+    }
+    for (int d = 0; d < 3; ++d) {
+        h = mix_bits(h + 0x9e3779b97f4a7c15ull);
+        u[d] = static_cast<double>(h >> 11) * 0x1.0p-53;
+    }
+}
+
+// The frame `f` (whose cube spans the points' from f.lo) grown by kKeyFrameJitter of its side and
+// shifted by the fractions u of that growth: every point stays inside.
+HOST_DEVICE inline void offset_key_frame(KeyFrame& f, const double u[3])
+{
+    const double reach = kKeyFrameJitter * f.side;
+    for (int d = 0; d < 3; ++d) f.lo[d] -= u[d] * reach;
+    f.side += reach;
+    f.scale = kMortonAxisCells / f.side;
+}
+
 // The frame for points whose bounding box is mn..mx, given their sample's median and largest
 // interquartile range: the bounding box's cube where the points are compact (or the range is 0),
-// the warped cube otherwise.
+// the warped cube otherwise; either offset as key_frame_offset_fractions says.
 HOST_DEVICE inline KeyFrame make_key_frame(const double mn[3], const double mx[3], const double median[3], double range)
 {
+    double u[3];
+    key_frame_offset_fractions(mn, mx, u);
     const double plain = key_cube_side(mn, mx);
     const double core = range > 0 ? power_of_two_at_least(kKeyCoreRanges * range) : 0;
-    if (!(core > 0 && plain > kKeyWarpFromCores * core)) return cube_key_frame(mn, mx);
+    if (!(core > 0 && plain > kKeyWarpFromCores * core)) {
+        KeyFrame f = cube_key_frame(mn, mx);
+        offset_key_frame(f, u);
+        return f;
+    }
     KeyFrame f;
     f.core = core;
     const double step = core / 256;
@@ -144,15 +215,15 @@ HOST_DEVICE inline KeyFrame make_key_frame(const double mn[3], const double mx[3
         wlo[d] = f.coordinate(mn[d], d); // the map is monotonic: the box's corners stay its corners
         whi[d] = f.coordinate(mx[d], d);
     }
-    // The core's centre (0 here) a third of the way along every axis: at every level it then
-    // lies a third of a cell from the nearest boundary. On the cube's middle, where a cube
-    // spanned by outliers on all sides would put it, it would lie on a boundary at every level,
-    // and the densest groups would be cut into eight at each (their neighbours' lists grow).
+    // The core's centre (0 here) a third of the way along every axis before the offset: on the
+    // cube's middle, where a cube spanned by outliers on all sides would put it, it would lie on a
+    // boundary at every level, and the densest groups would be cut into eight at each (their
+    // neighbours' lists grow). The offset then moves it by up to an eighth of the side.
     double side = 0;
     for (int d = 0; d < 3; ++d) side = fmax(side, fmax(-3 * wlo[d], 1.5 * whi[d]));
     f.side = side * (1 + 1e-12);
     for (int d = 0; d < 3; ++d) f.lo[d] = -f.side / 3;
-    f.scale = kMortonAxisCells / f.side;
+    offset_key_frame(f, u);
     return f;
 }
 

@@ -301,8 +301,9 @@ TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended 
     for (const GravityParams& gravity : {GravityParams{1.0, 1e-3}, by_type}) {
         const bool typed = gravity.per_type();
         INFO((typed ? "softened by type" : "one softening"));
-        Forces one;
+        Forces one, exact;
         TreeCpuEngine(params, gravity).compute(p.pos, p.mass, typed ? TypesRef(all_types) : TypesRef{}, one);
+        DirectCpuEngine(gravity).compute(p.pos, p.mass, typed ? TypesRef(all_types) : TypesRef{}, exact);
         TreeCpuEngine cpu_engine(params, gravity);
         TreeGpuEngine gpu_engine(params, gravity);
         Forces gpu_all;
@@ -349,8 +350,14 @@ TEST_CASE("tree-gpu evaluates a domain's tree with other domains' LETs appended 
             for (Eigen::Index i = 0; i < n; ++i)
                 gpu_all.acc.col(index[static_cast<std::size_t>(k)][i]) = gpu.acc.col(i);
         }
-        // The domains' forces are the one tree's to the tree's own accuracy.
-        CHECK(percentiles(relative_errors(gpu_all.acc, one.acc), {50})[0] < 1e-4);
+        // The domains' forces are as accurate as the one tree's. (Not its forces: each tree's frame
+        // has an offset of its own, so their cells, and their errors, differ.)
+        const std::vector<double> domains = percentiles(relative_errors(gpu_all.acc, exact.acc), {50, 99}),
+                                  whole = percentiles(relative_errors(one.acc, exact.acc), {50, 99});
+        INFO("p50, p99 of the domains " << domains[0] << ", " << domains[1] << "; of one tree " << whole[0] << ", "
+                                        << whole[1]);
+        CHECK(domains[0] < 1.25 * whole[0]);
+        CHECK(domains[1] < 1.25 * whole[1]);
     }
 }
 
@@ -1119,13 +1126,14 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
         CHECK(occupied >= 4); // the case spans bins, or it tests nothing
         CHECK(total == static_cast<long long>(start.size()));
         const std::vector<double> moved = sorted_position_differences(start, a, b);
-        const double ea = compute_diagnostics(a, a.pot).total, eb = compute_diagnostics(b, b.pot).total;
-        const double e0 = [&] {
-            ParticleSet s = start;
+        // The energies from the direct sum's potential: each tree's potential is off by about 1e-5
+        // of |E|, and two trees in frames offset apart do not share that error.
+        auto energy = [&](const ParticleSet& s) {
             Forces f;
-            host_engine.compute(s.pos, s.mass, s.type, f);
+            DirectCpuEngine(g).compute(s.pos, s.mass, s.type, f);
             return compute_diagnostics(s, f.pot).total;
-        }();
+        };
+        const double ea = energy(a), eb = energy(b), e0 = energy(start);
         INFO("bin counts apart by " << apart << "; position differences over displacements: p50 "
                                     << moved[moved.size() / 2] << ", p99 " << moved[moved.size() * 99 / 100]
                                     << "; energies " << ea << ", " << eb << " from " << e0 << "; ticks "
@@ -1138,9 +1146,7 @@ TEST_CASE("tree-gpu block time steps on the device: the host path's bins and orb
         CHECK(std::abs(on_host.forces_computed() - on_device.forces_computed()) <= on_host.forces_computed() / 10000);
         CHECK(moved[moved.size() / 2] < 5e-6);
         CHECK(moved[moved.size() * 99 / 100] < 5e-3);
-        // Energy: the two runs' drifts alike (a tree's error apart), both small. (The H100 gave 1.01
-        // apart on a drift of 3 from |E| = 4.0e5 once the float pads became local, where the bound
-        // with 1e-6 |E| allowed 1.005: two trees' potential errors, each about 1e-5 of |E|.)
+        // Energy: the two runs' drifts alike, both small.
         CHECK(std::abs(ea - eb) < 0.2 * std::abs(ea - e0) + 2e-6 * std::abs(e0));
         CHECK(std::abs(eb - e0) < 5e-4 * std::abs(e0));
     }

@@ -77,7 +77,8 @@ TEST_CASE("the keys' frame: the bounding cube for compact sets, a warped core wh
     }
     CHECK(f.coordinate(1 + 2 * std::exp(10.0), 0) == Approx(22.0));
 
-    // A compact set keeps the bounding cube's keys, bit for bit.
+    // A compact set keeps the bounding cube's keys, the cube grown by an eighth and offset by the
+    // fractions its box gives.
     const ParticleSet compact = test::clustered_particles(5000, 4);
     const Octree plain = build_octree(compact.pos, compact.mass, BuildParams{8, 16});
     CHECK(plain.frame.core == 0);
@@ -87,13 +88,16 @@ TEST_CASE("the keys' frame: the bounding cube for compact sets, a warped core wh
         mx[d] = compact.pos.row(d).maxCoeff();
     }
     const double side = key_cube_side(mn, mx);
-    CHECK(plain.frame.side == side);
+    double u[3];
+    key_frame_offset_fractions(mn, mx, u);
+    CHECK(plain.frame.side == side * (1 + kKeyFrameJitter));
+    for (int d = 0; d < 3; ++d) CHECK(plain.frame.lo[d] == mn[d] - u[d] * kKeyFrameJitter * side);
     for (std::size_t k = 0; k < plain.keys.size(); ++k) {
         const auto i = static_cast<Eigen::Index>(plain.order[k]);
-        const double scale = kMortonAxisCells / side;
-        REQUIRE(plain.keys[k] == morton_key(morton_cell_coordinate(compact.pos(0, i), mn[0], scale),
-                                            morton_cell_coordinate(compact.pos(1, i), mn[1], scale),
-                                            morton_cell_coordinate(compact.pos(2, i), mn[2], scale)));
+        const double scale = kMortonAxisCells / plain.frame.side;
+        REQUIRE(plain.keys[k] == morton_key(morton_cell_coordinate(compact.pos(0, i), plain.frame.lo[0], scale),
+                                            morton_cell_coordinate(compact.pos(1, i), plain.frame.lo[1], scale),
+                                            morton_cell_coordinate(compact.pos(2, i), plain.frame.lo[2], scale)));
     }
 
     // A Plummer sphere with one particle flung 10^9 away: the bounding cube's finest cells would be
@@ -165,6 +169,55 @@ TEST_CASE("the domains' frame: a power-of-two cube on a grid of its eighths, sti
     // Non-finite bounds: the bounding cube, which never loops.
     const double bad[3] = {std::numeric_limits<double>::quiet_NaN(), 0, 0};
     CHECK(domains_key_frame(bad, mx).side == key_cube_side(bad, mx));
+}
+
+TEST_CASE("the keys' frame moves with the box, in any order of the points, and not with their rounding",
+          "[tree][morton]")
+{
+    // The same points in another order: the same frame, so the same tree.
+    ParticleSet p = make_plummer(3000, 8);
+    const Octree a = build_octree(p.pos, p.mass, BuildParams{8, 16});
+    ParticleSet reversed = p;
+    reversed.pos = p.pos.rowwise().reverse();
+    reversed.mass = p.mass.reverse();
+    const Octree b = build_octree(reversed.pos, reversed.mass, BuildParams{8, 16});
+    CHECK(b.frame.side == a.frame.side);
+    for (int d = 0; d < 3; ++d) CHECK(b.frame.lo[d] == a.frame.lo[d]);
+
+    // The box moved by a small share of its side, as the outermost particles move in a step: the
+    // offsets spread over [0, 1) (a frame that stayed put would give one value); a box moved by
+    // its rounding keeps its offsets.
+    double mn[3], mx[3];
+    for (int d = 0; d < 3; ++d) {
+        mn[d] = p.pos.row(d).minCoeff();
+        mx[d] = p.pos.row(d).maxCoeff();
+    }
+    double least = 1, most = 0, sum = 0, changed = 0;
+    constexpr int kMoves = 400;
+    for (int k = 0; k < kMoves; ++k) {
+        double lo[3] = {mn[0], mn[1], mn[2]}, hi[3] = {mx[0], mx[1], mx[2]};
+        lo[k % 3] += 1e-5 * k * (mx[0] - mn[0]);
+        hi[(k + 1) % 3] -= 3e-6 * k * (mx[0] - mn[0]);
+        double u[3], v[3];
+        key_frame_offset_fractions(lo, hi, u);
+        for (int d = 0; d < 3; ++d) {
+            least = std::min(least, u[d]);
+            most = std::max(most, u[d]);
+            sum += u[d];
+            REQUIRE(u[d] >= 0);
+            REQUIRE(u[d] < 1);
+        }
+        for (int d = 0; d < 3; ++d) {
+            lo[d] = std::nextafter(lo[d], -INFINITY);
+            hi[d] = std::nextafter(hi[d], INFINITY);
+        }
+        key_frame_offset_fractions(lo, hi, v);
+        changed += u[0] != v[0] || u[1] != v[1] || u[2] != v[2];
+    }
+    CHECK(least < 0.02);
+    CHECK(most > 0.98);
+    CHECK(sum / (3 * kMoves) == Approx(0.5).margin(0.05));
+    CHECK(changed <= 2);
 }
 
 TEST_CASE("the keys' frame leaves a sparse halo's cells as the bounding cube made them", "[tree][morton]")
