@@ -116,8 +116,8 @@ struct GrapeGpuEngine::Impl {
         D4* q = h_packed.data() + 5 * static_cast<std::size_t>(at);
         q[0] = D4{p.x[0], p.x[1], p.x[2], p.mass};
         q[1] = D4{p.v[0], p.v[1], p.v[2], p.t};
-        q[2] = D4{p.a2[0], p.a2[1], p.a2[2], bits_as_double(static_cast<std::int64_t>(slot))};
-        q[3] = D4{p.j6[0], p.j6[1], p.j6[2], bits_as_double(p.name)};
+        q[2] = D4{p.a2[0], p.a2[1], p.a2[2], bits_as_double(static_cast<std::uint64_t>(slot))};
+        q[3] = D4{p.j6[0], p.j6[1], p.j6[2], bits_as_double(static_cast<std::uint64_t>(p.name))};
         q[4] = D4{p.k18[0], p.k18[1], p.k18[2], 0.0};
         max_j_name = std::max(max_j_name, p.name);
         predicted = false;
@@ -263,7 +263,8 @@ void GrapeGpuEngine::evaluate(double t, std::size_t nj, const GrapeIParticles& i
     d.d_i.reserve(2 * ni, "GRAPE i-particles");
     bool narrow_names = d.max_j_name < static_cast<std::int64_t>(kEmptyName / 2); // fit the fast kernel's 32 bits
     for (std::size_t k = 0; k < ni; ++k) {
-        d.h_i[k] = D4{in.x[3 * k], in.x[3 * k + 1], in.x[3 * k + 2], bits_as_double(in.name[k])};
+        d.h_i[k] =
+            D4{in.x[3 * k], in.x[3 * k + 1], in.x[3 * k + 2], bits_as_double(static_cast<std::uint64_t>(in.name[k]))};
         d.h_i[ni + k] = D4{in.v[3 * k], in.v[3 * k + 1], in.v[3 * k + 2], in.h2[k]};
         narrow_names = narrow_names && in.name[k] >= INT32_MIN && in.name[k] <= INT32_MAX;
     }

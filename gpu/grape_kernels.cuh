@@ -21,20 +21,8 @@ namespace {
 using gpu::ceil_div;
 using D4 = Vec4<double>;
 
-// An int64 carried in a double's bits through an upload (the kernels read it back with
-// __double_as_longlong).
-inline double bits_as_double(std::int64_t v)
-{
-    double d;
-    std::memcpy(&d, &v, sizeof d);
-    return d;
-}
-inline std::int64_t double_bits(double d)
-{
-    std::int64_t v;
-    std::memcpy(&v, &d, sizeof v);
-    return v;
-}
+// An int64 rides in a double's bits through an upload (core/host_device.hpp: bits_as_double; the
+// kernels read it back with __double_as_longlong).
 constexpr int kThreads = 128;
 
 // The device j-memory: position and mass, velocity and time, a/2, j/6, s/18 (w unused), names.

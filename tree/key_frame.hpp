@@ -28,9 +28,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "core/host_device.hpp"
+#include "core/rng.hpp"
 #include "tree/morton.hpp"
 
 namespace grove {
@@ -129,18 +129,6 @@ HOST_DEVICE inline KeyFrame domains_key_frame(const double mn[3], const double m
     return f;
 }
 
-// The bits of a double, on the host and the device alike.
-HOST_DEVICE inline std::uint64_t double_bits(double v)
-{
-#ifdef __CUDA_ARCH__
-    return static_cast<std::uint64_t>(__double_as_longlong(v));
-#else
-    std::uint64_t b;
-    std::memcpy(&b, &v, sizeof b);
-    return b;
-#endif
-}
-
 // SplitMix64's finaliser: every bit of x stirs every bit of the result.
 HOST_DEVICE inline std::uint64_t mix_bits(std::uint64_t x)
 {
@@ -178,7 +166,7 @@ HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const dou
     }
     for (int d = 0; d < 3; ++d) {
         h = mix_bits(h + 0x9e3779b97f4a7c15ull);
-        u[d] = static_cast<double>(h >> 11) * 0x1.0p-53;
+        u[d] = uniform01(h);
     }
 }
 

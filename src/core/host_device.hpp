@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define HOST_DEVICE __host__ __device__
@@ -87,6 +89,30 @@ template <class T> HOST_DEVICE inline T minus_product(T c, T a, T b)
     return fma(-a, b, c);
 #else
     return c - a * b;
+#endif
+}
+
+// A double's bits as an integer, and back: the same on both (an integer carried through a double's
+// slot of an upload, a hash of a double's value).
+HOST_DEVICE inline std::uint64_t double_bits(double d)
+{
+#if defined(__CUDA_ARCH__)
+    return static_cast<std::uint64_t>(__double_as_longlong(d));
+#else
+    std::uint64_t v;
+    std::memcpy(&v, &d, sizeof v);
+    return v;
+#endif
+}
+
+HOST_DEVICE inline double bits_as_double(std::uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double(static_cast<long long>(v));
+#else
+    double d;
+    std::memcpy(&d, &v, sizeof d);
+    return d;
 #endif
 }
 

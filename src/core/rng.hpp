@@ -9,10 +9,12 @@
 
 #include <Eigen/Core>
 
+#include "core/host_device.hpp"
+
 namespace grove {
 
 // Uniform deviate in [0, 1) from 53 random bits.
-inline double uniform01(std::uint64_t bits)
+HOST_DEVICE inline double uniform01(std::uint64_t bits)
 {
     return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
