@@ -413,6 +413,7 @@ void TreeGpuResident::compute()
     guarded([&] {
         if (failed_) return;
         if (!forces_due_) throw std::logic_error("tree-gpu: forces on a device store without a drift before");
+        partial_walk_ = false;
         // The positions one more step ahead, kicked by the last forces (still in the order of the
         // last tree, until the evaluation replaces them).
         launch_keys({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
@@ -780,7 +781,28 @@ void TreeGpuResident::make_potentials()
     const auto n = static_cast<std::size_t>(n_);
     gpu::DeviceBuffer<float4> with_potentials;
     with_potentials.reserve(n, "potentials");
-    e_.evaluate_potentials(with_potentials.data());
+    if (partial_walk_) {
+        // A block tick walked only the groups holding a due particle, so its lists give no
+        // potential to the others: every group walks the tree as it stands, whose forces replace
+        // the sums for as long as the potentials take them.
+        gpu::DeviceBuffer<float4> kept;
+        kept.reserve(n, "potentials");
+        copy_async(kept.data(), e_.d_sorted.data(), n, cudaMemcpyDeviceToDevice, e_.stream);
+        e_.num_groups = live_info_.groups;
+        launch_pack_groups();
+        const OpeningCriterion criterion = e_.params.opening();
+        if (criterion.kind == MacKind::relative) launch_group_scales(nullptr);
+        const TreeGpuEngine::Impl::Evaluation full =
+            e_.enqueue(criterion, ForcesTo::device, false, GroupScales::on_device, {}, nullptr);
+        Forces unused;
+        e_.finish(full, unused);
+        e_.evaluate_potentials(with_potentials.data());
+        copy_async(e_.d_sorted.data(), kept.data(), n, cudaMemcpyDeviceToDevice, e_.stream);
+        CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before `kept` goes
+        partial_walk_ = false;
+    } else {
+        e_.evaluate_potentials(with_potentials.data());
+    }
     potential_kernel<<<blocks_for(n), kBlock, 0, e_.stream>>>(n_, with_potentials.data(), e_.d_sorted.data());
     gpu::check_launch("potential_kernel", e_.stream);
     CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the buffer goes

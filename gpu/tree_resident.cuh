@@ -381,6 +381,7 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     bool rebuild_tick_ = false;
     int ticks_since_rebuild_ = 0;
     bool whole_groups_ = false; // the tick walks whole groups (else pieces of the due ones)
+    bool partial_walk_ = false; // the last evaluation walked some particles only (a block tick)
     std::vector<std::uint8_t> loaded_types_;
     gpu::DeviceBuffer<std::uint8_t> bins_[2], types_, group_due_;
     gpu::DeviceBuffer<int> due_groups_, due_group_count_;

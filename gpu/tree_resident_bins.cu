@@ -241,6 +241,7 @@ void TreeGpuResident::compute_due_groups()
             gpu::check_launch("due_scales_kernel", e_.stream);
         }
         e_.num_groups = walked;
+        partial_walk_ = !whole_groups_ || walked < live_info_.groups;
         // Ticks whose longest due bin is the same, as long after a rebuild, walk alike groups on
         // alike trees: each such kind keeps the room its last walk measured, and walks once into it.
         const int longest_due = longest_due_bin(tick_);

@@ -1184,6 +1184,16 @@ TEST_CASE("tree-gpu block steps paused within a dt_max: going on and restarting 
         b->advance_to(2 * c.dt_max, paused);
         REQUIRE(b->within_interval());
         b->restore_order(paused); // as a run does before its checkpoint
+        {
+            // The potentials stored there are every particle's, though the tick walked only the
+            // groups that hold a due particle.
+            Forces direct;
+            DirectCpuEngine(c.engine.gravity).compute(paused.pos, paused.mass, paused.type, direct);
+            const std::vector<double> q = percentiles(relative_errors(paused.pot, direct.pot), {50, 100});
+            INFO("potentials stored within the dt_max against the direct sum: p50 " << q[0] << ", max " << q[1]);
+            CHECK(q[0] < 1e-4);
+            CHECK(q[1] < 1e-2);
+        }
         ParticleSet saved = paused;
         const IntegratorState state = b->save(saved);
         CHECK(state.counter("tick") > 0);
