@@ -206,10 +206,25 @@ bool BlockLeapfrog::advance(ParticleSet& p, const PauseRequest& pause)
                                      std::to_string(p.time) + " (--dt-max too large, or --eta?)");
         if (tick_ < kTicksPerMaxStep) rebin_and_open(p, due, false, true);
         count_tick(static_cast<long long>(due.size()), seconds_since(tick_start));
-        if (tick_ < kTicksPerMaxStep && pause && pause()) return false;
+        if (tick_ < kTicksPerMaxStep && pause && pause()) {
+            potentials_where_paused(p);
+            return false;
+        }
     }
     tick_ = 0;
     return true;
+}
+
+void BlockLeapfrog::potentials_where_paused(ParticleSet& p)
+{
+    // Within a dt_max only the due particles' forces are current: the others' potentials are those
+    // of their last due tick. What a pause saves takes every particle's where it is now; the
+    // accelerations stay each particle's last, which the steps go on from.
+    const auto start = WallClock::now();
+    if (p.has_forces()) engine_.set_acceleration_estimate(p.acc);
+    engine_.compute(p.pos, p.mass, p.type, scratch_);
+    p.pot = scratch_.pot;
+    force_seconds_ += seconds_since(start);
 }
 
 bool BlockLeapfrog::advance(ParticleStore& s, const PauseRequest& pause)
