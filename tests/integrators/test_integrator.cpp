@@ -5,13 +5,12 @@
 #include <filesystem>
 
 #include "core/checkpoint.hpp"
-#include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
 #include "core/time_bins.hpp"
 #include "engines/engines.hpp"
 #include "integrators/integrator.hpp"
-#include "tree/direct_cpu.hpp"
+#include "support/potential_check.hpp"
 
 using namespace grove;
 
@@ -109,9 +108,7 @@ TEST_CASE("block steps paused within a dt_max, checkpointed there and resumed, g
         {
             // The potentials a checkpoint there keeps are every particle's where it is now, not
             // those of each particle's last due tick.
-            Forces direct;
-            DirectCpuEngine(c.engine.gravity).compute(paused.pos, paused.mass, paused.type, direct);
-            const std::vector<double> q = percentiles(relative_errors(paused.pot, direct.pot), {50, 100});
+            const std::vector<double> q = test::potential_error_percentiles(paused, c.engine.gravity);
             INFO("potentials at the pause against the direct sum: p50 " << q[0] << ", max " << q[1]);
             CHECK(q[0] < 1e-4);
             CHECK(q[1] < 2e-3);
