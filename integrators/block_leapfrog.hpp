@@ -85,6 +85,7 @@ class BlockLeapfrog {
     // Bins for the particles `due` (all when `all`) from their accelerations, moving to a longer
     // step only where it is due at the current tick; then, with `open`, their opening half-kicks.
     void rebin_and_open(ParticleSet& p, const std::vector<std::int32_t>& due, bool all, bool open);
+    // Every particle's potential where it is, for what a pause within a dt_max saves.
     void potentials_where_paused(ParticleSet& p);
     double half_step(int bin) const; // dt_max / 2^(bin + 1), exact
     bool advance_on_device(DeviceTimeBins& device, ParticleStore& s, const PauseRequest& pause);
