@@ -171,7 +171,11 @@ void TreeGpuResident::find_domains_cube(const ParticleSet& p)
             mx[d] = std::max(mx[d], -b[3 + d]);
         }
     }
-    domains_cube_ = domains_key_frame(mn, mx);
+    domains_cube_ = load_cube_ = domains_key_frame(mn, mx);
+    // The cuts anew after this load move the cube by draws that differ from those after the last
+    // load (whose bounds differed), and repeat after a load of the same particles (a restart).
+    frame_draw_ = 0x510e527fade682d1ull;
+    for (int d = 0; d < 3; ++d) frame_draw_ = mix_bits(mix_bits(frame_draw_ ^ double_bits(mn[d])) ^ double_bits(mx[d]));
 }
 
 void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
@@ -379,6 +383,11 @@ void TreeGpuResident::kick_drift(double h, double dt)
 {
     guarded([&] {
         step_start_ = WallClock::now();
+        // The last step's leavers go and its arrivals come (or, after a cut anew, every particle goes
+        // to its owner) only now, not with the last kick: a store in between gives each particle
+        // from the domain whose tree it was evaluated on, with the potential of that evaluation.
+        exchange_crossing_records();
+        exchange_recut_records();
         const bool after_exact = std::exchange(exact_tree_, false);
         if (std::exchange(fresh_, false)) {
             // The first tree from the positions after this step's kick and drift.
@@ -392,7 +401,7 @@ void TreeGpuResident::kick_drift(double h, double dt)
             }
             exact_tree_ = true;
         }
-        walk_twice_ = after_exact && !exact_tree_;
+        walk_twice_ = (after_exact && !exact_tree_) || std::exchange(after_recut_, false);
         apply_staged();
         CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, sizeof(int), e_.stream));
         CUDA_CHECK(cudaEventRecord(ev_[kStart], e_.stream));
@@ -416,8 +425,10 @@ void TreeGpuResident::compute()
         partial_walk_ = false;
         // The positions one more step ahead, kicked by the last forces (still in the order of the
         // last tree, until the evaluation replaces them).
-        launch_keys({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
         const bool crossing = crossers_each_step();
+        recut_now_ = crossing && recut_due();
+        if (recut_now_) move_domains_frame(); // the next structure's keys are made in the moved frame
+        launch_keys({body_.data(), vel_.data(), e_.d_sorted.data(), order_.data(), e_.gravity.G, lead_, lead_});
         if (!crossing) sort_keys(n_, n_);
         launch_refit();
         launch_pack_groups();
@@ -431,7 +442,11 @@ void TreeGpuResident::compute()
         // On domains, the next structure takes the particles whose predicted keys lie in this
         // domain's range: the leavers' keys go to their owners, the arrivals' come here first.
         // After the LETs, by when the keys are made; the list kernels wait for the sort it starts.
-        if (crossing) exchange_crossing_keys();
+        if (recut_now_) recut_now_ = cut_domains_anew();
+        if (recut_now_)
+            exchange_recut_keys();
+        else if (crossing)
+            exchange_crossing_keys();
 
         // The walk and the lists, queued (after the keys, whose predictions read the forces they
         // replace): the kick follows them on the stream, and the host builds the next structure
@@ -740,9 +755,9 @@ bool TreeGpuResident::kick(double h)
         e_.finish(*evaluation_, unused);
         evaluation_.reset();
         if (e_.walks == 3) launch_kick(h);
+        launch_particle_costs(); // before the crossers take theirs along
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
         kick_due_ = false;
-        exchange_crossing_records(); // the step's leavers go, its arrivals come
         collect_times();
         finite = h_flags_[0] == 0;
     });
@@ -762,6 +777,7 @@ void TreeGpuResident::collect_times(bool sorted)
     if (ranks_) {
         times.insert(times.end(), let_times_.begin(), let_times_.end());
         times.insert(times.end(), crossing_times_.begin(), crossing_times_.end());
+        crossing_times_.clear();
     }
     double phases = 0;
     for (const auto& [name, seconds] : times) phases += seconds;

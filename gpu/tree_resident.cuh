@@ -29,6 +29,7 @@
 #include "core/device_particles.hpp"
 #include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
+#include "core/key_ranges.hpp"
 #include "core/rank_exchange.hpp"
 #include "core/slot_plan.hpp"
 #include "core/step_update.hpp"
@@ -88,7 +89,20 @@ struct CrosserRecord {
     float4 sums;
     std::uint64_t id;
     std::uint8_t type;
-    std::uint8_t unused[7];
+    std::uint8_t unused[3];
+    float cost; // its last evaluation's, for the next cut of the domains
+};
+static_assert(sizeof(CrosserRecord) == 96, "a crosser's record is 96 bytes");
+
+// The arrays of the state that a crosser takes with it (gpu/crosser_records.cuh).
+struct StateArrays {
+    Vec4<double>* body;
+    Vec4<double>* vel;
+    float4* sums;
+    std::uint32_t* caller;
+    std::uint64_t* id;
+    std::uint8_t* type;
+    float* cost; // null where the costs are not kept
 };
 
 class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
@@ -155,6 +169,25 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // sorted keys gave them.
     void find_domains_cut(const ParticleSet& p);
     bool crossers_each_step() const;
+    // The domains cut anew on the GPUs (tree_resident_recut.cu), every domain_recut_steps() steps
+    // of a store that moves crossers, in a frame moved at each cut: recut_due() counts the step and
+    // says whether this one cuts; move_domains_frame(), before the keys are made, takes this cut's
+    // frame; cut_domains_anew(), once they are made, finds the new key ranges from every rank's
+    // samples of them (weighted by the particles' last costs), after which exchange_crossing_keys()
+    // moves every particle the new ranges give another domain. launch_particle_costs(), after each
+    // evaluation, gives each particle its group's list lengths as its cost, in the sums' order.
+    // exchange_recut_keys() and exchange_recut_records() take the places of the crossers' two
+    // exchanges at a cut anew, where most particles change domain: every particle's key goes to its
+    // owner (the own ones too), grouped by owner on the device and GPU to GPU between direct peers,
+    // and each domain's particles then lie in the order of the ranks they came from.
+    bool recut_due();
+    void move_domains_frame();
+    bool cut_domains_anew(); // false: the samples left a rank without particles; no cut this time
+    void launch_particle_costs();
+    void exchange_recut_keys();
+    void exchange_recut_records();
+    // The state's arrays as the crossers' kernels take them.
+    StateArrays state_arrays();
     void exchange_crossing_keys();
     void exchange_crossing_records();
     // The positions gathered into the order of the structure just applied (order_) and drifted by
@@ -241,7 +274,9 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // exact tree's walk measured, by more than the pool holds at 2^26 particles. Its walk measures
     // them in two passes, rather than walk once, overflow, and make the whole evaluation again.
     // exact_tree_: this step's tree was built from its positions; walk_twice_: this step's walk.
-    bool exact_tree_ = false, walk_twice_ = false;
+    // The first step on domains cut anew walks twice too: its LETs are new, and its lists outgrew
+    // the room that the last step's measured (at 2^26 particles on four GPUs, by more than the pool).
+    bool exact_tree_ = false, walk_twice_ = false, after_recut_ = false;
     // compute()'s evaluation, queued; kick() finishes it after queueing the kick behind it.
     std::optional<TreeGpuEngine::Impl::Evaluation> evaluation_;
     // The steps leave the potentials out (a kick needs none); store() makes them, once, from the
@@ -285,6 +320,34 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // the next load: the trees' cells are then the cut's (tree/key_frame.hpp: domains_key_frame).
     KeyFrame domains_cube_;
     bool on_domains_cube_ = false;
+    // The cube the load found, which each cut anew moves (domains_cube_ is then the moved one), the
+    // draw that moves it (from the load's bounds and the cuts since), and the steps since the load.
+    KeyFrame load_cube_;
+    std::uint64_t frame_draw_ = 0;
+    long long steps_since_load_ = 0;
+    int recut_steps_ = 0;        // domain_recut_steps(), read at load
+    bool recut_now_ = false;     // this step cuts the domains anew
+    bool recut_refused_ = false; // a cut anew found no room (said once)
+    // Each particle's last cost in the sums' order (moved with them), whether it is this state's,
+    // and the samples of the keys a cut anew sends.
+    gpu::DeviceBuffer<float> cost_;
+    bool costs_known_ = false;
+    struct Recut {
+        bool active = false;               // this step's keys went to their owners
+        std::vector<std::size_t> sent;     // by owner (this rank included): the particles going there
+        std::vector<std::size_t> received; // by sender: the particles coming from there
+    } recut_;
+    gpu::DeviceBuffer<std::uint32_t> d_recut_owner_; // each particle's owner, then sorted
+    gpu::DeviceBuffer<std::uint32_t> d_recut_slot_;  // the particles' slots, then grouped by owner
+    gpu::DeviceBuffer<std::uint64_t> d_recut_key_;   // their keys, grouped by owner
+    gpu::DeviceBuffer<int> d_recut_count_;           // by owner
+    gpu::PinnedBuffer<int> h_recut_count_;
+    gpu::DeviceBuffer<unsigned char> recut_temp_;
+    gpu::DeviceBuffer<CrosserRecord> d_recut_in_; // records that came through MPI, on their way in
+    std::vector<std::vector<char>> recut_mail_;
+    gpu::DeviceBuffer<WeightedKey> d_samples_;
+    gpu::PinnedBuffer<WeightedKey> h_samples_;
+    std::vector<std::vector<char>> all_samples_;
     std::vector<std::vector<char>> cube_bounds_; // every rank's bounds, gathered
 
     // Each step's crossers. The ranks' key ranges (ranks + 1 Peano-Hilbert keys, first_key_[r] the

@@ -16,6 +16,7 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "gpu/crosser_records.cuh"
 #include "gpu/cuda_check.cuh"
 #include "gpu/resident_tree_kernels.cuh"
 #include "tree/hilbert.hpp"
@@ -69,72 +70,6 @@ __global__ void place_keys_kernel(int n, int leavers, int arrivals, int moves, c
     if (t < moves) index[from[t]] = to[t];
 }
 
-// The arrays of the state a crosser takes with it.
-struct StateArrays {
-    Vec4<double>* body;
-    Vec4<double>* vel;
-    float4* sums;
-    std::uint32_t* caller;
-    std::uint64_t* id;
-    std::uint8_t* type;
-};
-
-__global__ void gather_crossers_kernel(int count, const std::uint32_t* slot, StateArrays s, CrosserRecord* out)
-{
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= count) return;
-    const std::uint32_t k = slot[j];
-    CrosserRecord r{};
-    r.body = s.body[k];
-    r.vel = s.vel[k];
-    r.sums = s.sums[k];
-    r.id = s.id[k];
-    r.type = s.type[k];
-    out[j] = r;
-}
-
-// After the step: the stayers moved down (slot[moves + t] from slot[t]), then the arrivals into
-// their slots.
-__global__ void move_stayers_kernel(int moves, const std::uint32_t* slot, StateArrays s)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= moves) return;
-    const std::uint32_t from = slot[t], to = slot[moves + t];
-    s.body[to] = s.body[from];
-    s.vel[to] = s.vel[from];
-    s.sums[to] = s.sums[from];
-    s.caller[to] = s.caller[from];
-    s.id[to] = s.id[from];
-    s.type[to] = s.type[from];
-}
-
-// An arrival's caller index is its slot: the store writes the device's order once any particle
-// crossed (TreeGpuResident::store).
-__global__ void place_arrivals_kernel(int arrivals, const std::uint32_t* slot, const CrosserRecord* in, StateArrays s)
-{
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= arrivals) return;
-    const std::uint32_t k = slot[a];
-    const CrosserRecord r = in[a];
-    s.body[k] = r.body;
-    s.vel[k] = r.vel;
-    s.sums[k] = r.sums;
-    s.caller[k] = k;
-    s.id[k] = r.id;
-    s.type[k] = r.type;
-}
-
-// What every rank sent this one, by rank.
-std::vector<std::vector<char>> all_to_all(RankExchange& ranks, const std::vector<ByteSpan>& send)
-{
-    std::vector<std::vector<char>> received(send.size());
-    ranks.all_to_all(send, [&](int r, std::size_t bytes) {
-        received[static_cast<std::size_t>(r)].resize(bytes);
-        return received[static_cast<std::size_t>(r)].data();
-    });
-    return received;
-}
-
 constexpr std::uint64_t kBeyondEveryKey = std::uint64_t{1} << 63; // keys have 63 bits
 
 } // namespace
@@ -144,6 +79,10 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
     first_key_.clear();
     crossed_ = false;
     identity_on_device_ = on_domains_cube_ && domain_crossers_each_step();
+    recut_steps_ = identity_on_device_ ? domain_recut_steps() : 0;
+    steps_since_load_ = 0;
+    costs_known_ = false;
+    recut_.active = after_recut_ = false;
     if (!on_domains_cube_) return;
     if (identity_on_device_) { // in the loaded order, as the state
         const std::size_t n = p.size();
@@ -182,6 +121,17 @@ void TreeGpuResident::find_domains_cut(const ParticleSet& p)
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
 }
 
+StateArrays TreeGpuResident::state_arrays()
+{
+    return StateArrays{body_.data(),
+                       vel_.data(),
+                       e_.d_sorted.data(),
+                       caller_[cur_].data(),
+                       id_[cur_].data(),
+                       type_[cur_].data(),
+                       costs_known_ ? cost_.data() : nullptr};
+}
+
 bool TreeGpuResident::crossers_each_step() const
 {
     return identity_on_device_; // set by find_domains_cut with the key ranges
@@ -189,7 +139,6 @@ bool TreeGpuResident::crossers_each_step() const
 
 void TreeGpuResident::exchange_crossing_keys()
 {
-    crossing_times_.clear();
     const auto start = WallClock::now();
     const auto n = static_cast<std::size_t>(n_);
     const int ranks = ranks_->ranks(), me = ranks_->rank();
@@ -348,10 +297,6 @@ void TreeGpuResident::exchange_crossing_records()
     const std::size_t arriving = c.plan.arrival.size();
     const auto R = static_cast<std::size_t>(ranks_->ranks());
     const auto me = static_cast<std::size_t>(ranks_->rank());
-    const auto state = [&] {
-        return StateArrays{body_.data(),         vel_.data(),      e_.d_sorted.data(),
-                           caller_[cur_].data(), id_[cur_].data(), type_[cur_].data()};
-    };
     h_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossing_slot_.reserve(std::max<std::size_t>({leaving, arriving, 2 * moves, 1}), "crossers' slots");
     d_crossers_.reserve(std::max<std::size_t>({leaving, arriving, 1}), "crossers");
@@ -367,7 +312,7 @@ void TreeGpuResident::exchange_crossing_records()
         std::copy(c.sent.begin(), c.sent.end(), h_crossing_slot_.data());
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), leaving, cudaMemcpyHostToDevice, e_.stream);
         gather_crossers_kernel<<<blocks_for(leaving), kBlock, 0, e_.stream>>>(
-            static_cast<int>(leaving), d_crossing_slot_.data(), state(), d_crossers_.data());
+            static_cast<int>(leaving), d_crossing_slot_.data(), state_arrays(), d_crossers_.data());
         gpu::check_launch("gather_crossers_kernel", e_.stream);
         for (std::size_t r = 0; r < R; ++r) {
             if (c.sent_count[r] == 0) continue;
@@ -436,6 +381,7 @@ void TreeGpuResident::exchange_crossing_records()
     id_[1 - cur_].reserve(count, "resident particle IDs");
     type_[cur_].reserve_keeping(count, keep, "resident particle types");
     type_[1 - cur_].reserve(count, "resident particle types");
+    if (costs_known_) cost_.reserve_keeping(count, keep, "particle costs");
     order_.reserve(count, "tree order");
     spare_.reserve(count, "resident gather and key sort");
     if (moves > 0) {
@@ -445,7 +391,7 @@ void TreeGpuResident::exchange_crossing_records()
         }
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), 2 * moves, cudaMemcpyHostToDevice, e_.stream);
         move_stayers_kernel<<<blocks_for(moves), kBlock, 0, e_.stream>>>(static_cast<int>(moves),
-                                                                         d_crossing_slot_.data(), state());
+                                                                         d_crossing_slot_.data(), state_arrays());
         gpu::check_launch("move_stayers_kernel", e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream)); // before the pinned slots are written again
     }
@@ -453,7 +399,7 @@ void TreeGpuResident::exchange_crossing_records()
         for (std::size_t a = 0; a < arriving; ++a) h_crossing_slot_[a] = static_cast<std::uint32_t>(c.plan.arrival[a]);
         copy_async(d_crossing_slot_.data(), h_crossing_slot_.data(), arriving, cudaMemcpyHostToDevice, e_.stream);
         place_arrivals_kernel<<<blocks_for(arriving), kBlock, 0, e_.stream>>>(
-            static_cast<int>(arriving), d_crossing_slot_.data(), d_crossers_.data(), state());
+            static_cast<int>(arriving), d_crossing_slot_.data(), d_crossers_.data(), state_arrays());
         gpu::check_launch("place_arrivals_kernel", e_.stream);
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
     }

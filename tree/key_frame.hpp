@@ -180,6 +180,34 @@ HOST_DEVICE inline void offset_key_frame(KeyFrame& f, const double u[3])
     f.scale = kMortonAxisCells / f.side;
 }
 
+// How far the domains' frame moves when the domains are cut anew on the GPUs, as a share of its
+// side: a 64th. The domains' cube stays put between cuts, and so would the force errors its grid
+// leaves (a galaxy's momentum drifted steadily along the disk's axis on four domains); moved by
+// pseudo-random fractions of a 64th at each cut, the drift became a walk as small as one
+// process's, while the cells coarser than a 64th keep the centre of a centred model near their
+// corners, so that the cuts still share its dense centre out, and few particles change domain
+// (bench/results/several-gpus.md).
+constexpr double kDomainsFrameJitter = 1.0 / 64;
+
+// The domains' cube `cube` (domains_key_frame) moved for cut number `draw`: grown by
+// kDomainsFrameJitter of its side and its corner moved back by pseudo-random fractions of that,
+// the same on every rank for the same draw. Draw 0 is the cube itself. Every point of the cube
+// stays inside.
+HOST_DEVICE inline KeyFrame moved_domains_frame(const KeyFrame& cube, std::uint64_t draw)
+{
+    if (draw == 0) return cube;
+    KeyFrame f = cube;
+    std::uint64_t h = mix_bits(0x3c6ef372fe94f82bull ^ draw);
+    const double reach = kDomainsFrameJitter * f.side;
+    for (int d = 0; d < 3; ++d) {
+        h = mix_bits(h + 0x9e3779b97f4a7c15ull);
+        f.lo[d] -= uniform01(h) * reach;
+    }
+    f.side += reach;
+    f.scale = kMortonAxisCells / f.side;
+    return f;
+}
+
 // The frame for points whose bounding box is mn..mx, given their sample's median and largest
 // interquartile range: the bounding box's cube where the points are compact (or the range is 0),
 // the warped cube otherwise; either offset as key_frame_offset_fractions says.

@@ -11,6 +11,8 @@
 #include "core/galaxy_model.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/units.hpp"
+#include "support/potential_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace grove;
@@ -125,4 +127,72 @@ TEST_CASE("tree-gpu on two domains: each step's crossers change domains, none lo
                  e_alone = compute_diagnostics(alone, alone.pot).total;
     INFO("energy " << e0 << " at the start, " << e1 << " on two domains, " << e_alone << " in one process");
     CHECK(std::abs(e1 - e_alone) < 0.1 * std::abs(e_alone - e0));
+}
+
+TEST_CASE("tree-gpu on two domains cut anew every few steps in a moving frame: none lost or doubled, the orbits "
+          "the tree's, the same bits through MPI, and a restart goes on bit for bit",
+          "[gpu][mpi][resident]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing");
+    namespace fs = std::filesystem;
+    const std::string exe = grove_exe();
+    std::string log;
+    // The cuts anew are timed as a phase of the steps that make them, and only where there are any.
+    const std::string bench = " bench step --decomposition domains --engine tree-gpu --model galaxy -n 32768 "
+                              "--steps 4 --warmup 1 --sample 64";
+    const std::string recut = kMpirun + "-x GROVE_DOMAIN_RECUT -np 2 " + exe;
+    REQUIRE(run("GROVE_DOMAIN_RECUT=2 " + recut + bench, &log) == 0);
+    CHECK_THAT(log, Catch::Contains("| domains cut anew |"));
+    REQUIRE(run("GROVE_DOMAIN_RECUT=0 " + recut + bench, &log) == 0);
+    CHECK_THAT(log, !Catch::Contains("domains cut anew"));
+    REQUIRE(run("GROVE_DOMAIN_RECUT=soon " + recut + bench, &log) != 0);
+    CHECK_THAT(log, Catch::Contains("GROVE_DOMAIN_RECUT must be a whole number of steps"));
+
+    // 20 steps, a file every 10 (where the domains follow and the steps count again from 0): cuts
+    // anew at steps 3, 6 and 9 of each part.
+    const std::string in = test::scratch_path("gpu_recut_run.hdf5");
+    write_snapshot(in, make_galaxy(20000, 3, GalaxyParams{}));
+    const std::string args = " --engine tree-gpu --eps 0.05 --dt 0.0005 --log-every 4 --snapshot-every 0.005 "
+                             "--decomposition domains";
+    const std::string moving = test::scratch_path("gpu_recut_moving"), fixed = test::scratch_path("gpu_recut_fixed"),
+                      host = test::scratch_path("gpu_recut_host"), half = test::scratch_path("gpu_recut_half");
+    for (const auto& dir : {moving, fixed, host, half}) fs::remove_all(dir);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=3 " + recut + " run " + in + " -o " + moving + args + " --t-end 0.01", &log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=0 " + recut + " run " + in + " -o " + fixed + args + " --t-end 0.01", &log) == 0);
+    const ParticleSet input = read_snapshot(in), a = read_snapshot(moving + "/snapshot_0002.hdf5"),
+                      b = read_snapshot(fixed + "/snapshot_0002.hdf5");
+    REQUIRE(a.id == input.id);
+    CHECK(a.type == input.type);
+    CHECK(a.mass == input.mass);
+    CHECK(a.time == b.time);
+    CHECK(a.pos != b.pos); // other trees
+    const Diagnostics da = compute_diagnostics(a, a.pot), db = compute_diagnostics(b, b.pot);
+    CHECK(std::abs(da.total - db.total) < 1e-4 * std::abs(db.total));
+    CHECK(std::abs(da.lagrangian_radii[1] - db.lagrangian_radii[1]) < 1e-4 * db.lagrangian_radii[1]);
+    // Each file holds every particle once with the potential of the evaluation its step ended on,
+    // also where that step's particles then went to other domains: with a cut anew every 5 steps,
+    // the files at steps 10 and 20 come right after one, when nearly every particle moves.
+    const std::string just_after = test::scratch_path("gpu_recut_just_after");
+    fs::remove_all(just_after);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=5 " + recut + " run " + in + " -o " + just_after + args + " --t-end 0.01", &log) ==
+            0);
+    const ParticleSet e = read_snapshot(just_after + "/snapshot_0002.hdf5");
+    REQUIRE(e.id == input.id);
+    const std::vector<double> q = test::potential_error_percentiles(e, GravityParams{gadget_units().G, 0.05});
+    INFO("potentials against the direct sum: median " << q[0] << ", largest " << q[1]);
+    CHECK(q[0] < 1e-3);
+    CHECK(q[1] < 2e-2);
+    // The cuts' movers through MPI from the hosts' memory: the same bits.
+    REQUIRE(run("GROVE_DOMAIN_RECUT=3 GROVE_LET_TRANSPORT=host " + kMpirun +
+                    "-x GROVE_DOMAIN_RECUT -x GROVE_LET_TRANSPORT -np 2 " + exe + " run " + in + " -o " + host + args +
+                    " --t-end 0.01",
+                &log) == 0);
+    const ParticleSet h = read_snapshot(host + "/snapshot_0002.hdf5");
+    CHECK(h.pos == a.pos);
+    CHECK(h.vel == a.vel);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=3 " + recut + " run " + in + " -o " + half + args + " --t-end 0.005", &log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=3 " + recut + " run --restart " + half + " --t-end 0.01", &log) == 0);
+    const ParticleSet c = read_snapshot(half + "/snapshot_0002.hdf5");
+    CHECK(c.pos == a.pos);
+    CHECK(c.vel == a.vel);
 }

@@ -4,6 +4,7 @@
 // never a hang.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/ic_models.hpp"
+#include "core/key_ranges.hpp"
 #include "core/rank_exchange.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
@@ -119,6 +121,63 @@ TEST_CASE("the domains on GPUs follow rarely where the stores move each step's c
         ::setenv("GROVE_DOMAIN_CROSSERS", saved.c_str(), 1);
     else
         ::unsetenv("GROVE_DOMAIN_CROSSERS");
+}
+
+TEST_CASE("the GPUs cut their domains anew every few steps, as often as GROVE_DOMAIN_RECUT says", "[domains]")
+{
+    const char* before = std::getenv("GROVE_DOMAIN_RECUT");
+    const std::string saved = before ? before : "";
+    ::unsetenv("GROVE_DOMAIN_RECUT");
+    CHECK(domain_recut_steps() == kDomainRecutSteps);
+    ::setenv("GROVE_DOMAIN_RECUT", "4", 1);
+    CHECK(domain_recut_steps() == 4);
+    ::setenv("GROVE_DOMAIN_RECUT", "0", 1);
+    CHECK(domain_recut_steps() == 0);
+    for (const char* bad : {"-1", "often", "16x", "", "1e3"}) {
+        ::setenv("GROVE_DOMAIN_RECUT", bad, 1);
+        CHECK_THROWS_WITH(domain_recut_steps(), Catch::Contains("GROVE_DOMAIN_RECUT must be a whole number"));
+    }
+    if (before)
+        ::setenv("GROVE_DOMAIN_RECUT", saved.c_str(), 1);
+    else
+        ::unsetenv("GROVE_DOMAIN_RECUT");
+}
+
+TEST_CASE("key ranges from weighted samples: equal weight a rank, the same from any order", "[domains]")
+{
+    const std::uint64_t end = std::uint64_t{1} << 63;
+    // 1000 samples of weight 1, keys 10 apart: three ranks take a third each.
+    std::vector<WeightedKey> even;
+    for (std::uint64_t k = 0; k < 1000; ++k) even.push_back({10 * k, 1.0});
+    const std::vector<std::uint64_t> thirds = key_ranges_from_samples(even, 3, end);
+    REQUIRE(thirds.size() == 4);
+    CHECK(thirds[0] == 0);
+    CHECK(thirds[3] == end);
+    CHECK(thirds[1] == 3330); // sample 333: 333 before it, its middle at 333.5 >= 1000/3
+    CHECK(thirds[2] == 6670);
+    // The samples in another order: the same cuts.
+    std::vector<WeightedKey> shuffled = even;
+    std::reverse(shuffled.begin(), shuffled.end());
+    std::swap(shuffled[3], shuffled[700]);
+    CHECK(key_ranges_from_samples(shuffled, 3, end) == thirds);
+    // Weights: the heavy first half gets fewer keys. Keys 0..99, weight 3 below 50, 1 above: total
+    // 200, the middle at 100, reached by sample 33 (99 before it, its middle 100.5).
+    std::vector<WeightedKey> heavy;
+    for (std::uint64_t k = 0; k < 100; ++k) heavy.push_back({k, k < 50 ? 3.0 : 1.0});
+    CHECK(key_ranges_from_samples(heavy, 2, end) == std::vector<std::uint64_t>{0, 33, end});
+    // All weights 0: by count. No samples: every rank after the first is empty.
+    std::vector<WeightedKey> zero;
+    for (std::uint64_t k = 0; k < 10; ++k) zero.push_back({k, 0.0});
+    CHECK(key_ranges_from_samples(zero, 2, end) == std::vector<std::uint64_t>{0, 5, end});
+    CHECK(key_ranges_from_samples({}, 3, end) == std::vector<std::uint64_t>{0, end, end, end});
+    CHECK(key_ranges_from_samples(even, 1, end) == std::vector<std::uint64_t>{0, end});
+    // Ranges never run backwards, even where more ranks than samples.
+    const std::vector<std::uint64_t> many = key_ranges_from_samples({{5, 1.0}, {9, 1.0}}, 6, end);
+    CHECK(std::is_sorted(many.begin(), many.end()));
+    CHECK_THROWS_AS(key_ranges_from_samples(even, 0, end), std::invalid_argument);
+    CHECK_THROWS_AS(key_ranges_from_samples({{1, -1.0}}, 2, end), std::invalid_argument);
+    CHECK_THROWS_AS(key_ranges_from_samples({{1, std::nan("")}}, 2, end), std::invalid_argument);
+    CHECK_THROWS_AS(key_ranges_from_samples({{end, 1.0}}, 2, end), std::invalid_argument);
 }
 
 TEST_CASE("the domains follow a rank's work only where it is a count: finite and not negative", "[domains]")

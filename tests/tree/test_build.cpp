@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -169,6 +170,32 @@ TEST_CASE("the domains' frame: a power-of-two cube on a grid of its eighths, sti
     // Non-finite bounds: the bounding cube, which never loops.
     const double bad[3] = {std::numeric_limits<double>::quiet_NaN(), 0, 0};
     CHECK(domains_key_frame(bad, mx).side == key_cube_side(bad, mx));
+}
+
+TEST_CASE("the domains' frame moved for a cut anew: by less than a 64th of its side, differently at each draw",
+          "[tree][morton][domains]")
+{
+    const double mn[3] = {-272.38, -282.66, -269.08}, mx[3] = {299.4, 289.1, 301.2};
+    const KeyFrame cube = domains_key_frame(mn, mx);
+    const KeyFrame same = moved_domains_frame(cube, 0);
+    CHECK(std::equal(same.lo, same.lo + 3, cube.lo));
+    CHECK(same.side == cube.side);
+    double spread[3] = {0, 0, 0};
+    const KeyFrame first = moved_domains_frame(cube, 1);
+    for (std::uint64_t draw = 1; draw <= 64; ++draw) {
+        const KeyFrame f = moved_domains_frame(cube, draw);
+        CHECK(f.side == cube.side * (1 + kDomainsFrameJitter));
+        CHECK(f.scale == kMortonAxisCells / f.side);
+        for (int d = 0; d < 3; ++d) {
+            CHECK(f.lo[d] <= cube.lo[d]); // the cube stays inside
+            CHECK(f.lo[d] + f.side >= cube.lo[d] + cube.side);
+            CHECK(cube.lo[d] - f.lo[d] < kDomainsFrameJitter * cube.side);
+            spread[d] = std::max(spread[d], std::abs(f.lo[d] - first.lo[d]));
+        }
+        // The same draw, the same frame (every rank makes it alone).
+        CHECK(moved_domains_frame(cube, draw).lo[0] == f.lo[0]);
+    }
+    for (int d = 0; d < 3; ++d) CHECK(spread[d] > 0.5 * kDomainsFrameJitter * cube.side); // the draws differ
 }
 
 TEST_CASE("the keys' frame moves with the box, in any order of the points, and not with their rounding",
