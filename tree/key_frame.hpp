@@ -145,8 +145,8 @@ constexpr double kKeyFrameJitter = 0.125;
 // of two) when the offset is drawn from them.
 constexpr int kKeyFrameQuantumBits = 24;
 
-// The fractions u of the frame's offset for points whose bounding box is mn..mx: pseudo-random,
-// from the box. A frame that stays put leaves the tree's force errors the same at every step, so
+// A draw for the frame's offset for points whose bounding box is mn..mx: pseudo-random, from the
+// box. A frame that stays put leaves the tree's force errors the same at every step, so
 // they add up: the momentum of a galaxy in the bounding cube drifted steadily along the disk's
 // axis, as much in block steps as in shared ones (bench/results/step.md). The outermost particles'
 // drift moves the box by many of its steps in a step's time, and so the offset at every build:
@@ -156,7 +156,7 @@ constexpr int kKeyFrameQuantumBits = 24;
 // the device, and a restart needs no state; from the box in steps, not its bits, so that points
 // that differ by their rounding (a prediction and the drift it predicted, a file's floats and
 // its doubles) almost always get the same frame.
-HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const double mx[3], double u[3])
+HOST_DEVICE inline std::uint64_t key_frame_bounds_draw(const double mn[3], const double mx[3])
 {
     const double quantum = ldexp(power_of_two_at_least(key_cube_side(mn, mx)), -kKeyFrameQuantumBits);
     std::uint64_t h = 0x6a09e667f3bcc909ull;
@@ -164,6 +164,13 @@ HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const dou
         h = mix_bits(h ^ double_bits(floor(mn[d] / quantum)));
         h = mix_bits(h ^ double_bits(floor(mx[d] / quantum)));
     }
+    return h;
+}
+
+// The same draw as fractions u of the frame's offset, one per axis.
+HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const double mx[3], double u[3])
+{
+    std::uint64_t h = key_frame_bounds_draw(mn, mx);
     for (int d = 0; d < 3; ++d) {
         h = mix_bits(h + 0x9e3779b97f4a7c15ull);
         u[d] = uniform01(h);

@@ -252,7 +252,7 @@ int bench_domain_step(const BenchConfig& c)
     // tree-gpu's steps live on each rank's GPU, which builds each next tree while it evaluates.
     const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
     IntegratorConfig ic = step_config(c, p, dt, eps, lookahead);
-    const DomainTreeEngine* domains = nullptr; // the integrator's engine
+    DomainTreeEngine* domains = nullptr; // the integrator's engine
     if (world.size() > 1 && engines().device_count() > 0)
         ic.engine.device = world.local_rank() % engines().device_count();
     if (world.is_root()) report_engine_choice(c.engine);
@@ -307,7 +307,12 @@ int bench_domain_step(const BenchConfig& c)
             integrator->synchronize(p);
             settled = seconds_since(moving);
             const auto cut = WallClock::now();
-            const bool changed = follower.follow(p, world, c.cut_by_work ? domains->last_work().total() : 0);
+            // On the host's pipeline each cut takes a frame of its own, which the trees then take (as
+            // a run cuts: in the cube itself where the cut is by work).
+            const bool move_frame = !resident && !c.cut_by_work;
+            const bool changed =
+                follower.follow(p, world, c.cut_by_work ? domains->last_work().total() : 0, move_frame);
+            if (move_frame) domains->set_domains_frame(follower.frame());
             cut_and_moved = seconds_since(cut);
             if (changed) integrator->resume({}, p);
         }

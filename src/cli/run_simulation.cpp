@@ -127,8 +127,9 @@ class Run {
     RunPlan plan_;
     IntegratorConfig ic_; // the run's, with G from the snapshot's units unless given
     const Communicator& comm_;
-    DomainFollower follower_;       // on domains: the particles' moves between ranks after every step
-    std::vector<std::string> argv_; // the run's command line, with a --target's choice in its place
+    DomainFollower follower_;             // on domains: the particles' moves between ranks after every step
+    DomainTreeEngine* domains_ = nullptr; // on domains: the integrator's engine
+    std::vector<std::string> argv_;       // the run's command line, with a --target's choice in its place
     std::unique_ptr<Integrator> integrator_;
     std::unique_ptr<RunOutputs> outputs_;
     WallClock::time_point wall_start_, last_checkpoint_;
@@ -172,7 +173,11 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     integrator_ = make_integrator(
         ic_, engines(),
         [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {
-            if (config.domains) return make_domain_tree_engine(std::move(engine), ic_.engine, comm_);
+            if (config.domains) {
+                auto made = make_domain_tree_engine(std::move(engine), ic_.engine, comm_);
+                domains_ = made.get();
+                return made;
+            }
             return distribute(std::move(engine), comm_);
         },
         [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm_); });
@@ -314,7 +319,18 @@ int Run::end_of_interval(long long s)
     const ForceEngine* engine = integrator_->force_engine();
     const double work =
         !config_.cut_by_work || snapshot_due || checkpoint_due || !engine ? 0 : engine->last_work().total();
-    if (follow && follower_.follow(p_, comm_, work)) integrator_->resume({}, p_);
+    // On the host's pipeline each cut between files takes a frame of its own, moved by a draw from
+    // the particles' bounds, which the trees of the next step take: a frame that stayed put left the
+    // same force errors at every step, and a galaxy's momentum drifted (docs/parallel-design.md). At
+    // a file the cut is made in the cube itself, as a restart from it makes it; on the GPUs, which
+    // find the cube again from the particles they load, always; and where the domains are cut by
+    // work, whose ranks' costs, measured in one frame, do not even out the work in another.
+    const bool move_frame =
+        follow && !integrator_->resident() && !snapshot_due && !checkpoint_due && !config_.cut_by_work;
+    const bool changed = follow && follower_.follow(p_, comm_, work, move_frame);
+    if (follow && domains_)
+        domains_->set_domains_frame(move_frame ? std::optional<KeyFrame>(follower_.frame()) : std::nullopt);
+    if (changed) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     ParticleSet& written = config_.domains ? all : p_;
     if (log_due) {

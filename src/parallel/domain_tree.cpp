@@ -151,10 +151,10 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
 {
     const auto start = WallClock::now();
     // On several domains the tree takes the cube the domains are cut in, so that its cells' boxes
-    // stay within its domain and the LETs the others send it stay thin: the cube of the particles
-    // where they are now, which is the last cut's while they moved little since (a run cuts after
-    // each step on this path).
-    const KeyFrame cube = domains_cube(pos, comm_);
+    // stay within its domain and the LETs the others send it stay thin: the frame the caller cut in,
+    // or the cube of the particles where they are now, which is the last cut's while they moved
+    // little since (a run cuts after each step on this path).
+    const KeyFrame cube = frame_ ? *frame_ : domains_cube(pos, comm_);
     build_octree_into(forest_, pos, mass, tree_.build, nullptr, BuildContent::full, comm_.size() > 1 ? &cube : nullptr);
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/engine_registry.hpp"
@@ -23,6 +24,7 @@
 #include "parallel/communicator.hpp"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
+#include "tree/key_frame.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/octree.hpp"
 #include "tree/tree_sweep.hpp"
@@ -78,6 +80,10 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     // does, through its ParticleStore) hands the next build nearly sorted keys.
     std::vector<std::size_t> last_tree_order() const;
     OpeningCriterion criterion() const { return tree_.opening(); }
+    // The frame the caller cut the domains in (the same on every rank), which each domain's tree
+    // then takes, so that its cells are the cut's; none: the cube of the particles where they are
+    // (domains_cube), the frame of a cut in the cube itself.
+    void set_domains_frame(const std::optional<KeyFrame>& frame) { frame_ = frame; }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }
@@ -118,6 +124,7 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     LetTraffic traffic_;
     double cost_per_particle_ = 0;
     std::size_t last_n_ = 0;
+    std::optional<KeyFrame> frame_;
 };
 
 // The engine for a configuration: a tree engine made by `make` (the registry's factory) with its

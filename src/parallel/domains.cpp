@@ -154,7 +154,10 @@ std::vector<std::uint64_t> cut_keys(const std::vector<std::uint64_t>& keys, cons
 
 } // namespace
 
-KeyFrame domains_cube(PositionsRef pos, const Communicator& comm)
+namespace {
+
+// The box about every rank's particles (the same on every rank; zero where there are none).
+void global_bounds(PositionsRef pos, const Communicator& comm, double mn[3], double mx[3])
 {
     double x0 = INFINITY, y0 = INFINITY, z0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, z1 = -INFINITY;
 #pragma omp parallel for schedule(static) reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
@@ -163,22 +166,37 @@ KeyFrame domains_cube(PositionsRef pos, const Communicator& comm)
         y0 = std::min(y0, pos(1, i)), y1 = std::max(y1, pos(1, i));
         z0 = std::min(z0, pos(2, i)), z1 = std::max(z1, pos(2, i));
     }
-    double mn[3] = {x0, y0, z0}, mx[3] = {x1, y1, z1};
+    mn[0] = x0, mn[1] = y0, mn[2] = z0, mx[0] = x1, mx[1] = y1, mx[2] = z1;
     comm.min(mn, 3);
     comm.max(mx, 3);
     if (!(mn[0] <= mx[0])) mn[0] = mn[1] = mn[2] = mx[0] = mx[1] = mx[2] = 0; // no particles anywhere
+}
+
+} // namespace
+
+KeyFrame domains_cube(PositionsRef pos, const Communicator& comm)
+{
+    double mn[3], mx[3];
+    global_bounds(pos, comm, mn, mx);
     return domains_key_frame(mn, mx);
 }
 
+KeyFrame moved_domains_cube(PositionsRef pos, const Communicator& comm)
+{
+    double mn[3], mx[3];
+    global_bounds(pos, comm, mn, mx);
+    return moved_domains_frame(domains_key_frame(mn, mx), key_frame_bounds_draw(mn, mx));
+}
+
 HilbertDomains HilbertDomains::cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
-                                   std::vector<std::uint64_t>* keys_out)
+                                   std::vector<std::uint64_t>* keys_out, const KeyFrame* frame)
 {
     const auto n = static_cast<std::size_t>(pos.cols());
     if (!cost.empty() && cost.size() != n) throw std::invalid_argument("domains: one cost per particle");
     for (const double c : cost)
         if (!(c >= 0) || !std::isfinite(c)) throw std::invalid_argument("domains: costs must be finite and >= 0");
     HilbertDomains d;
-    d.frame_ = domains_cube(pos, comm);
+    d.frame_ = frame ? *frame : domains_cube(pos, comm);
     if (comm.size() == 1) { // one domain: everything, no keys needed
         d.first_key_ = {0, kKeyEnd};
         return d;
@@ -483,7 +501,7 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }
 
-bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double work)
+bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double work, bool move_frame)
 {
     if (!(work >= 0) || !std::isfinite(work))
         throw std::invalid_argument("domains: a rank's work must be finite and >= 0");
@@ -493,7 +511,9 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     const bool by_work = least > 0;
     cost_.clear();
     if (by_work) cost_.assign(local.size(), work / static_cast<double>(std::max<std::size_t>(local.size(), 1)));
-    const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_);
+    const KeyFrame moved = move_frame && comm.size() > 1 ? moved_domains_cube(local.pos, comm) : KeyFrame{};
+    const HilbertDomains domains =
+        HilbertDomains::cut(local.pos, cost_, comm, &keys_, move_frame && comm.size() > 1 ? &moved : nullptr);
     const KeyFrame& cube = domains.frame();
     // One domain's tree keeps its own frame (there is no cut to match).
     const bool same_cube =

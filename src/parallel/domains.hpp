@@ -20,15 +20,22 @@ namespace grove {
 // rank's particles (tree/key_frame.hpp: domains_key_frame).
 KeyFrame domains_cube(PositionsRef pos, const Communicator& comm);
 
+// That cube moved as the GPUs move it when they cut the domains anew (tree/key_frame.hpp:
+// moved_domains_frame), by a draw from the particles' bounds, which move a little at every step:
+// the frame of a cut after a step on the host pipeline (DomainFollower::follow), so that the force
+// errors of a grid that stays put do not add up step after step.
+KeyFrame moved_domains_cube(PositionsRef pos, const Communicator& comm);
+
 class HilbertDomains {
   public:
     // Called by every rank with its own particles and their costs (empty: 1 each; else one
     // non-negative finite value per particle). The cube and the cuts are the same on every rank.
     // Throws std::invalid_argument for costs of the wrong length or value. `keys`, where given,
     // gets the particles' keys in its own memory (none on one rank, which needs no keys), for
-    // owners_of_keys and leaving.
+    // owners_of_keys and leaving. `frame`, where given (the same on every rank), is the cube the keys
+    // are cut in instead of domains_cube's.
     static HilbertDomains cut(PositionsRef pos, const std::vector<double>& cost, const Communicator& comm,
-                              std::vector<std::uint64_t>* keys = nullptr);
+                              std::vector<std::uint64_t>* keys = nullptr, const KeyFrame* frame = nullptr);
 
     int ranks() const { return static_cast<int>(first_key_.size()) - 1; }
     // The cube the keys are cut in (domains_cube), which each domain's tree takes too
@@ -116,7 +123,14 @@ class DomainFollower {
     // Also true on several ranks where no particle moved but the cube the keys are cut in did (or
     // at the first follow): the domains' trees take that cube, so a store that holds them builds
     // them anew.
-    bool follow(ParticleSet& local, const Communicator& comm, double work = 0);
+    //
+    // With `move_frame`, the cut is made in the domains' cube moved by a draw from the particles'
+    // bounds (moved_domains_cube), a new frame at every follow; the caller hands frame() to the
+    // engine, whose trees take it (parallel/domain_tree.hpp: set_domains_frame). Without, in the
+    // cube itself: where a run writes a file it may restart from (its restart cuts in the cube),
+    // and where the domains' GPUs find the cube again from the particles they load.
+    bool follow(ParticleSet& local, const Communicator& comm, double work = 0, bool move_frame = false);
+    const KeyFrame& frame() const { return cube_; } // the last cut's
 
   private:
     KeyFrame cube_;         // the last cut's
