@@ -2,9 +2,11 @@
 // domain_recut_steps() steps of a store that moves crossers, the next structure's keys are made in
 // the load's cube moved by a new draw (tree/key_frame.hpp: moved_domains_frame), each rank sends
 // samples of them weighted by its particles' last costs, every rank finds the same new key ranges
-// (core/key_ranges.hpp), and the particles that these give another domain move as each step's
-// crossers do (tree_resident_crossers.cu). The domains' frame then does not stay put, and neither
-// do the force errors its grid leaves; and the domains are cut to equal work, not counts.
+// (core/key_ranges.hpp), and every particle goes to its owner: half to all of a rank's particles
+// change domain at a cut, too many for the crossers' slot plans (tree_resident_crossers.cu), so the
+// owners are sorted on the device and each owner's keys, then state, go in one piece, GPU to GPU
+// between direct peers. The domains' frame then does not stay put, and neither do the force errors
+// its grid leaves; and the domains are cut to equal work, not counts.
 #include "gpu/tree_resident.cuh"
 
 #include <algorithm>
