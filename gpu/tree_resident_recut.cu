@@ -10,6 +10,7 @@
 #include "gpu/tree_resident.cuh"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
