@@ -192,8 +192,8 @@ HOST_DEVICE inline void offset_key_frame(KeyFrame& f, const double u[3])
 // leaves (a galaxy's momentum drifted steadily along the disk's axis on four domains); moved by
 // pseudo-random fractions of a 64th at each cut, the drift became a walk as small as one
 // process's, while the cells coarser than a 64th keep the centre of a centred model near their
-// corners, so that the cuts still share its dense centre out, and few particles change domain
-// (bench/results/several-gpus.md).
+// corners, so that the cuts still share its dense centre out (bench/results/several-gpus.md; a cut
+// still moves half of a galaxy's particles or more, since the domains meet at its dense centre).
 constexpr double kDomainsFrameJitter = 1.0 / 64;
 
 // The domains' cube `cube` (domains_key_frame) moved for cut number `draw`: grown by

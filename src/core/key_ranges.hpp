@@ -17,8 +17,8 @@ struct WeightedKey {
 
 // first[r] is the least key of rank r (first[0] = 0, first[ranks] = end): rank r's range starts at
 // the first sample, in key order, whose weight's middle lies at or beyond r / ranks of the total
-// (by count where every weight is 0); ranges may be empty. Throws std::invalid_argument for ranks < 1, a weight that is
-// negative or not finite, or a key not below end.
+// (by count where every weight is 0); ranges may be empty. Throws std::invalid_argument for
+// ranks < 1, a weight that is negative or not finite, or a key not below end.
 std::vector<std::uint64_t> key_ranges_from_samples(std::vector<WeightedKey> samples, int ranks, std::uint64_t end);
 
 } // namespace grove

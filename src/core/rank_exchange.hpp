@@ -35,8 +35,8 @@ bool domain_crossers_each_step();
 
 // How many steps apart a store on domains cuts them anew on its GPU, in a frame moved at each cut
 // (tree/key_frame.hpp: moved_domains_frame), where it moves each step's crossers: the domains' key
-// ranges from the ranks' samples of their particles' keys weighted by their last costs, and the
-// particles that the new ranges give another domain moved as crossers are. A frame that stays put
+// ranges from the ranks' samples of their particles' keys weighted by their last costs, and every
+// particle sent to the owner the new ranges give it (gpu/tree_resident_recut.cu). A frame that stays put
 // leaves the same force errors at every step, and a galaxy's momentum drifts; moved every 16 steps
 // it walked as one process's (bench/results/several-gpus.md). GROVE_DOMAIN_RECUT=K sets it, 0 for
 // never (the frame stays the load's, as before). Throws std::invalid_argument for a value that is

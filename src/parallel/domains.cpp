@@ -511,9 +511,9 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     const bool by_work = least > 0;
     cost_.clear();
     if (by_work) cost_.assign(local.size(), work / static_cast<double>(std::max<std::size_t>(local.size(), 1)));
-    const KeyFrame moved = move_frame && comm.size() > 1 ? moved_domains_cube(local.pos, comm) : KeyFrame{};
-    const HilbertDomains domains =
-        HilbertDomains::cut(local.pos, cost_, comm, &keys_, move_frame && comm.size() > 1 ? &moved : nullptr);
+    const bool moving = move_frame && comm.size() > 1; // one domain has no cut to move
+    const KeyFrame moved = moving ? moved_domains_cube(local.pos, comm) : KeyFrame{};
+    const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_, moving ? &moved : nullptr);
     const KeyFrame& cube = domains.frame();
     // One domain's tree keeps its own frame (there is no cut to match).
     const bool same_cube =
