@@ -187,14 +187,16 @@ HOST_DEVICE inline void offset_key_frame(KeyFrame& f, const double u[3])
     f.scale = kMortonAxisCells / f.side;
 }
 
-// How far the domains' frame moves when the domains are cut anew on the GPUs, as a share of its
-// side: a 64th. The domains' cube stays put between cuts, and so would the force errors its grid
-// leaves (a galaxy's momentum drifted steadily along the disk's axis on four domains); moved by
-// pseudo-random fractions of a 64th at each cut, the drift became a walk as small as one
-// process's, while the cells coarser than a 64th keep the centre of a centred model near their
-// corners, so that the cuts still share its dense centre out (bench/results/several-gpus.md; a cut
-// still moves half of a galaxy's particles or more, since the domains meet at its dense centre).
-constexpr double kDomainsFrameJitter = 1.0 / 64;
+// How far the domains' frame moves when the domains are cut anew, as a share of its side: an
+// eighth, as one process's frame moves (kKeyFrameJitter). The domains' cube stays put between
+// cuts, and so would the force errors its grid leaves (a galaxy's momentum drifted steadily along
+// the disk's axis on four domains); moved by pseudo-random fractions of its side at each cut, the
+// drift became a walk as small as one process's for any share from an eighth to a 256th. An
+// eighth also takes a centred model's centre and its disk's plane away from the corners and faces
+// of the cells of every level below the coarsest three, where a 64th left them near those of the
+// coarsest six, and the disk's force errors above one process's; the cuts, made to equal work,
+// keep the ranks even all the same (bench/results/several-gpus.md).
+constexpr double kDomainsFrameJitter = 1.0 / 8;
 
 // The domains' cube `cube` (domains_key_frame) moved for cut number `draw`: grown by
 // kDomainsFrameJitter of its side and its corner moved back by pseudo-random fractions of that,

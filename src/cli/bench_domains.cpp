@@ -22,6 +22,7 @@
 #include "cli/bench_step.hpp"
 #include "cli/cli_common.hpp"
 #include "core/force_errors.hpp"
+#include "core/rank_exchange.hpp"
 #include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_diagnostics.hpp"
@@ -272,8 +273,8 @@ int bench_domain_step(const BenchConfig& c)
     // Each step as a run on domains takes it: the leapfrog, then the domains cut anew and the
     // particles that crossed a cut moved (parallel/domains.hpp: DomainFollower).
     // Where the steps live on the ranks' GPUs, the particles stay there, each step's crossers
-    // move there, and the domains follow them every device_follow_steps() steps
-    // (parallel/domains.hpp).
+    // move there, and the domains follow them every device_follow_steps() steps, or only at files
+    // where the GPUs cut the domains anew themselves (parallel/domains.hpp).
     const bool resident = integrator->resident();
     const int follow_every = device_follow_steps();
     PhaseTimes sums;
@@ -300,7 +301,7 @@ int bench_domain_step(const BenchConfig& c)
         world.barrier(); // the slowest rank's step belongs to the step, not to the domains' cut
         const auto moving = WallClock::now();
         double settled = 0, cut_and_moved = 0;
-        const bool followed = !resident || (world.size() > 1 && s % follow_every == 0);
+        const bool followed = !resident || (world.size() > 1 && device_follow_due(s));
         if (followed && s > c.warmup) ++follows;
         if (followed) {
             integrator->settle_order(p);
@@ -377,7 +378,7 @@ int bench_domain_step(const BenchConfig& c)
     // the last measured step are taken).
     double follow_share = 0, one_follow = 0, step_after = 0;
     double drifted_counts[2] = {0, 0}; // the most and (negated) the fewest particles a rank, before it
-    const int extra_step = resident && world.size() > 1 && c.steps > 0 ? 1 : 0;
+    const int extra_step = resident && world.size() > 1 && c.steps > 0 && follow_every > 0 ? 1 : 0;
     if (extra_step) {
         const int s = c.warmup + c.steps + 1;
         world.barrier();
@@ -424,8 +425,8 @@ int bench_domain_step(const BenchConfig& c)
                 pairs[1]);
     std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
                 "first step (equal counts), %.3f at the last (cut to equal %s); particles a rank: %.0f to %.0f\n\n",
-                ListWork::kCellPairCost, first_imbalance, last_imbalance, c.cut_by_work ? "work" : "counts", -counts[1],
-                counts[0]);
+                ListWork::kCellPairCost, first_imbalance, last_imbalance,
+                c.cut_by_work || (resident && follow_every == 0) ? "work" : "counts", -counts[1], counts[0]);
     if (world.size() <= 16) {
         // A list entry's pairs: the targets that share it (cells), times its sources (leaves).
         std::printf("| rank | particles | groups | target-cell pairs | a cell entry's | target-particle pairs | a leaf "
@@ -439,7 +440,11 @@ int bench_domain_step(const BenchConfig& c)
         }
         std::printf("\n");
     }
-    if (resident)
+    if (resident && follow_every == 0)
+        std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains cut anew there "
+                    "every %d steps and followed only at files\n\n",
+                    domain_recut_steps());
+    else if (resident)
         std::printf("the steps on each rank's GPU, the LETs made and appended there; the domains followed every "
                     "%d steps: one follow took %.1f ms and the step after it %.1f ms, %.3f ms a step over %d steps "
                     "(in ms per step below where no follow came within the measured steps); before it, particles "

@@ -304,11 +304,11 @@ int Run::end_of_interval(long long s)
     // On domains the particles are moved between ranks below, from the host, with their IDs: every
     // step the order of the rank's tree becomes the order they are held in (their files are
     // gathered and sorted by ID).
-    // Where the steps live on the ranks' GPUs, the domains follow every device_follow_steps() steps
-    // (with --domain-cut work, to equal work by the engine's count of the last step), and at each
-    // file to equal counts (so that a restart starts from the domains the run goes on with).
+    // Where the steps live on the ranks' GPUs, the domains follow when device_follow_due says (with
+    // --domain-cut work, to equal work by the engine's count of the last step), and at each file to
+    // equal counts (so that a restart starts from the domains the run goes on with).
     const bool follow = config_.domains && (!integrator_->resident() || snapshot_due || checkpoint_due ||
-                                            (s % device_follow_steps() == 0 && comm_.size() > 1));
+                                            (device_follow_due(s) && comm_.size() > 1));
     if (follow)
         integrator_->settle_order(p_);
     else if (!config_.domains && (snapshot_due || checkpoint_due))

@@ -454,7 +454,14 @@ void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave
 
 int device_follow_steps()
 {
-    return domain_crossers_each_step() ? kDeviceFollowStepsWithCrossers : kDeviceFollowSteps;
+    if (!domain_crossers_each_step()) return kDeviceFollowSteps;
+    return domain_recut_steps() > 0 ? 0 : kDeviceFollowStepsWithCrossers;
+}
+
+bool device_follow_due(long long step)
+{
+    const int every = device_follow_steps();
+    return every > 0 && step % every == 0;
 }
 
 ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index)

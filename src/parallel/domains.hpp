@@ -94,15 +94,22 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
 // Where a run's steps live on the ranks' GPUs (parallel/domain_tree.hpp), the domains follow the
 // particles every device_follow_steps() steps rather than after each: a follow copies every rank's
 // particles back to the host and loads them again, where the next build waits for it. The GPUs'
-// stores move each step's crossers to their owners themselves (core/rank_exchange.hpp), so the
-// follows only cut the domains anew to even out their counts, which drift slowly (a galaxy of
-// 2^25 particles on two GPUs: 0.02 % apart after 300 steps): every kDeviceFollowStepsWithCrossers
-// steps, and at each file a run writes. Where the crossers wait for the follows instead
-// (GROVE_DOMAIN_CROSSERS=follow), every kDeviceFollowSteps: a domain left to drift grows its LETs
-// and its lists (it is never wrong, only thicker).
+// stores move each step's crossers to their owners themselves (core/rank_exchange.hpp), and cut
+// the domains anew to equal work every domain_recut_steps() steps: then the domains follow only
+// at each file a run writes (0 here). Where those cuts are off (GROVE_DOMAIN_RECUT=0), the follows
+// cut the domains anew to even out their counts, which drift slowly (a galaxy of 2^25 particles
+// on two GPUs: 0.02 % apart after 300 steps): every kDeviceFollowStepsWithCrossers steps. (A
+// follow after the GPUs' cuts moves a quarter of the particles through the hosts, from domains of
+// equal work to equal counts: 3.3 s at 2^26 on four GPUs.) Where the crossers wait for the
+// follows instead (GROVE_DOMAIN_CROSSERS=follow), every kDeviceFollowSteps: a domain left to drift
+// grows its LETs and its lists (it is never wrong, only thicker).
 constexpr int kDeviceFollowSteps = 32;
 constexpr int kDeviceFollowStepsWithCrossers = 1024;
 int device_follow_steps();
+
+// Whether the domains on GPUs follow the particles after step `step` (1, 2, ...) with no file
+// written: every device_follow_steps() steps, never where that is 0.
+bool device_follow_due(long long step);
 
 class DomainFollower {
   public:

@@ -103,24 +103,37 @@ TEST_CASE("particles that change domains are exchanged in place, every record wh
 
 TEST_CASE("the domains on GPUs follow rarely where the stores move each step's crossers themselves", "[domains]")
 {
-    const char* before = std::getenv("GROVE_DOMAIN_CROSSERS");
-    const std::string saved = before ? before : "";
+    const char* before[2] = {std::getenv("GROVE_DOMAIN_CROSSERS"), std::getenv("GROVE_DOMAIN_RECUT")};
+    const std::string saved[2] = {before[0] ? before[0] : "", before[1] ? before[1] : ""};
     ::unsetenv("GROVE_DOMAIN_CROSSERS");
+    ::unsetenv("GROVE_DOMAIN_RECUT");
+    // The GPUs cut the domains anew themselves: the domains follow at files alone.
     CHECK(domain_crossers_each_step());
+    CHECK(domain_recut_steps() > 0);
+    CHECK(device_follow_steps() == 0);
+    for (long long s : {1LL, 32LL, 1024LL, 4096LL}) CHECK_FALSE(device_follow_due(s));
+    // Without those cuts, the follows even out the counts now and then.
+    ::setenv("GROVE_DOMAIN_RECUT", "0", 1);
     CHECK(device_follow_steps() == kDeviceFollowStepsWithCrossers);
+    CHECK(device_follow_due(2 * kDeviceFollowStepsWithCrossers));
+    CHECK_FALSE(device_follow_due(kDeviceFollowStepsWithCrossers + 1));
     ::setenv("GROVE_DOMAIN_CROSSERS", "follow", 1);
     CHECK_FALSE(domain_crossers_each_step());
     CHECK(device_follow_steps() == kDeviceFollowSteps);
     CHECK(kDeviceFollowSteps < kDeviceFollowStepsWithCrossers);
+    ::setenv("GROVE_DOMAIN_RECUT", "16", 1); // the cuts belong to the crossers' stores
+    CHECK(device_follow_steps() == kDeviceFollowSteps);
     ::setenv("GROVE_DOMAIN_CROSSERS", "step", 1);
-    CHECK(device_follow_steps() == kDeviceFollowStepsWithCrossers);
+    CHECK(device_follow_steps() == 0);
     ::setenv("GROVE_DOMAIN_CROSSERS", "often", 1);
     CHECK_THROWS_WITH(device_follow_steps(),
                       Catch::Contains("GROVE_DOMAIN_CROSSERS must be step or follow, not often"));
-    if (before)
-        ::setenv("GROVE_DOMAIN_CROSSERS", saved.c_str(), 1);
-    else
-        ::unsetenv("GROVE_DOMAIN_CROSSERS");
+    const char* names[2] = {"GROVE_DOMAIN_CROSSERS", "GROVE_DOMAIN_RECUT"};
+    for (int k = 0; k < 2; ++k)
+        if (before[k])
+            ::setenv(names[k], saved[k].c_str(), 1);
+        else
+            ::unsetenv(names[k]);
 }
 
 TEST_CASE("the GPUs cut their domains anew every few steps, as often as GROVE_DOMAIN_RECUT says", "[domains]")
