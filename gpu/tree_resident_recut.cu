@@ -102,7 +102,7 @@ constexpr std::size_t kRecutMargin = std::size_t{256} << 20;
 bool TreeGpuResident::recut_due()
 {
     ++steps_since_load_;
-    if (recut_steps_ == 0 || steps_since_load_ % recut_steps_ != 0) return false;
+    if (!recut_at(steps_since_load_, recut_steps_)) return false;
     // Every rank has the room, or none cuts: a cut anew that ran out of memory would end the run.
     const auto n = static_cast<std::size_t>(n_);
     const std::size_t held =

@@ -426,7 +426,8 @@ int bench_domain_step(const BenchConfig& c)
     std::printf("the ranks' work (the pairs, a cell's as %.1f particles'), the most of any over the mean: %.3f at the "
                 "first step (equal counts), %.3f at the last (cut to equal %s); particles a rank: %.0f to %.0f\n\n",
                 ListWork::kCellPairCost, first_imbalance, last_imbalance,
-                c.cut_by_work || (resident && follow_every == 0) ? "work" : "counts", -counts[1], counts[0]);
+                c.cut_by_work || (resident && follow_every == 0 && world.size() > 1) ? "work" : "counts", -counts[1],
+                counts[0]);
     if (world.size() <= 16) {
         // A list entry's pairs: the targets that share it (cells), times its sources (leaves).
         std::printf("| rank | particles | groups | target-cell pairs | a cell entry's | target-particle pairs | a leaf "

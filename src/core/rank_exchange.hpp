@@ -44,6 +44,19 @@ bool domain_crossers_each_step();
 constexpr int kDomainRecutSteps = 16;
 int domain_recut_steps();
 
+// The step after a load (counting from 1) at which a store first cuts the domains anew: the second,
+// once the first has given the particles their costs. A run's every file is a load (the domains
+// follow there, parallel/domains.hpp), so a run writing files fewer than domain_recut_steps() steps
+// apart would otherwise never move its frame.
+constexpr long long kFirstRecutStep = 2;
+
+// Whether a store that cuts every `every` steps (0: never) cuts at step `since_load` after its load:
+// at kFirstRecutStep and every `every` steps after.
+constexpr bool recut_at(long long since_load, int every)
+{
+    return every > 0 && since_load >= kFirstRecutStep && (since_load - kFirstRecutStep) % every == 0;
+}
+
 class RankExchange {
   public:
     virtual ~RankExchange() = default;

@@ -149,7 +149,7 @@ TEST_CASE("tree-gpu on two domains cut anew every few steps in a moving frame: n
     CHECK_THAT(log, Catch::Contains("GROVE_DOMAIN_RECUT must be a whole number of steps"));
 
     // 20 steps, a file every 10 (where the domains follow and the steps count again from 0): cuts
-    // anew at steps 3, 6 and 9 of each part.
+    // anew at steps 2, 5 and 8 of each part.
     const std::string in = test::scratch_path("gpu_recut_run.hdf5");
     write_snapshot(in, make_galaxy(20000, 3, GalaxyParams{}));
     const std::string args = " --engine tree-gpu --eps 0.05 --dt 0.0005 --log-every 4 --snapshot-every 0.005 "
@@ -170,11 +170,12 @@ TEST_CASE("tree-gpu on two domains cut anew every few steps in a moving frame: n
     CHECK(std::abs(da.total - db.total) < 1e-4 * std::abs(db.total));
     CHECK(std::abs(da.lagrangian_radii[1] - db.lagrangian_radii[1]) < 1e-4 * db.lagrangian_radii[1]);
     // Each file holds every particle once with the potential of the evaluation its step ended on,
-    // also where that step's particles then went to other domains: with a cut anew every 5 steps,
-    // the files at steps 10 and 20 come right after one, when nearly every particle moves.
+    // also where that step's particles then went to other domains: with a cut anew every 4 steps
+    // (steps 2, 6 and 10 of each part), the files at steps 10 and 20 come right after one, when
+    // nearly every particle moves.
     const std::string just_after = test::scratch_path("gpu_recut_just_after");
     fs::remove_all(just_after);
-    REQUIRE(run("GROVE_DOMAIN_RECUT=5 " + recut + " run " + in + " -o " + just_after + args + " --t-end 0.01", &log) ==
+    REQUIRE(run("GROVE_DOMAIN_RECUT=4 " + recut + " run " + in + " -o " + just_after + args + " --t-end 0.01", &log) ==
             0);
     const ParticleSet e = read_snapshot(just_after + "/snapshot_0002.hdf5");
     REQUIRE(e.id == input.id);

@@ -156,6 +156,23 @@ TEST_CASE("the GPUs cut their domains anew every few steps, as often as GROVE_DO
         ::unsetenv("GROVE_DOMAIN_RECUT");
 }
 
+TEST_CASE("a store cuts its domains anew at the second step after a load, then every K steps", "[domains]")
+{
+    std::vector<long long> at;
+    for (long long s = 1; s <= 40; ++s)
+        if (recut_at(s, 16)) at.push_back(s);
+    CHECK(at == std::vector<long long>{2, 18, 34});
+    // Files every 10 steps, each a load: a cut after each, where counting from the load alone
+    // (steps 16, 32, ...) would never come.
+    CHECK(recut_at(2, 16));
+    for (long long s = 3; s <= 10; ++s) CHECK_FALSE(recut_at(s, 16));
+    CHECK_FALSE(recut_at(1, 16)); // the particles' costs come with the first step
+    for (long long s = 1; s <= 40; ++s) CHECK_FALSE(recut_at(s, 0));
+    for (long long s = 2; s <= 10; ++s) CHECK(recut_at(s, 1));
+    CHECK(recut_at(6, 4));
+    CHECK_FALSE(recut_at(8, 4));
+}
+
 TEST_CASE("key ranges from weighted samples: equal weight a rank, the same from any order", "[domains]")
 {
     const std::uint64_t end = std::uint64_t{1} << 63;
