@@ -169,10 +169,10 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     // sorted keys gave them.
     void find_domains_cut(const ParticleSet& p);
     bool crossers_each_step() const;
-    // The domains cut anew on the GPUs (tree_resident_recut.cu), every domain_recut_steps() steps
-    // of a store that moves crossers from the second after a load (recut_at, core/rank_exchange.hpp),
-    // in a frame moved at each cut: recut_due() counts the step and
-    // says whether this one cuts; move_domains_frame(), before the keys are made, takes this cut's
+    // The domains cut anew on the GPUs (tree_resident_recut.cu) by a store that moves crossers: at
+    // the second step after a load, then every domain_recut_steps() steps (recut_at,
+    // core/rank_exchange.hpp), in a frame moved at each cut. recut_due() counts the step and says
+    // whether this one cuts; move_domains_frame(), before the keys are made, takes this cut's
     // frame; cut_domains_anew(), once they are made, finds the new key ranges from every rank's
     // samples of them (weighted by the particles' last costs), after which exchange_crossing_keys()
     // moves every particle the new ranges give another domain. launch_particle_costs(), after each
