@@ -77,6 +77,11 @@ TreeGpuResident::~TreeGpuResident()
 void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
 {
     unload();
+    // Everything below writes the double buffers' first half, find_domains_cut's IDs and types
+    // too (at cur_): each step's gather flips cur_, and after an odd number of steps since the last
+    // load they would land in the half the state does not read, giving the particles the IDs of an
+    // earlier step's order.
+    cur_ = 0;
     const auto n = p.size();
     if (n == 0) throw std::invalid_argument("tree-gpu: no particles to evolve");
     if (n > static_cast<std::size_t>(INT32_MAX / 2)) throw std::runtime_error("tree-gpu: at most 2^30 particles");
@@ -140,7 +145,6 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     for (std::size_t k = 0; k < types.size(); ++k) loaded_types_[k] = types[k];
     types_uploaded_ = false;
     CUDA_CHECK(cudaStreamSynchronize(e_.stream));
-    cur_ = 0;
     loaded_ = fresh_ = true;
     sorted_n_ = n_;
     crossing_.active = false;
