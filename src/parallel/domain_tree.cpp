@@ -10,7 +10,6 @@
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
 #include "tree/cpu_engines.hpp"
-#include "tree/cut_cells.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
@@ -157,7 +156,6 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     // little since (a run cuts after each step on this path).
     const KeyFrame cube = frame_ ? *frame_ : domains_cube(pos, comm_);
     build_octree_into(forest_, pos, mass, tree_.build, nullptr, BuildContent::full, comm_.size() > 1 ? &cube : nullptr);
-    if (comm_.size() > 1) enlarge_cut_cells(forest_); // the pieces of cells the cut passes through
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());
     last_n_ = n;
