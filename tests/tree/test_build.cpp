@@ -172,7 +172,7 @@ TEST_CASE("the domains' frame: a power-of-two cube on a grid of its eighths, sti
     CHECK(domains_key_frame(bad, mx).side == key_cube_side(bad, mx));
 }
 
-TEST_CASE("the domains' frame moved for a cut anew: by less than a 64th of its side, differently at each draw",
+TEST_CASE("the domains' frame moved for a cut anew: by less than an eighth of its side, differently at each draw",
           "[tree][morton][domains]")
 {
     const double mn[3] = {-272.38, -282.66, -269.08}, mx[3] = {299.4, 289.1, 301.2};
