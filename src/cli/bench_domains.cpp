@@ -314,6 +314,7 @@ int bench_domain_step(const BenchConfig& c)
             const bool changed =
                 follower.follow(p, world, c.cut_by_work ? domains->last_work().total() : 0, move_frame);
             if (move_frame) domains->set_domains_frame(follower.frame());
+            domains->set_domain_keys(follower.own_keys().first, follower.own_keys().second);
             cut_and_moved = seconds_since(cut);
             if (changed) integrator->resume({}, p);
         }

@@ -328,8 +328,10 @@ int Run::end_of_interval(long long s)
     const bool move_frame =
         follow && !integrator_->resident() && !snapshot_due && !checkpoint_due && !config_.cut_by_work;
     const bool changed = follow && follower_.follow(p_, comm_, work, move_frame);
-    if (follow && domains_)
+    if (follow && domains_) {
         domains_->set_domains_frame(move_frame ? std::optional<KeyFrame>(follower_.frame()) : std::nullopt);
+        domains_->set_domain_keys(follower_.own_keys().first, follower_.own_keys().second);
+    }
     if (changed) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
     ParticleSet& written = config_.domains ? all : p_;

@@ -10,6 +10,7 @@
 #include "core/wall_clock.hpp"
 #include "parallel/domains.hpp"
 #include "tree/cpu_engines.hpp"
+#include "tree/cut_cells.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/mac.hpp"
 #include "tree/tree_cpu.hpp"
@@ -156,6 +157,7 @@ void DomainTreeEngine::compute_under(const OpeningCriterion& criterion, Position
     // little since (a run cuts after each step on this path).
     const KeyFrame cube = frame_ ? *frame_ : domains_cube(pos, comm_);
     build_octree_into(forest_, pos, mass, tree_.build, nullptr, BuildContent::full, comm_.size() > 1 ? &cube : nullptr);
+    if (comm_.size() > 1 && domain_keys_) enlarge_cut_cells(forest_, domain_keys_->first, domain_keys_->second);
     const double build_seconds = seconds_since(start);
     const auto n = static_cast<std::size_t>(pos.cols());
     last_n_ = n;
@@ -304,6 +306,7 @@ void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criter
     std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
     for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
     const HilbertDomains domains = HilbertDomains::cut(slab.pos, {}, comm);
+    engine.set_domain_keys(domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1));
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
     engine.compute_with(criterion, mine.pos, mine.mass, TypesRef(mine.type), local);

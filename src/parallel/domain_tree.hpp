@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/engine_registry.hpp"
@@ -84,6 +85,9 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     // then takes, so that its cells are the cut's; none: the cube of the particles where they are
     // (domains_cube), the frame of a cut in the cube itself.
     void set_domains_frame(const std::optional<KeyFrame>& frame) { frame_ = frame; }
+    // This rank's keys in the last cut (first .. end - 1), whose cells the trees open as larger
+    // (tree/cut_cells.hpp); none known: no cell is.
+    void set_domain_keys(std::uint64_t first, std::uint64_t end) { domain_keys_ = {first, end}; }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }
@@ -125,6 +129,7 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     double cost_per_particle_ = 0;
     std::size_t last_n_ = 0;
     std::optional<KeyFrame> frame_;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> domain_keys_;
 };
 
 // The engine for a configuration: a tree engine made by `make` (the registry's factory) with its

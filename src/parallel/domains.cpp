@@ -522,6 +522,7 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     const KeyFrame moved = moving ? moved_domains_cube(local.pos, comm) : KeyFrame{};
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_, moving ? &moved : nullptr);
     const KeyFrame& cube = domains.frame();
+    own_keys_ = {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
     // One domain's tree keeps its own frame (there is no cut to match).
     const bool same_cube =
         comm.size() == 1 || (followed_ && std::equal(cube.lo, cube.lo + 3, cube_.lo) && cube.side == cube_.side);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/array_views.hpp"
@@ -138,9 +139,12 @@ class DomainFollower {
     // and where the domains' GPUs find the cube again from the particles they load.
     bool follow(ParticleSet& local, const Communicator& comm, double work = 0, bool move_frame = false);
     const KeyFrame& frame() const { return cube_; } // the last cut's
+    // This rank's keys in the last cut: first .. end - 1.
+    std::pair<std::uint64_t, std::uint64_t> own_keys() const { return own_keys_; }
 
   private:
-    KeyFrame cube_;         // the last cut's
+    KeyFrame cube_; // the last cut's
+    std::pair<std::uint64_t, std::uint64_t> own_keys_{0, 0};
     bool followed_ = false; // whether there was one
     std::vector<std::uint64_t> keys_;
     std::vector<double> cost_;

@@ -15,6 +15,7 @@
 #include "support/test_support.hpp"
 #include "support/tree_checks.hpp"
 #include "support/tree_order_check.hpp"
+#include "tree/cut_cells.hpp"
 #include "tree/direct_cpu.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/group_shares.hpp"
@@ -645,4 +646,69 @@ TEST_CASE("degenerate inputs build and evaluate correctly", "[tree]")
             mass[4321] = bad;
         CHECK_THROWS_WITH(build_octree(pos, mass, BuildParams{}), Catch::Contains("non-finite"));
     }
+}
+
+TEST_CASE("a domain's tree opens the cells its cut passes through as larger: the ancestors of its two ends",
+          "[tree][domains]")
+{
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const int n = 20000;
+    Eigen::Matrix3Xd all(3, n);
+    for (int i = 0; i < n; ++i) all.col(i) << u(rng), u(rng), u(rng);
+    const double mn[3] = {-1, -1, -1}, mx[3] = {1, 1, 1};
+    const KeyFrame frame = moved_domains_frame(domains_key_frame(mn, mx), 3);
+    std::vector<std::uint64_t> keys(n);
+    for (int i = 0; i < n; ++i)
+        keys[static_cast<std::size_t>(i)] =
+            hilbert_key(frame.cell(all(0, i), 0), frame.cell(all(1, i), 1), frame.cell(all(2, i), 2));
+    // The domain of the second and third quarters of the keys: first .. end - 1.
+    std::vector<std::uint64_t> sorted = keys;
+    std::sort(sorted.begin(), sorted.end());
+    const std::uint64_t first = sorted[n / 4], end = sorted[3 * n / 4];
+    std::vector<int> mine;
+    for (int i = 0; i < n; ++i)
+        if (keys[static_cast<std::size_t>(i)] >= first && keys[static_cast<std::size_t>(i)] < end) mine.push_back(i);
+    const auto m = static_cast<Eigen::Index>(mine.size());
+    Eigen::Matrix3Xd pos(3, m);
+    for (Eigen::Index k = 0; k < m; ++k) pos.col(k) = all.col(mine[static_cast<std::size_t>(k)]);
+    const Eigen::VectorXd mass = Eigen::VectorXd::Constant(m, 1.0 / n);
+    Octree tree;
+    build_octree_into(tree, pos, mass, BuildParams{8, 16}, nullptr, BuildContent::full, &frame);
+    const std::vector<double> before(tree.size.begin(), tree.size.end());
+    const std::size_t cut = enlarge_cut_cells(tree, first, end, 1.5);
+    // The sorted particles holding the domain's least and greatest keys.
+    std::int32_t least = 0, greatest = 0;
+    for (std::size_t k = 0; k < tree.keys.size(); ++k) {
+        const std::uint64_t h = hilbert_key_of_morton(tree.keys[k]);
+        if (h < hilbert_key_of_morton(tree.keys[static_cast<std::size_t>(least)])) least = static_cast<std::int32_t>(k);
+        if (h > hilbert_key_of_morton(tree.keys[static_cast<std::size_t>(greatest)]))
+            greatest = static_cast<std::int32_t>(k);
+    }
+    CHECK(hilbert_key_of_morton(tree.keys[static_cast<std::size_t>(least)]) == first);
+    std::size_t coarse_ends = 0;
+    for (std::int32_t i = 0; i < tree.num_nodes(); ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        const ParticleRange r = tree.range[k];
+        const bool holds_an_end = (r.begin <= least && least < r.end) || (r.begin <= greatest && greatest < r.end);
+        const bool enlarged = tree.size[k] != before[k];
+        if (enlarged) {
+            CHECK(holds_an_end); // only the ends' ancestors
+            CHECK(tree.size[k] == 1.5 * before[k]);
+        }
+        // The coarse ancestors of the ends reach past them (the domain is half the keys).
+        if (holds_an_end && cell_level(tree.cell_centre[k].w, tree.frame.side) <= 1) {
+            CHECK(enlarged);
+            ++coarse_ends;
+        }
+    }
+    CHECK(tree.size[0] == 1.5 * before[0]); // the root
+    CHECK(coarse_ends >= 2);
+    CHECK(cut >= 3);
+    CHECK(cut <= 2 * (kMaxTreeLevel + 1));
+    // No range known, or the whole range: nothing.
+    CHECK(enlarge_cut_cells(tree, 0, 0) == 0);
+    CHECK_FALSE(cell_reaches_outside(first, 0, 0, (std::uint64_t{1} << 63) - 1));
+    CHECK_FALSE(cell_reaches_outside(first, kMaxTreeLevel, first, end - 1));
+    CHECK(cell_reaches_outside(first, 0, first, end - 1));
 }
