@@ -265,6 +265,10 @@ int bench_domain_step(const BenchConfig& c)
             return made;
         },
         nullptr);
+    if (world.size() > 1) { // the cut move_to_domains made, as a run starts
+        const auto [first, end] = own_keys_of_cut(p.pos, world);
+        domains->set_domain_keys(first, end);
+    }
     integrator->start(p);
     Forces first;
     first.acc = p.acc;

@@ -181,6 +181,13 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
             return distribute(std::move(engine), comm_);
         },
         [&](std::unique_ptr<HermiteEngine> engine) { return distribute(std::move(engine), comm_); });
+    // The cut the particles were just given, whose cells the domains' trees open as larger
+    // (tree/cut_cells.hpp), as each follow hands its own on: a restart's first step is then the
+    // uninterrupted run's, whose last follow cut the same particles the same way.
+    if (domains_ && comm_.size() > 1) {
+        const auto [first, end] = own_keys_of_cut(p_.pos, comm_);
+        domains_->set_domain_keys(first, end);
+    }
     // The directory is made only now, so that refused settings leave none behind. Under mpirun
     // every rank computes; the first one alone owns the directory and writes.
     outputs_ = std::make_unique<RunOutputs>(config.output, comm_.is_root(), restart_.has_value());

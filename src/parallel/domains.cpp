@@ -508,6 +508,12 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
     local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
 }
 
+std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm)
+{
+    const HilbertDomains domains = HilbertDomains::cut(pos, {}, comm);
+    return {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
+}
+
 bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double work, bool move_frame)
 {
     if (!(work >= 0) || !std::isfinite(work))

@@ -89,6 +89,11 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 // cut to equal cost instead (HilbertDomains::cut).
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
+// This rank's keys (first .. end - 1) in the cut to equal counts that move_to_domains and
+// own_domain make of these particles: a cut depends on every rank's particles, not on which rank
+// holds them, so it can be made again after the move.
+std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm);
+
 // The domains following the particles between the steps of a run: a run holds one, whose key
 // and list buffers keep their memory from step to step (at 10^7 particles a rank, an array of
 // keys made anew at every step costs its page faults).
