@@ -167,14 +167,19 @@ HOST_DEVICE inline std::uint64_t key_frame_bounds_draw(const double mn[3], const
     return h;
 }
 
-// The same draw as fractions u of the frame's offset, one per axis.
-HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const double mx[3], double u[3])
+// Fractions u (0 <= u < 1), one per axis, from a draw.
+HOST_DEVICE inline void fractions_of_draw(std::uint64_t h, double u[3])
 {
-    std::uint64_t h = key_frame_bounds_draw(mn, mx);
     for (int d = 0; d < 3; ++d) {
         h = mix_bits(h + 0x9e3779b97f4a7c15ull);
         u[d] = uniform01(h);
     }
+}
+
+// The draw from the box as fractions u of the frame's offset.
+HOST_DEVICE inline void key_frame_offset_fractions(const double mn[3], const double mx[3], double u[3])
+{
+    fractions_of_draw(key_frame_bounds_draw(mn, mx), u);
 }
 
 // The frame `f` (whose cube spans the points' from f.lo) grown by kKeyFrameJitter of its side and
@@ -196,24 +201,18 @@ HOST_DEVICE inline void offset_key_frame(KeyFrame& f, const double u[3])
 // of the cells of every level below the coarsest three, where a 64th left them near those of the
 // coarsest six, and the disk's force errors above one process's; the cuts, made to equal work,
 // keep the ranks even all the same (bench/results/several-gpus.md).
-constexpr double kDomainsFrameJitter = 1.0 / 8;
+constexpr double kDomainsFrameJitter = kKeyFrameJitter;
 
-// The domains' cube `cube` (domains_key_frame) moved for cut number `draw`: grown by
-// kDomainsFrameJitter of its side and its corner moved back by pseudo-random fractions of that,
-// the same on every rank for the same draw. Draw 0 is the cube itself. Every point of the cube
-// stays inside.
+// The domains' cube `cube` (domains_key_frame) moved for cut number `draw` as offset_key_frame
+// moves one process's frame, by fractions from the draw: the same on every rank for the same draw.
+// Draw 0 is the cube itself. Every point of the cube stays inside.
 HOST_DEVICE inline KeyFrame moved_domains_frame(const KeyFrame& cube, std::uint64_t draw)
 {
     if (draw == 0) return cube;
     KeyFrame f = cube;
-    std::uint64_t h = mix_bits(0x3c6ef372fe94f82bull ^ draw);
-    const double reach = kDomainsFrameJitter * f.side;
-    for (int d = 0; d < 3; ++d) {
-        h = mix_bits(h + 0x9e3779b97f4a7c15ull);
-        f.lo[d] -= uniform01(h) * reach;
-    }
-    f.side += reach;
-    f.scale = kMortonAxisCells / f.side;
+    double u[3];
+    fractions_of_draw(mix_bits(0x3c6ef372fe94f82bull ^ draw), u);
+    offset_key_frame(f, u);
     return f;
 }
 

@@ -265,10 +265,7 @@ int bench_domain_step(const BenchConfig& c)
             return made;
         },
         nullptr);
-    if (world.size() > 1) { // the cut move_to_domains made, as a run starts
-        const auto [first, end] = own_keys_of_cut(p.pos, world);
-        domains->set_domain_keys(first, end);
-    }
+    if (world.size() > 1) domains->set_domain_keys(own_keys_of_cut(p.pos, world)); // as a run starts
     integrator->start(p);
     Forces first;
     first.acc = p.acc;
@@ -318,7 +315,7 @@ int bench_domain_step(const BenchConfig& c)
             const bool changed =
                 follower.follow(p, world, c.cut_by_work ? domains->last_work().total() : 0, move_frame);
             if (move_frame) domains->set_domains_frame(follower.frame());
-            domains->set_domain_keys(follower.own_keys().first, follower.own_keys().second);
+            domains->set_domain_keys(follower.own_keys());
             cut_and_moved = seconds_since(cut);
             if (changed) integrator->resume({}, p);
         }

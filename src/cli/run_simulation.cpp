@@ -184,10 +184,7 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     // The cut the particles were just given, whose cells the domains' trees open as larger
     // (tree/cut_cells.hpp), as each follow hands its own on: a restart's first step is then the
     // uninterrupted run's, whose last follow cut the same particles the same way.
-    if (domains_ && comm_.size() > 1) {
-        const auto [first, end] = own_keys_of_cut(p_.pos, comm_);
-        domains_->set_domain_keys(first, end);
-    }
+    if (domains_ && comm_.size() > 1) domains_->set_domain_keys(own_keys_of_cut(p_.pos, comm_));
     // The directory is made only now, so that refused settings leave none behind. Under mpirun
     // every rank computes; the first one alone owns the directory and writes.
     outputs_ = std::make_unique<RunOutputs>(config.output, comm_.is_root(), restart_.has_value());
@@ -337,7 +334,7 @@ int Run::end_of_interval(long long s)
     const bool changed = follow && follower_.follow(p_, comm_, work, move_frame);
     if (follow && domains_) {
         domains_->set_domains_frame(move_frame ? std::optional<KeyFrame>(follower_.frame()) : std::nullopt);
-        domains_->set_domain_keys(follower_.own_keys().first, follower_.own_keys().second);
+        domains_->set_domain_keys(follower_.own_keys());
     }
     if (changed) integrator_->resume({}, p_);
     ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};

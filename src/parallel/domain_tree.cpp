@@ -306,7 +306,7 @@ void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criter
     std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
     for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
     const HilbertDomains domains = HilbertDomains::cut(slab.pos, {}, comm);
-    engine.set_domain_keys(domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1));
+    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
     engine.compute_with(criterion, mine.pos, mine.mass, TypesRef(mine.type), local);

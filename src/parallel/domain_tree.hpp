@@ -87,7 +87,7 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     void set_domains_frame(const std::optional<KeyFrame>& frame) { frame_ = frame; }
     // This rank's keys in the last cut (first .. end - 1), whose cells the trees open as larger
     // (tree/cut_cells.hpp); none known: no cell is.
-    void set_domain_keys(std::uint64_t first, std::uint64_t end) { domain_keys_ = {first, end}; }
+    void set_domain_keys(const std::pair<std::uint64_t, std::uint64_t>& keys) { domain_keys_ = keys; }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }

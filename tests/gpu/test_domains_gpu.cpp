@@ -47,6 +47,10 @@ double crossers_sent(const std::string& log)
     return sent;
 }
 
+// A few steps of a small galaxy on domains, for the lines bench step prints.
+const std::string kSmallBench = " bench step --decomposition domains --engine tree-gpu --model galaxy -n 32768 "
+                                "--steps 4 --warmup 1 --sample 64";
+
 } // namespace
 
 TEST_CASE("tree-gpu on two domains: each step's crossers change domains, none lost or doubled, and a restart "
@@ -58,16 +62,14 @@ TEST_CASE("tree-gpu on two domains: each step's crossers change domains, none lo
     const std::string exe = grove_exe();
     std::string log;
     // The steps' crossers, counted: some at every step, none where they wait for the follows.
-    const std::string bench = " bench step --decomposition domains --engine tree-gpu --model galaxy -n 32768 "
-                              "--steps 4 --warmup 1 --sample 64";
-    REQUIRE(run(kMpirun + "-np 2 " + exe + bench, &log) == 0);
+    REQUIRE(run(kMpirun + "-np 2 " + exe + kSmallBench, &log) == 0);
     INFO(log);
     CHECK(crossers_sent(log) > 0);
-    REQUIRE(run("GROVE_DOMAIN_CROSSERS=follow " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + bench, &log) ==
-            0);
+    REQUIRE(run("GROVE_DOMAIN_CROSSERS=follow " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + kSmallBench,
+                &log) == 0);
     CHECK(crossers_sent(log) == 0);
-    REQUIRE(run("GROVE_DOMAIN_CROSSERS=sometimes " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + bench, &log) !=
-            0);
+    REQUIRE(run("GROVE_DOMAIN_CROSSERS=sometimes " + kMpirun + "-x GROVE_DOMAIN_CROSSERS -np 2 " + exe + kSmallBench,
+                &log) != 0);
     CHECK_THAT(log, Catch::Contains("GROVE_DOMAIN_CROSSERS must be step or follow, not sometimes"));
 
     // A run: every particle written once, the orbits those of the run whose crossers wait for the
@@ -162,14 +164,12 @@ TEST_CASE("tree-gpu on two domains cut anew every few steps in a moving frame: n
     const std::string exe = grove_exe();
     std::string log;
     // The cuts anew are timed as a phase of the steps that make them, and only where there are any.
-    const std::string bench = " bench step --decomposition domains --engine tree-gpu --model galaxy -n 32768 "
-                              "--steps 4 --warmup 1 --sample 64";
     const std::string recut = kMpirun + "-x GROVE_DOMAIN_RECUT -np 2 " + exe;
-    REQUIRE(run("GROVE_DOMAIN_RECUT=2 " + recut + bench, &log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=2 " + recut + kSmallBench, &log) == 0);
     CHECK_THAT(log, Catch::Contains("| domains cut anew |"));
-    REQUIRE(run("GROVE_DOMAIN_RECUT=0 " + recut + bench, &log) == 0);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=0 " + recut + kSmallBench, &log) == 0);
     CHECK_THAT(log, !Catch::Contains("domains cut anew"));
-    REQUIRE(run("GROVE_DOMAIN_RECUT=soon " + recut + bench, &log) != 0);
+    REQUIRE(run("GROVE_DOMAIN_RECUT=soon " + recut + kSmallBench, &log) != 0);
     CHECK_THAT(log, Catch::Contains("GROVE_DOMAIN_RECUT must be a whole number of steps"));
 
     // 20 steps, a file every 10 (where the domains follow and the steps count again from 0): cuts
