@@ -11,6 +11,7 @@
 #include "gpu/cuda_check.cuh"
 
 #include "gpu/tree_resident.cuh"
+#include "tree/cut_cells.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/mac.hpp"
 #include "tree/morton.hpp"
@@ -217,6 +218,12 @@ __global__ void child_list_kernel(int m, const std::int32_t* next, const std::ui
     for (std::int32_t c = i + 1; c < next[i]; c = next[c]) *listed++ = c;
 }
 
+// A node's level byte: its level (at most kMaxTreeLevel) in the low bits, and a flag for a cell
+// of a domain's tree that the domains' cut passes through, whose size the refit enlarges
+// (tree/cut_cells.hpp).
+constexpr std::uint8_t kLevelBits = 0x7f, kCutCellLevelFlag = 0x80;
+static_assert(kMaxTreeLevel <= kLevelBits, "a level fits below the cut flag");
+
 // The refit in one launch: a thread per leaf finishes it, and the thread whose node is the last of
 // its parent's children to arrive goes on to finish the parent, up to the root. A launch per level
 // of the tree waited, at each level, for its nodes' chains of dependent loads and for the launch
@@ -230,8 +237,10 @@ __global__ void refit_kernel(int m, MomentArrays t, const std::uint8_t* level, d
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m || !t.is_leaf[i]) return;
     for (;;) {
-        t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(level[i]))};
+        const std::uint8_t l = level[i];
+        t.cell_centre[i] = Vec4<double>{0, 0, 0, ldexp(root_side, -static_cast<int>(l & kLevelBits))};
         finish_node(t, i);
+        if (l & kCutCellLevelFlag) t.size[i] *= kCutCellSizeFactor; // no parent reads its children's sizes
         const std::int32_t p = parent[i];
         if (p < 0) return;
         __threadfence();

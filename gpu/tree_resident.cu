@@ -20,6 +20,7 @@
 #include "gpu/resident_tree_kernels.cuh"
 #include "gpu/tree_engine_impl.cuh"
 #include "tree/build.hpp"
+#include "tree/cut_cells.hpp"
 #include "tree/float_tree.hpp"
 #include "tree/morton.hpp"
 
@@ -293,6 +294,13 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
         h_leaf_[k] = t.is_leaf[k];
         h_range_[k] = t.range[k];
         h_level_[k] = static_cast<std::uint8_t>(cell_level(t.cell_centre[k].w, t.frame.side));
+    }
+    // On domains, the cells the cut passes through (tree/cut_cells.hpp), which the refit enlarges:
+    // the keys' range is the one the crossers' exchange gave these keys.
+    if (first_key_.size() > 2) {
+        const auto me = static_cast<std::size_t>(ranks_->rank());
+        for_each_cut_cell(t, h_keys_.data(), first_key_[me], first_key_[me + 1],
+                          [&](std::size_t k) { h_level_[k] |= kCutCellLevelFlag; });
     }
     const auto groups = static_cast<std::int64_t>(g);
     int widest = 1;

@@ -14,7 +14,9 @@
 #include <cstdint>
 
 #include "core/host_device.hpp"
+#include "tree/hilbert.hpp"
 #include "tree/morton.hpp"
+#include "tree/node_moments.hpp"
 #include "tree/octree.hpp"
 
 namespace grove {
@@ -31,12 +33,48 @@ HOST_DEVICE inline bool cell_reaches_outside(std::uint64_t key, int level, std::
     return first < lo || last > hi;
 }
 
+// Calls on_cut(k) for each node k of `tree` whose cell reaches outside the Peano-Hilbert keys
+// first .. end - 1, and returns how many. `keys` are the tree's particles' Morton keys in its order
+// (tree.keys, or those a structure was built from), made in the frame the domains were cut in.
+// The cut cells are ancestors of the range's ends: the pre-order walk goes down into a cut cell's
+// children and over every other cell's subtree, a few dozen nodes of any tree.
+template <class OnCut>
+std::size_t for_each_cut_cell(const Octree& tree, const std::uint64_t* keys, std::uint64_t first, std::uint64_t end,
+                              OnCut&& on_cut)
+{
+    if (keys == nullptr || end <= first) return 0;
+    const std::uint64_t last = end - 1;
+    std::size_t count = 0;
+    const std::int32_t nodes = tree.num_nodes();
+    for (std::int32_t i = 0; i < nodes;) {
+        const auto k = static_cast<std::size_t>(i);
+        const ParticleRange r = tree.range[k];
+        const bool cut =
+            r.end > r.begin && cell_reaches_outside(hilbert_key_of_morton(keys[static_cast<std::size_t>(r.begin)]),
+                                                    cell_level(tree.cell_centre[k].w, tree.frame.side), first, last);
+        if (!cut) {
+            i = tree.next[k];
+            continue;
+        }
+        on_cut(k);
+        ++count;
+        ++i; // its first child, or after a leaf the next node
+    }
+    return count;
+}
+
 // Multiplies the size (the opening criterion's l, which the LETs made from the tree carry too) of
 // every node of a domain's tree whose cell reaches outside the domain's Peano-Hilbert keys
 // first .. end - 1 by `factor`; returns how many. The tree was built in the frame the domains were
 // cut in, with its keys. The range is the cut's, not the ends of the particles' own keys: between a
 // cut and the next evaluation the particles drift, and those that crossed the cut would mark their
-// own ancestors instead of the cut's.
-std::size_t enlarge_cut_cells(Octree& tree, std::uint64_t first, std::uint64_t end, double factor = kCutCellSizeFactor);
+// own ancestors instead of the cut's. (The resident GPU tree marks the same cells when it stages a
+// structure, and its refit enlarges them.)
+inline std::size_t enlarge_cut_cells(Octree& tree, std::uint64_t first, std::uint64_t end,
+                                     double factor = kCutCellSizeFactor)
+{
+    return for_each_cut_cell(tree, tree.keys.empty() ? nullptr : tree.keys.data(), first, end,
+                             [&](std::size_t k) { tree.size[k] *= factor; });
+}
 
 } // namespace grove

@@ -2,9 +2,11 @@
 // store on domains (one rank of two, the other played by the host) against the forest's forces.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/force_errors.hpp"
@@ -15,6 +17,8 @@
 #include "gpu/tree_gpu.h"
 #include "support/test_support.hpp"
 #include "tree/build.hpp"
+#include "tree/cut_cells.hpp"
+#include "tree/hilbert.hpp"
 #include "tree/locally_essential.hpp"
 #include "tree/tree_cpu.hpp"
 
@@ -68,13 +72,14 @@ std::vector<char> encoded_bounds(const Eigen::Matrix3Xd& pos)
     return {first, first + sizeof b};
 }
 
-// Three domains of random points, cut along their tree's Morton order, each with its tree in the
-// domains' cube (the cube of all the points), as a run's domains have theirs.
+// Three domains of random points, cut along their Peano-Hilbert keys in the domains' cube (the
+// cube of all the points), each with its tree in that cube, as a run's domains have theirs.
 struct ThreeDomains {
     ParticleSet all = test::random_particles(30000, 7);
     std::vector<ParticleSet> sets;
     std::vector<Octree> trees;
-    std::vector<char> beyond_first; // the bounds of the second and third domains' points
+    std::uint64_t first_key[4] = {}; // domain k holds the keys first_key[k] .. first_key[k + 1] - 1
+    std::vector<char> beyond_first;  // the bounds of the second and third domains' points
     explicit ThreeDomains(const BuildParams& build)
     {
         double mn[3], mx[3];
@@ -83,11 +88,20 @@ struct ThreeDomains {
             mx[d] = all.pos.row(d).maxCoeff();
         }
         const KeyFrame cube = domains_key_frame(mn, mx);
-        const Octree whole = build_octree(all.pos, all.mass, build);
+        const auto n = static_cast<Eigen::Index>(all.size());
+        std::vector<std::pair<std::uint64_t, std::int32_t>> keyed;
+        for (Eigen::Index i = 0; i < n; ++i)
+            keyed.emplace_back(
+                hilbert_key(cube.cell(all.pos(0, i), 0), cube.cell(all.pos(1, i), 1), cube.cell(all.pos(2, i), 2)),
+                static_cast<std::int32_t>(i));
+        std::sort(keyed.begin(), keyed.end());
+        first_key[3] = std::uint64_t{1} << 63;
         for (int k = 0; k < 3; ++k) {
+            const std::size_t from = keyed.size() * static_cast<std::size_t>(k) / 3,
+                              to = keyed.size() * static_cast<std::size_t>(k + 1) / 3;
+            if (k > 0) first_key[k] = keyed[from].first;
             std::vector<std::int32_t> mine;
-            for (std::size_t s = all.size() * k / 3; s < all.size() * (k + 1) / 3; ++s)
-                mine.push_back(static_cast<std::int32_t>(whole.order[s]));
+            for (std::size_t s = from; s < to; ++s) mine.push_back(keyed[s].second);
             ParticleSet q;
             q.resize(mine.size());
             q.pos = select_columns(all.pos, mine);
@@ -149,11 +163,10 @@ class HostPlaysRankOne final : public RankExchange {
             all = {mine, other_bounds_};
             return;
         }
-        if (call == 1) { // the ranks' least keys: rank 1's above every key, so that rank 0 owns them all
+        if (call == 1) { // the ranks' least keys
             REQUIRE(mine.size() == sizeof(std::uint64_t));
-            const std::uint64_t beyond = std::uint64_t{1} << 63;
-            all = {mine, std::vector<char>(sizeof beyond)};
-            std::memcpy(all[1].data(), &beyond, sizeof beyond);
+            all = {mine, std::vector<char>(sizeof other_least_)};
+            std::memcpy(all[1].data(), &other_least_, sizeof other_least_);
             return;
         }
         if (call == 3 || call == 4) { // the search for direct peers: the probes, then what was read
@@ -195,6 +208,7 @@ class HostPlaysRankOne final : public RankExchange {
     void barrier() override {}
     void record(const LetTraffic& traffic) override { traffic_ = traffic; }
     const Octree& other_;
+    std::uint64_t other_least_ = std::uint64_t{1} << 63; // rank 1's least key: by default above every key
     std::vector<char> other_bounds_;
     std::vector<DomainBox> other_boxes_, mine_;
     OpeningCriterion criterion_;
@@ -261,7 +275,13 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     const GravityParams gravity{1.0, 1e-3};
     const ThreeDomains d(params.build);
     ParticleSet mine = d.sets[0];
-    HostPlaysRankOne ranks(d.trees[1], d.beyond_first, params.opening());
+    // Rank 0 holds the keys below rank 1's least; each domain's tree opens the cells its cut passes
+    // through as larger (tree/cut_cells.hpp), rank 1's as the host makes them.
+    Octree mine_tree = d.trees[0], other = d.trees[1];
+    REQUIRE(enlarge_cut_cells(mine_tree, 0, d.first_key[1]) > 2);
+    REQUIRE(enlarge_cut_cells(other, d.first_key[1], d.first_key[2]) > 2);
+    HostPlaysRankOne ranks(other, d.beyond_first, params.opening());
+    ranks.other_least_ = d.first_key[1];
     TreeGpuEngine engine(params, gravity);
     DeviceParticles* device = engine.device_particles_on_domains(ranks);
     REQUIRE(device != nullptr);
@@ -285,7 +305,7 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     LetFormat compact;
     compact.compact = true;
     compact.origin = ranks.other_boxes_.front().box.centre;
-    make_let(d.trees[0], ranks.other_boxes_, params.opening(), host_let, compact);
+    make_let(mine_tree, ranks.other_boxes_, params.opening(), host_let, compact);
     const LetBytes sent = let_bytes(ranks.sent_.data(), ranks.sent_.size());
     const LetBytes expected = let_bytes(host_let.data(), host_let.size());
     // The device's moments round otherwise than the host's: a cell on the edge may go otherwise.
@@ -294,14 +314,18 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
           0.01 * expected.particles);
 
     // The forces: tree-cpu's on this domain's forest (its tree, the LET rank 1 sent in full).
-    Octree forest = d.trees[0];
-    std::vector<char> full;
-    make_let(d.trees[1], domain_boxes(forest), params.opening(), full);
-    append_let(forest, let_bytes(full.data(), full.size()));
+    const auto forest_forces = [&](const Octree& ours, const Octree& theirs, TreeCpuEngine& cpu) {
+        Octree forest = ours;
+        std::vector<char> full;
+        make_let(theirs, domain_boxes(forest), params.opening(), full);
+        append_let(forest, let_bytes(full.data(), full.size()));
+        Forces f;
+        cpu.load(forest, {});
+        cpu.evaluate_loaded(params.opening(), f);
+        return f;
+    };
     TreeCpuEngine cpu(params, gravity);
-    Forces reference;
-    cpu.load(forest, {});
-    cpu.evaluate_loaded(params.opening(), reference);
+    const Forces reference = forest_forces(mine_tree, other, cpu);
     // The work the domains are cut by: the pairs the list kernels summed, about the forest's on
     // the host (whose double tree opens a few cells otherwise).
     const ListWork device_work = engine.last_work(), host_work = cpu.last_work();
@@ -316,6 +340,12 @@ TEST_CASE("tree-gpu's store on a domain walks the LETs it receives with its own 
     INFO("acc p50 " << q[0] << " p99.9 " << q[1]);
     CHECK(q[0] < 2e-6);
     CHECK(q[1] < 1e-4);
+    // The cut cells at their own sizes would give forces that differ: the test sees them enlarged.
+    TreeCpuEngine plain_cpu(params, gravity);
+    const Forces plain = forest_forces(d.trees[0], d.trees[1], plain_cpu);
+    const double plain_q = percentiles(relative_errors(mine.acc, plain.acc.leftCols(n).eval()), {99.9})[0];
+    INFO("acc p99.9 against the cut cells at their own sizes " << plain_q);
+    CHECK(plain_q > 1e-4);
     // Without the LET the forces would be far off: the test sees the remote part.
     Forces own;
     TreeCpuEngine(params, gravity).compute(mine.pos, mine.mass, TypesRef{}, own);
