@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/wall_clock.hpp"
+#include "parallel/domain_files.hpp"
 
 namespace grove {
 
@@ -113,6 +114,15 @@ void RunOutputs::snapshot_borrowed(ParticleSet& p)
     next_snapshot([&](const std::string& path) { snapshots_->write_borrowed(path, p); });
 }
 
+void RunOutputs::snapshot_from_domains(const ParticleSet& local, const Communicator& comm)
+{
+    const std::string path = snapshot_name(dir_, snapshot_index_++);
+    const auto start = WallClock::now();
+    if (writer_) snapshots_->wait(); // HDF5 is one thread's
+    write_snapshot_from_domains(path, local, comm);
+    io_seconds_ += seconds_since(start);
+}
+
 void RunOutputs::give_back(ParticleSet& p)
 {
     if (!writer_) return;
@@ -130,6 +140,22 @@ void RunOutputs::checkpoint(Checkpoint& c)
     diagnostics_.flush();
     c.diagnostics_bytes = static_cast<long long>(fs::file_size(fs::path(dir_) / "diagnostics.txt"));
     write_checkpoint((fs::path(dir_) / "checkpoint.hdf5").string(), c);
+    io_seconds_ += seconds_since(start);
+}
+
+void RunOutputs::checkpoint_from_domains(Checkpoint& c, const Communicator& comm)
+{
+    const auto start = WallClock::now();
+    double bytes = 0;
+    if (writer_) {
+        snapshots_->wait();
+        diagnostics_.flush();
+        bytes = static_cast<double>(fs::file_size(fs::path(dir_) / "diagnostics.txt"));
+    }
+    comm.broadcast(&bytes, sizeof bytes, 0);
+    c.snapshot_index = snapshot_index_;
+    c.diagnostics_bytes = static_cast<long long>(bytes);
+    write_checkpoint_from_domains((fs::path(dir_) / "checkpoint.hdf5").string(), c, comm);
     io_seconds_ += seconds_since(start);
 }
 

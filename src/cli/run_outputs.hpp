@@ -15,6 +15,7 @@
 #include "core/diagnostics.hpp"
 #include "core/run_lock.hpp"
 #include "core/snapshot_writer.hpp"
+#include "parallel/communicator.hpp"
 
 namespace grove {
 
@@ -41,6 +42,9 @@ class RunOutputs {
     void start_snapshot_writer();
     // The next snapshot_NNNN.hdf5, written by the background writer from its own copy.
     void snapshot(const ParticleSet& p);
+    // The same on domains, every rank's `local` particles written by that rank in turn and no
+    // rank holding more than its share (parallel/domain_files.hpp); every rank calls it.
+    void snapshot_from_domains(const ParticleSet& local, const Communicator& comm);
     // The same from p's arrays, borrowed until give_back() (SnapshotWriter::write_borrowed).
     void snapshot_borrowed(ParticleSet& p);
     void give_back(ParticleSet& p);
@@ -49,6 +53,8 @@ class RunOutputs {
     // checkpoint.hdf5, after the snapshots it counts are complete; c gets the snapshot count and
     // the diagnostics' length.
     void checkpoint(Checkpoint& c);
+    // The same on domains, c.particles this rank's (every rank calls it).
+    void checkpoint_from_domains(Checkpoint& c, const Communicator& comm);
     // Waits for the last snapshot.
     void finish();
 

@@ -108,16 +108,17 @@ class Run {
     // `where` is "after" or "within" step `step`.
     int stopped(int signal, const char* where, long long step) const;
     void progress(long long step, double de) const;
-    // The next snapshot of `p` (p_, or on domains every rank's particles gathered).
+    // The next snapshot of `p` (p_; on domains this rank's particles, which every rank writes in
+    // turn into one file, parallel/domain_files.hpp).
     void snapshot(ParticleSet& p);
-    // `p`: every particle (gathered under --decomposition domains); lent to the checkpoint for its
-    // write and given back after it (the run's largest allocation, not copied).
+    // `p`: every particle (on domains this rank's, as for snapshot()); lent to the checkpoint for
+    // its write and given back after it (the run's largest allocation, not copied).
     void write_checkpoint_now(long long step, ParticleSet& p);
     void summary() const;
 
     // One diagnostics line (every rank takes part: on domains the sums are over the ranks);
     // returns the total energy. Under --decomposition domains p_ holds this rank's domain only,
-    // and what the files see is gathered on the first rank. `made`: its sums, made where the
+    // and the ranks write the files together. `made`: its sums, made where the
     // particles live in made_seconds (else from p_).
     double log_line(long long step, const std::optional<Diagnostics>& made = std::nullopt, double made_seconds = 0);
 
@@ -242,12 +243,7 @@ void Run::begin()
     count_ = p_.size(); // p_'s arrays may be lent to the writer from here on
     if (!restart_) {
         e0_ = log_line(0);
-        if (config_.domains) {
-            const ParticleSet all = gather_on_root(p_, comm_);
-            outputs_->snapshot(all);
-        } else {
-            snapshot(p_);
-        }
+        snapshot(p_);
     }
     tty_ = isatty(fileno(stderr));
 }
@@ -306,8 +302,8 @@ int Run::end_of_interval(long long s)
     // in its tree's order). Diagnostics lines do not need it: their sums and sorted radii read
     // positions, velocities, masses and potentials, which move together.
     // On domains the particles are moved between ranks below, from the host, with their IDs: every
-    // step the order of the rank's tree becomes the order they are held in (their files are
-    // gathered and sorted by ID).
+    // step the order of the rank's tree becomes the order they are held in (their files hold
+    // them in ID order).
     // Where the steps live on the ranks' GPUs, the domains follow when device_follow_due says (with
     // --domain-cut work, to equal work by the engine's count of the last step), and at each file to
     // equal counts (so that a restart starts from the domains the run goes on with).
@@ -337,19 +333,17 @@ int Run::end_of_interval(long long s)
         domains_->set_domain_keys(follower_.own_keys());
     }
     if (changed) integrator_->resume({}, p_);
-    ParticleSet all = config_.domains && (snapshot_due || checkpoint_due) ? gather_on_root(p_, comm_) : ParticleSet{};
-    ParticleSet& written = config_.domains ? all : p_;
     if (log_due) {
         log_line(s, made_there, made_seconds);
         if (outputs_->writer()) progress(s, last_de_);
     }
     if (snapshot_due) {
-        snapshot(written);
+        snapshot(p_);
         next_snapshot_ = plan_.after(p_.time, next_snapshot_);
     }
     if (checkpoint_due) {
         outputs_->give_back(p_); // the checkpoint waits for the snapshots anyway
-        write_checkpoint_now(s, written);
+        write_checkpoint_now(s, p_);
     }
     if (!stop_signal || last) return -1;
     return stopped(stop_signal, "after", s);
@@ -401,7 +395,11 @@ double Run::log_line(long long step, const std::optional<Diagnostics>& made, dou
 
 void Run::snapshot(ParticleSet& p)
 {
-    if (!integrator_->resident() || config_.domains) {
+    if (config_.domains) {
+        outputs_->snapshot_from_domains(p, comm_);
+        return;
+    }
+    if (!integrator_->resident()) {
         outputs_->snapshot(p);
         return;
     }
@@ -427,7 +425,7 @@ void Run::progress(long long s, double de) const
 
 void Run::write_checkpoint_now(long long step, ParticleSet& p)
 {
-    if (!outputs_->writer()) return;
+    if (!outputs_->writer() && !config_.domains) return; // on domains every rank writes its share
     Checkpoint c;
     std::swap(c.particles, p);
     struct GiveBack { // also when the write throws
@@ -440,7 +438,10 @@ void Run::write_checkpoint_now(long long step, ParticleSet& p)
     c.reference_energy = e0_;
     c.start_time = plan_.t_start;
     c.integrator = integrator_->save(c.particles);
-    outputs_->checkpoint(c);
+    if (config_.domains)
+        outputs_->checkpoint_from_domains(c, comm_);
+    else
+        outputs_->checkpoint(c);
     last_checkpoint_ = WallClock::now();
     ++checkpoints_;
 }

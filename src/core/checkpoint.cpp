@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "core/checksum.hpp"
 #include "core/hdf5_file.hpp"
 #include "core/snapshot.hpp"
 
@@ -34,45 +35,9 @@ std::vector<std::string> split(const std::string& text)
     return out;
 }
 
-// FNV-1a over what a restart depends on, eight bytes a step (a checkpoint of 10^6 particles is
-// 150 MB): each step is bijective in the hash, so one flipped bit anywhere changes the sum.
-class Checksum {
-  public:
-    void add(const void* data, std::size_t bytes)
-    {
-        const auto* b = static_cast<const unsigned char*>(data);
-        std::size_t i = 0;
-        for (; i + 8 <= bytes; i += 8) {
-            std::uint64_t word;
-            std::memcpy(&word, b + i, 8);
-            hash_ = (hash_ ^ word) * 1099511628211ull;
-        }
-        for (; i < bytes; ++i) hash_ = (hash_ ^ b[i]) * 1099511628211ull;
-    }
-    template <class T> void add(const T& value) { add(&value, sizeof value); }
-    void add(const std::string& text)
-    {
-        add(text.size());
-        add(text.data(), text.size());
-    }
-    template <class Matrix> void add_matrix(const Matrix& m)
-    {
-        add(static_cast<std::int64_t>(m.rows()));
-        add(static_cast<std::int64_t>(m.cols()));
-        add(m.data(), static_cast<std::size_t>(m.size()) * sizeof(*m.data()));
-    }
-    std::uint64_t value() const { return hash_; }
-
-  private:
-    std::uint64_t hash_ = 14695981039346656037ull;
-};
-
-} // namespace
-
-std::uint64_t checkpoint_checksum(const Checkpoint& c)
+// The particles' arrays, in the order a run on domains sums them in pieces (parallel/domain_files.cpp).
+void add_checkpoint_particles(Checksum& sum, const ParticleSet& p)
 {
-    Checksum sum;
-    const ParticleSet& p = c.particles;
     sum.add_matrix(p.pos);
     sum.add_matrix(p.vel);
     sum.add_matrix(p.mass);
@@ -80,6 +45,13 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c)
     sum.add_matrix(p.pot);
     sum.add(p.id.data(), p.id.size() * sizeof(std::uint64_t));
     sum.add(p.type.data(), p.type.size());
+}
+
+} // namespace
+
+void add_checkpoint_record(Checksum& sum, const Checkpoint& c)
+{
+    const ParticleSet& p = c.particles;
     sum.add(p.time);
     for (const double u : {p.units.G, p.units.length_cm, p.units.mass_g, p.units.velocity_cm_s}) sum.add(u);
     // The snapshot adds the unit system's own parameters to the file; G above covers them.
@@ -108,7 +80,72 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c)
         sum.add(static_cast<long long>(a.values.size()));
         for (double v : a.values) sum.add(v);
     }
+}
+
+std::uint64_t checkpoint_checksum(const Checkpoint& c)
+{
+    Checksum sum;
+    add_checkpoint_particles(sum, c.particles);
+    add_checkpoint_record(sum, c);
     return sum.value();
+}
+
+void add_checkpoint_group(const std::string& path, const Checkpoint& c, std::size_t count)
+{
+    h5::Handle file = h5::open_file_rw(path);
+    h5::Handle g = h5::create_group(file.id(), "Checkpoint");
+    h5::write_attribute(g.id(), "argv", join(c.argv));
+    h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
+    h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
+    h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
+    h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
+    h5::write_attribute(g.id(), "start_time", c.start_time);
+    h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
+    // The snapshot groups particles by type; this restores the order they had in memory, on
+    // which the force sums' rounding depends.
+    h5::create_dataset(g.id(), "memory_order_ids", true, count, 0);
+    std::vector<std::string> field_names, counter_names;
+    for (const StateField& f : c.integrator.fields) {
+        if (f.values.cols() != static_cast<Eigen::Index>(count))
+            throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
+        field_names.push_back(f.name);
+        h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
+                          static_cast<std::size_t>(f.values.rows()));
+    }
+    for (const auto& [name, value] : c.integrator.counters) {
+        counter_names.push_back(name);
+        h5::write_attribute(g.id(), name, static_cast<double>(value));
+    }
+    h5::write_attribute(g.id(), "state_fields", join(field_names));
+    h5::write_attribute(g.id(), "state_counters", join(counter_names));
+    if (!c.integrator.arrays.empty()) {
+        std::vector<std::string> array_names;
+        for (const StateArray& a : c.integrator.arrays) {
+            array_names.push_back(a.name);
+            h5::write_dataset(g.id(), a.name, a.values.data(), a.values.size(), 1);
+        }
+        h5::write_attribute(g.id(), "state_arrays", join(array_names));
+    }
+    g.reset();
+    h5::finish_file(file, path);
+}
+
+void write_memory_order_rows(const std::string& path, const std::vector<std::uint64_t>& ids, std::size_t first)
+{
+    h5::Handle file = h5::open_file_rw(path);
+    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    h5::write_rows(g.id(), "memory_order_ids", first, ids.data(), ids.size());
+    g.reset();
+    h5::finish_file(file, path);
+}
+
+void seal_checkpoint(const std::string& path, std::uint64_t checksum)
+{
+    h5::Handle file = h5::open_file_rw(path);
+    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checksum});
+    g.reset();
+    h5::finish_file(file, path);
 }
 
 void write_checkpoint(const std::string& path, const Checkpoint& c)
@@ -116,47 +153,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& c)
     const std::string tmp = path + ".partial";
     try {
         write_snapshot(tmp, c.particles);
-        {
-            h5::Handle file = h5::open_file_rw(tmp);
-            h5::Handle g = h5::create_group(file.id(), "Checkpoint");
-            h5::write_attribute(g.id(), "argv", join(c.argv));
-            h5::write_attribute(g.id(), "step", static_cast<double>(c.step));
-            h5::write_attribute(g.id(), "next_snapshot", c.next_snapshot);
-            h5::write_attribute(g.id(), "snapshot_index", static_cast<std::int32_t>(c.snapshot_index));
-            h5::write_attribute(g.id(), "reference_energy", c.reference_energy);
-            h5::write_attribute(g.id(), "start_time", c.start_time);
-            h5::write_attribute(g.id(), "diagnostics_bytes", static_cast<double>(c.diagnostics_bytes));
-            // The snapshot groups particles by type; this restores the order they had in memory,
-            // on which the force sums' rounding depends.
-            h5::write_dataset(g.id(), "memory_order_ids", c.particles.id.data(), c.particles.id.size());
-            std::vector<std::string> field_names, counter_names;
-            for (const StateField& f : c.integrator.fields) {
-                if (f.values.cols() != c.particles.mass.size())
-                    throw std::logic_error("checkpoint: field " + f.name + " does not have one column per particle");
-                field_names.push_back(f.name);
-                h5::write_dataset(g.id(), f.name, f.values.data(), static_cast<std::size_t>(f.values.cols()),
-                                  static_cast<std::size_t>(f.values.rows()));
-            }
-            for (const auto& [name, value] : c.integrator.counters) {
-                counter_names.push_back(name);
-                h5::write_attribute(g.id(), name, static_cast<double>(value));
-            }
-            h5::write_attribute(g.id(), "state_fields", join(field_names));
-            h5::write_attribute(g.id(), "state_counters", join(counter_names));
-            if (!c.integrator.arrays.empty()) {
-                std::vector<std::string> array_names;
-                for (const StateArray& a : c.integrator.arrays) {
-                    array_names.push_back(a.name);
-                    h5::write_dataset(g.id(), a.name, a.values.data(), a.values.size(), 1);
-                }
-                h5::write_attribute(g.id(), "state_arrays", join(array_names));
-            }
-            // The snapshot keeps every value bit for bit and the memory order restores the
-            // particles' order: the restart reads back what this sums.
-            h5::write_attribute(g.id(), "checksum", std::vector<std::uint64_t>{checkpoint_checksum(c)});
-            g.reset();
-            h5::finish_file(file, tmp);
-        }
+        add_checkpoint_group(tmp, c, c.particles.size());
+        write_memory_order_rows(tmp, c.particles.id, 0);
+        // The snapshot keeps every value bit for bit and the memory order restores the particles'
+        // order: the restart reads back what this sums.
+        seal_checkpoint(tmp, checkpoint_checksum(c));
     } catch (...) {
         std::remove(tmp.c_str()); // the previous checkpoint stays as it was
         throw;

@@ -35,6 +35,19 @@ std::uint64_t checkpoint_checksum(const Checkpoint& c);
 
 // Written under a temporary name and renamed, so a crash while writing keeps the previous one.
 void write_checkpoint(const std::string& path, const Checkpoint& c);
+
+// A checkpoint that processes write in turn (a run on domains, parallel/domain_files.hpp), on a
+// snapshot made by create_snapshot and write_snapshot_rows: add_checkpoint_group adds c's group
+// (all but its particles, whose time, units and run parameters c.particles gives) with the memory
+// order sized for `count` particles, which write_memory_order_rows fills from row `first` with
+// each process's IDs; seal_checkpoint writes the checksum last. The checksum is the particles'
+// arrays (pos, vel, mass, acc, pot as matrices, then the IDs and the types) and then what
+// add_checkpoint_record adds of c.
+void add_checkpoint_group(const std::string& path, const Checkpoint& c, std::size_t count);
+void write_memory_order_rows(const std::string& path, const std::vector<std::uint64_t>& ids, std::size_t first);
+void seal_checkpoint(const std::string& path, std::uint64_t checksum);
+class Checksum;
+void add_checkpoint_record(Checksum& sum, const Checkpoint& c);
 Checkpoint read_checkpoint(const std::string& path);
 // Where a checkpoint's run stands, read from its attributes alone (no particles, no checksum):
 // the intervals done, and the tick within the next one where it was written there (else 0).

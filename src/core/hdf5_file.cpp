@@ -105,17 +105,43 @@ std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t
     return values;
 }
 
-void write_dataset_raw(hid_t parent, const std::string& name, hid_t type, const void* data, std::size_t rows,
-                       std::size_t cols)
+Handle create_dataset_raw(hid_t parent, const std::string& name, hid_t type, std::size_t rows, std::size_t cols)
 {
     const hsize_t dims[2] = {rows, cols};
     Handle space(H5Screate_simple(cols == 0 ? 1 : 2, dims, nullptr), H5Sclose);
-    Handle set(checked(H5Dcreate2(parent, name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                       "cannot create dataset " + name + " in " + object_name(parent)),
-               H5Dclose);
+    return Handle(checked(H5Dcreate2(parent, name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                          "cannot create dataset " + name + " in " + object_name(parent)),
+                  H5Dclose);
+}
+
+void write_dataset_raw(hid_t parent, const std::string& name, hid_t type, const void* data, std::size_t rows,
+                       std::size_t cols)
+{
+    Handle set = create_dataset_raw(parent, name, type, rows, cols);
     if (rows > 0)
         checked(H5Dwrite(set.id(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
                 "cannot write dataset " + name + " in " + object_name(parent), 0);
+}
+
+void write_rows_raw(hid_t parent, const std::string& name, hid_t type, std::size_t first, const void* data,
+                    std::size_t rows)
+{
+    if (rows == 0) return;
+    Handle set(checked(H5Dopen2(parent, name.c_str(), H5P_DEFAULT),
+                       "dataset " + name + " is missing in " + object_name(parent)),
+               H5Dclose);
+    Handle space(H5Dget_space(set.id()), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space.id());
+    hsize_t dims[2] = {0, 1};
+    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.id(), dims, nullptr) < 0 || first + rows > dims[0])
+        throw Error("rows " + std::to_string(first) + ".." + std::to_string(first + rows) + " lie outside dataset " +
+                    object_name(set.id()));
+    const hsize_t start[2] = {first, 0}, count[2] = {rows, rank == 2 ? dims[1] : 1};
+    checked(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+            "cannot select rows of dataset " + object_name(set.id()), 0);
+    Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
+    checked(H5Dwrite(set.id(), type, memory.id(), space.id(), H5P_DEFAULT, data),
+            "cannot write dataset " + object_name(set.id()), 0);
 }
 
 } // namespace
@@ -302,6 +328,21 @@ void write_dataset(hid_t parent, const std::string& name, const double* data, st
 void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows, std::size_t cols)
 {
     write_dataset_raw(parent, name, H5T_NATIVE_UINT64, data, rows, cols);
+}
+
+void create_dataset(hid_t parent, const std::string& name, bool integers, std::size_t rows, std::size_t cols)
+{
+    create_dataset_raw(parent, name, integers ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE, rows, cols);
+}
+
+void write_rows(hid_t parent, const std::string& name, std::size_t first, const double* data, std::size_t rows)
+{
+    write_rows_raw(parent, name, H5T_NATIVE_DOUBLE, first, data, rows);
+}
+
+void write_rows(hid_t parent, const std::string& name, std::size_t first, const std::uint64_t* data, std::size_t rows)
+{
+    write_rows_raw(parent, name, H5T_NATIVE_UINT64, first, data, rows);
 }
 
 std::vector<hsize_t> dataset_shape(hid_t parent, const std::string& name)

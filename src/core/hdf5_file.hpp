@@ -70,6 +70,11 @@ std::vector<std::pair<std::string, std::string>> attributes_as_text(hid_t object
 void write_dataset(hid_t parent, const std::string& name, const double* data, std::size_t rows, std::size_t cols);
 void write_dataset(hid_t parent, const std::string& name, const std::uint64_t* data, std::size_t rows,
                    std::size_t cols = 0);
+// A dataset of rows x cols values (cols 0: one dimension) whose rows write_rows fills later, in
+// any pieces (the processes of a run on domains each write theirs).
+void create_dataset(hid_t parent, const std::string& name, bool integers, std::size_t rows, std::size_t cols);
+void write_rows(hid_t parent, const std::string& name, std::size_t first, const double* data, std::size_t rows);
+void write_rows(hid_t parent, const std::string& name, std::size_t first, const std::uint64_t* data, std::size_t rows);
 std::vector<hsize_t> dataset_shape(hid_t parent, const std::string& name);
 // Reads converting from whatever numeric type is stored (float, int32, ...).
 std::vector<double> read_dataset_doubles(hid_t parent, const std::string& name);

@@ -24,25 +24,16 @@ struct SnapshotField {
     bool required;                   // a reader error if absent (Masses may come from MassTable instead)
     bool integer_ids;                // ParticleIDs: uint64 instead of double
     double* (*column)(ParticleSet&); // first element of the 3xN or N storage (nullptr for IDs)
-    bool (*present)(const ParticleSet&);
+    bool forces;                     // written only for particles with forces
 };
 
-bool always(const ParticleSet&)
-{
-    return true;
-}
-bool with_forces(const ParticleSet& p)
-{
-    return p.has_forces();
-}
-
 const std::array<SnapshotField, 6> kFields = {{
-    {"Coordinates", 3, true, false, [](ParticleSet& p) { return p.pos.data(); }, always},
-    {"Velocities", 3, true, false, [](ParticleSet& p) { return p.vel.data(); }, always},
-    {"Masses", 1, true, false, [](ParticleSet& p) { return p.mass.data(); }, always},
-    {"ParticleIDs", 1, true, true, nullptr, always},
-    {"Potential", 1, false, false, [](ParticleSet& p) { return p.pot.data(); }, with_forces},
-    {"Acceleration", 3, false, false, [](ParticleSet& p) { return p.acc.data(); }, with_forces},
+    {"Coordinates", 3, true, false, [](ParticleSet& p) { return p.pos.data(); }, false},
+    {"Velocities", 3, true, false, [](ParticleSet& p) { return p.vel.data(); }, false},
+    {"Masses", 1, true, false, [](ParticleSet& p) { return p.mass.data(); }, false},
+    {"ParticleIDs", 1, true, true, nullptr, false},
+    {"Potential", 1, false, false, [](ParticleSet& p) { return p.pot.data(); }, true},
+    {"Acceleration", 3, false, false, [](ParticleSet& p) { return p.acc.data(); }, true},
 }};
 
 std::string part_type_group(int type)
@@ -57,16 +48,12 @@ std::array<std::vector<std::size_t>, kNumParticleTypes> indices_by_type(const Pa
     return out;
 }
 
-void write_header(hid_t file, const ParticleSet& p,
-                  const std::array<std::vector<std::size_t>, kNumParticleTypes>& by_type)
+void write_header(hid_t file, const ParticleSet& p, const TypeCounts& type_counts)
 {
     auto header = h5::create_group(file, "Header");
-    std::vector<std::uint64_t> counts(kNumParticleTypes);
+    std::vector<std::uint64_t> counts(type_counts.begin(), type_counts.end());
     std::vector<std::uint32_t> high_words(kNumParticleTypes);
-    for (int t = 0; t < kNumParticleTypes; ++t) {
-        counts[t] = by_type[t].size();
-        high_words[t] = static_cast<std::uint32_t>(counts[t] >> 32);
-    }
+    for (int t = 0; t < kNumParticleTypes; ++t) high_words[t] = static_cast<std::uint32_t>(counts[t] >> 32);
     h5::write_attribute(header.id(), "NumPart_ThisFile", counts);
     h5::write_attribute(header.id(), "NumPart_Total", counts);
     h5::write_attribute(header.id(), "NumPart_Total_HighWord", high_words);
@@ -93,37 +80,55 @@ void write_header(hid_t file, const ParticleSet& p,
     h5::write_attribute(params.id(), "GravitationalConstant", std::string(g_text));
 }
 
-void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::size_t>& indices, int type)
+// The datasets of `count` particles of one type, with forces or without, and `extra`'s columns.
+void create_particle_datasets(hid_t file, int type, std::uint64_t count, bool forces,
+                              const std::map<std::string, ParticleSet::ExtraColumn>& extra)
 {
     auto group = h5::create_group(file, part_type_group(type));
+    for (const auto& field : kFields)
+        if (!field.forces || forces)
+            h5::create_dataset(group.id(), field.name, field.integer_ids, count, field.components == 3 ? 3 : 0);
+    for (const auto& [name, column] : extra) {
+        const auto c = static_cast<std::size_t>(column.components);
+        h5::create_dataset(group.id(), name, !column.counts.empty(), count, c == 1 ? 0 : c);
+    }
+}
+
+// The particles `indices` of p (all of type `type`, whose datasets the file has) into that type's
+// datasets from row `first`.
+void write_particle_rows(hid_t file, const ParticleSet& p, const std::vector<std::size_t>& indices, int type,
+                         std::uint64_t first)
+{
+    if (indices.empty()) return;
+    auto group = h5::open_group(file, part_type_group(type));
     auto& mutable_p = const_cast<ParticleSet&>(p); // the column accessors are shared with the reader
     // The particles of a type are usually one run of the set (indices ascend): their columns are
     // then written in place, without a copy as large as the column.
-    const std::size_t first = indices.front();
-    const bool run = indices.back() - first + 1 == indices.size();
+    const std::size_t from = indices.front();
+    const bool run = indices.back() - from + 1 == indices.size();
+    const bool forces = p.has_forces();
     for (const auto& field : kFields) {
-        if (!field.present(p)) continue;
+        if (field.forces && !forces) continue;
         if (field.integer_ids) {
             if (run) {
-                h5::write_dataset(group.id(), field.name, p.id.data() + first, indices.size());
+                h5::write_rows(group.id(), field.name, first, p.id.data() + from, indices.size());
                 continue;
             }
             std::vector<std::uint64_t> ids(indices.size());
             for (std::size_t k = 0; k < indices.size(); ++k) ids[k] = p.id[indices[k]];
-            h5::write_dataset(group.id(), field.name, ids.data(), ids.size());
+            h5::write_rows(group.id(), field.name, first, ids.data(), ids.size());
             continue;
         }
         const double* column = field.column(mutable_p);
         const auto c = static_cast<std::size_t>(field.components);
         if (run) {
-            h5::write_dataset(group.id(), field.name, column + first * c, indices.size(),
-                              field.components == 3 ? 3 : 0);
+            h5::write_rows(group.id(), field.name, first, column + from * c, indices.size());
             continue;
         }
         std::vector<double> rows(indices.size() * c);
         for (std::size_t k = 0; k < indices.size(); ++k)
             for (std::size_t j = 0; j < c; ++j) rows[k * c + j] = column[indices[k] * c + j];
-        h5::write_dataset(group.id(), field.name, rows.data(), indices.size(), field.components == 3 ? 3 : 0);
+        h5::write_rows(group.id(), field.name, first, rows.data(), indices.size());
     }
     for (const auto& [name, column] : p.extra) {
         const auto c = static_cast<std::size_t>(column.components);
@@ -141,10 +146,17 @@ void write_particles(hid_t file, const ParticleSet& p, const std::vector<std::si
                     rows[k * c + j] = column.values[indices[k] * c + j];
             }
         if (integer)
-            h5::write_dataset(group.id(), name, ids.data(), indices.size(), c == 1 ? 0 : c);
+            h5::write_rows(group.id(), name, first, ids.data(), indices.size());
         else
-            h5::write_dataset(group.id(), name, rows.data(), indices.size(), c == 1 ? 0 : c);
+            h5::write_rows(group.id(), name, first, rows.data(), indices.size());
     }
+}
+
+TypeCounts counts_of(const std::array<std::vector<std::size_t>, kNumParticleTypes>& by_type)
+{
+    TypeCounts counts{};
+    for (int t = 0; t < kNumParticleTypes; ++t) counts[t] = by_type[t].size();
+    return counts;
 }
 
 // The unit attributes grove reads in /Units: GADGET's and SWIFT's names for the size in cgs of one
@@ -309,15 +321,45 @@ void write_snapshot(const std::string& path, const ParticleSet& particles)
         const auto by_type = indices_by_type(particles);
         {
             auto file = h5::create_file(temporary);
-            write_header(file.id(), particles, by_type);
+            write_header(file.id(), particles, counts_of(by_type));
             for (int t = 0; t < kNumParticleTypes; ++t)
-                if (!by_type[t].empty()) write_particles(file.id(), particles, by_type[t], t);
+                if (!by_type[t].empty()) {
+                    create_particle_datasets(file.id(), t, by_type[t].size(), particles.has_forces(), particles.extra);
+                    write_particle_rows(file.id(), particles, by_type[t], t, 0);
+                }
             h5::finish_file(file, temporary);
         }
         if (std::rename(temporary.c_str(), path.c_str()) != 0)
             throw std::runtime_error("cannot rename the finished file into place");
     } catch (const std::exception& e) {
         std::remove(temporary.c_str());
+        throw std::runtime_error("cannot write " + path + ": " + e.what());
+    }
+}
+
+void create_snapshot(const std::string& path, const ParticleSet& header, const TypeCounts& counts, bool forces)
+{
+    try {
+        auto file = h5::create_file(path);
+        write_header(file.id(), header, counts);
+        for (int t = 0; t < kNumParticleTypes; ++t)
+            if (counts[t] > 0) create_particle_datasets(file.id(), t, counts[t], forces, {});
+        h5::finish_file(file, path);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot write " + path + ": " + e.what());
+    }
+}
+
+void write_snapshot_rows(const std::string& path, const ParticleSet& part, const TypeCounts& first)
+{
+    part.validate("cannot write " + path);
+    if (!part.extra.empty()) throw std::invalid_argument("write_snapshot_rows: a part with extra columns");
+    try {
+        auto file = h5::open_file_rw(path);
+        const auto by_type = indices_by_type(part);
+        for (int t = 0; t < kNumParticleTypes; ++t) write_particle_rows(file.id(), part, by_type[t], t, first[t]);
+        h5::finish_file(file, path);
+    } catch (const std::exception& e) {
         throw std::runtime_error("cannot write " + path + ": " + e.what());
     }
 }

@@ -8,6 +8,7 @@
 // Writes go to a temporary name in the same directory and are renamed when complete.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -18,6 +19,16 @@ namespace grove {
 // Writes `particles` to `path` atomically. Throws std::runtime_error naming the path if it cannot
 // be written; an existing file under `path` is then left untouched.
 void write_snapshot(const std::string& path, const ParticleSet& particles);
+
+// A snapshot that processes write in turn, each the rows of its particles (a run on domains writes
+// its files so, parallel/domain_files.hpp), under a name the caller renames when all are done:
+// create_snapshot makes the file, with `header`'s time, units and run parameters and every dataset
+// sized for counts[t] particles of type t (with forces or without); write_snapshot_rows then writes
+// `part`'s particles of each type t, in their order, from row first[t] of that type's datasets
+// (forces only into a file made with them). Throw std::runtime_error naming the path.
+using TypeCounts = std::array<std::uint64_t, kNumParticleTypes>;
+void create_snapshot(const std::string& path, const ParticleSet& header, const TypeCounts& counts, bool forces);
+void write_snapshot_rows(const std::string& path, const ParticleSet& part, const TypeCounts& first);
 
 // Reads a snapshot written by grove or a GADGET-style file from another code (single or double
 // precision, masses in MassTable, optional datasets missing; a snapshot split over files

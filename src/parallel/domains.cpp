@@ -481,8 +481,8 @@ template <class Keep> std::vector<std::size_t> by_id(const ParticleSet& p, Keep&
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < p.size(); ++i)
         if (keep(i)) index.push_back(i);
-    // IDs are unique, so any sort gives the one order; the parallel one, since a run gathers
-    // every particle for each diagnostics line.
+    // IDs are unique, so any sort gives the one order; the parallel one, since a run on domains
+    // sorts a rank's every particle at each file.
     __gnu_parallel::sort(index.begin(), index.end(), [&](std::size_t a, std::size_t b) { return p.id[a] < p.id[b]; });
     return index;
 }
@@ -501,11 +501,15 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
 }
 
+ParticleSet sorted_by_id(const ParticleSet& p)
+{
+    return select_particles(p, by_id(p, [](std::size_t) { return true; }));
+}
+
 void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost)
 {
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost, comm);
-    const ParticleSet moved = migrate(local, domains.owners(local.pos), comm);
-    local = select_particles(moved, by_id(moved, [](std::size_t) { return true; }));
+    local = sorted_by_id(migrate(local, domains.owners(local.pos), comm));
 }
 
 std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm)
@@ -540,12 +544,6 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     const ParticleSet arrived = migrate(select_particles(local, leave_), destination_, comm);
     exchange_in_place(local, leave_, arrived);
     return true;
-}
-
-ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm)
-{
-    const ParticleSet gathered = migrate(local, std::vector<int>(local.size(), 0), comm);
-    return select_particles(gathered, by_id(gathered, [](std::size_t) { return true; }));
 }
 
 } // namespace grove

@@ -81,6 +81,9 @@ void exchange_in_place(ParticleSet& local, const std::vector<std::size_t>& leave
 // The particles of `p` at `index`, in that order (the forces too where p has them).
 ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t>& index);
 
+// The particles of `p` in ID order.
+ParticleSet sorted_by_id(const ParticleSet& p);
+
 // This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order.
 ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
 
@@ -156,9 +159,5 @@ class DomainFollower {
     std::vector<std::size_t> leave_;
     std::vector<int> destination_;
 };
-
-// Every rank's particles on the first rank, in ID order (an empty set on the others): what a run
-// writes.
-ParticleSet gather_on_root(const ParticleSet& local, const Communicator& comm);
 
 } // namespace grove

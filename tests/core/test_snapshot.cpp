@@ -3,13 +3,16 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 
 #include "core/checkpoint.hpp"
+#include "core/checksum.hpp"
 #include "core/galaxy_model.hpp"
 #include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
@@ -374,6 +377,33 @@ TEST_CASE("a checkpoint whose particles or parameters changed after writing is r
         h5::write_attribute(params.id(), "run.eps", std::string("0.02"));
     }
     CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("checksum"));
+}
+
+TEST_CASE("a checksum of a run of bytes given in pieces is that of the run given whole", "[checkpoint]")
+{
+    std::mt19937_64 rng(5);
+    std::vector<unsigned char> bytes(203);
+    for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+    Checksum whole;
+    whole.add(std::uint64_t{42});
+    whole.add(bytes.data(), bytes.size());
+    for (const std::size_t step : {1, 3, 7, 8, 13, 64, 203}) {
+        Checksum pieces;
+        pieces.add(std::uint64_t{42});
+        for (std::size_t at = 0; at < bytes.size(); at += step)
+            pieces.add_piece(bytes.data() + at, std::min(step, bytes.size() - at));
+        pieces.add_piece(bytes.data(), 0);      // a process with nothing to add
+        CHECK(pieces.value() != whole.value()); // the last bytes still wait
+        pieces.end_pieces();
+        INFO("pieces of " << step << " bytes");
+        CHECK(pieces.value() == whole.value());
+    }
+    // Another byte anywhere changes the sum.
+    Checksum other;
+    other.add(std::uint64_t{42});
+    bytes[100] ^= 1;
+    other.add(bytes.data(), bytes.size());
+    CHECK(other.value() != whole.value());
 }
 
 TEST_CASE("memory plans: counts without a header or past 2^64, and a cgroup's room", "[snapshot][memory]")

@@ -10,20 +10,25 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.hpp"
 #include "core/diagnostics.hpp"
 #include "core/engine_registry.hpp"
 #include "core/force_errors.hpp"
 #include "core/galaxy_model.hpp"
+#include "core/hdf5_file.hpp"
 #include "core/ic_models.hpp"
 #include "core/key_ranges.hpp"
 #include "core/rank_exchange.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
 #include "parallel/communicator.hpp"
+#include "parallel/domain_files.hpp"
 #include "parallel/domains.hpp"
 #include "support/test_support.hpp"
 
@@ -221,6 +226,131 @@ TEST_CASE("the domains follow a rank's work only where it is a count: finite and
     CHECK_THROWS_AS(follower.follow(local, one, -1.0), std::invalid_argument);
     CHECK_THROWS_AS(follower.follow(local, one, std::nan("")), std::invalid_argument);
     CHECK_THROWS_AS(follower.follow(local, one, HUGE_VAL), std::invalid_argument);
+}
+
+// Particles of several types whose IDs are sparse, large and in no order.
+ParticleSet scattered_ids(std::size_t count, std::uint64_t seed)
+{
+    ParticleSet p = numbered(count, 1);
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < count; ++i) {
+        p.id[i] = (std::uint64_t{1} << 40) + 977 * i + rng() % 977;
+        p.type[i] = static_cast<std::uint8_t>(1 + rng() % 3);
+    }
+    std::shuffle(p.id.begin(), p.id.end(), rng);
+    return p;
+}
+
+TEST_CASE("files from domains: the snapshot and checkpoint one process writes of the set, checksum included",
+          "[domains]")
+{
+    const Communicator& one = Communicator::world(); // one rank: the machinery of the turns and pieces
+    const std::string from_domains = test::scratch_path("domain_files_snapshot.hdf5"),
+                      gathered = test::scratch_path("domain_files_gathered.hdf5");
+    for (const bool forces : {true, false}) {
+        INFO("forces " << forces);
+        ParticleSet local = scattered_ids(1001, forces ? 3 : 4); // the types' bytes end short of a word
+        if (!forces) {
+            local.acc.resize(3, 0);
+            local.pot.resize(0);
+        }
+        const ParticleSet share = share_in_id_order(local, one);
+        REQUIRE(share.size() == local.size());
+        CHECK(std::is_sorted(share.id.begin(), share.id.end()));
+        write_snapshot_from_domains(from_domains, local, one);
+        write_snapshot(gathered, sorted_by_id(local));
+        const ParticleSet a = read_snapshot(from_domains), b = read_snapshot(gathered);
+        CHECK(a.id == b.id);
+        CHECK(a.type == b.type);
+        CHECK(a.pos == b.pos);
+        CHECK(a.vel == b.vel);
+        CHECK(a.mass == b.mass);
+        CHECK(a.has_forces() == forces);
+        CHECK(a.acc == b.acc);
+        CHECK(a.pot == b.pot);
+        CHECK(a.time == b.time);
+
+        Checkpoint c;
+        c.particles = local;
+        c.argv = {"in.hdf5", "-o", "out", "--decomposition", "domains"};
+        c.step = 7;
+        c.next_snapshot = 0.25;
+        c.snapshot_index = 2;
+        c.reference_energy = -0.5;
+        c.diagnostics_bytes = 321;
+        c.integrator.counters.emplace_back("steps", 7);
+        const std::string cp = test::scratch_path("domain_files_checkpoint.hdf5"),
+                          cp_gathered = test::scratch_path("domain_files_checkpoint_gathered.hdf5");
+        write_checkpoint_from_domains(cp, c, one);
+        Checkpoint whole = c;
+        whole.particles = sorted_by_id(local);
+        write_checkpoint(cp_gathered, whole);
+        const Checkpoint back = read_checkpoint(cp); // its checksum is checked
+        CHECK(back.particles.id == whole.particles.id);
+        CHECK(back.particles.pos == whole.particles.pos);
+        CHECK(back.step == 7);
+        CHECK(back.diagnostics_bytes == 321);
+        const auto checksum = [](const std::string& path) {
+            auto file = h5::open_file_read(path);
+            auto g = h5::open_group(file.id(), "Checkpoint");
+            return h5::read_attribute_u64(g.id(), "checksum").at(0);
+        };
+        CHECK(checksum(cp) == checksum(cp_gathered));
+        CHECK(checksum(cp) == checkpoint_checksum(whole));
+        CHECK_FALSE(std::filesystem::exists(cp + ".partial"));
+    }
+    // An integrator whose state has a field per particle cannot write from domains.
+    Checkpoint hermite;
+    hermite.particles = numbered(4, 1);
+    hermite.integrator.fields.push_back({"jerk", Eigen::MatrixXd::Zero(3, 4)});
+    CHECK_THROWS_AS(write_checkpoint_from_domains(test::scratch_path("domain_files_refused.hdf5"), hermite, one),
+                    std::logic_error);
+}
+
+TEST_CASE("mpirun -np 3 grove run --decomposition domains writes sparse IDs in order, and a restart on 2 reads them",
+          "[mpi][slow]")
+{
+    if (run("command -v mpirun") != 0) GROVE_SKIP_TEST("mpirun missing (scripts/setup.sh installs openmpi-bin)");
+    namespace fs = std::filesystem;
+    const std::string in = test::scratch_path("mpi_scattered.hdf5"), exe = GROVE_EXE,
+                      out = test::scratch_path("mpi_scattered_run");
+    fs::remove_all(out);
+    ParticleSet p = make_plummer(3001, 9);
+    std::mt19937_64 rng(11);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        p.id[i] = (std::uint64_t{1} << 50) + 1013 * i + rng() % 1013;
+        p.type[i] = static_cast<std::uint8_t>(1 + rng() % 3);
+    }
+    std::shuffle(p.id.begin(), p.id.end(), rng);
+    write_snapshot(in, p);
+    const ParticleSet input = read_snapshot(in);
+    const std::string args = " --engine tree-cpu --eps 0.01 --dt 0.01 --snapshot-every 0.02 --decomposition domains";
+    std::string log;
+    REQUIRE(run(kMpirun + "-np 3 " + exe + " run " + in + " -o " + out + args + " --t-end 0.02", &log) == 0);
+    INFO(log);
+    // The first file holds the input's particles, each type's in ID order.
+    const ParticleSet first = read_snapshot(out + "/snapshot_0000.hdf5");
+    REQUIRE(first.size() == input.size());
+    std::vector<std::uint64_t> ids = input.id, written = first.id;
+    std::sort(ids.begin(), ids.end());
+    std::sort(written.begin(), written.end());
+    CHECK(written == ids);
+    for (std::size_t i = 1; i < first.size(); ++i)
+        if (first.type[i] == first.type[i - 1]) CHECK(first.id[i] > first.id[i - 1]);
+    std::map<std::uint64_t, std::size_t> at;
+    for (std::size_t i = 0; i < input.size(); ++i) at[input.id[i]] = i;
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        const std::size_t j = at.at(first.id[i]);
+        same += first.pos.col(static_cast<Eigen::Index>(i)) == input.pos.col(static_cast<Eigen::Index>(j)) &&
+                first.type[i] == input.type[j] && first.mass[static_cast<Eigen::Index>(i)] == input.mass[j];
+    }
+    CHECK(same == input.size());
+    // The checkpoint's checksum and order hold: a restart on 2 ranks goes on from it.
+    REQUIRE(run(kMpirun + "-np 2 " + exe + " run --restart " + out + " --t-end 0.04", &log) == 0);
+    const ParticleSet last = read_snapshot(out + "/snapshot_0002.hdf5");
+    CHECK(last.size() == input.size());
+    CHECK(last.time == Approx(0.04));
 }
 
 TEST_CASE("mpirun -np 2 and 3 grove forces equal one process's, bit for bit", "[mpi][slow]")

@@ -1,0 +1,201 @@
+#include "parallel/domain_files.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include "core/checksum.hpp"
+#include "core/snapshot.hpp"
+#include "core/stale_files.hpp"
+#include "parallel/domains.hpp"
+
+namespace grove {
+
+namespace {
+
+constexpr std::size_t kIdSamplesPerRank = 1024;
+
+// What each rank writes: its share, in ID order, whether the file has forces (only where every
+// rank's share has them, as a gather keeps them), and where its rows start.
+struct Share {
+    ParticleSet particles;
+    bool forces = false;
+    TypeCounts totals{}, first{}; // per type: the file's counts, and this rank's first rows
+    std::uint64_t count = 0;      // every rank's particles
+    std::uint64_t first_row = 0;  // this rank's first in the ID order of the whole file
+};
+
+Share share_of(const ParticleSet& local, const Communicator& comm)
+{
+    Share s;
+    s.particles = share_in_id_order(local, comm);
+    ParticleSet& mine = s.particles;
+    double forces = mine.size() == 0 || mine.has_forces() ? 1 : 0;
+    comm.min(&forces, 1);
+    s.forces = forces > 0;
+    if (!s.forces) { // as a gather of records some of which have none
+        mine.acc.resize(3, 0);
+        mine.pot.resize(0);
+    }
+    std::vector<double> counts(kNumParticleTypes + 1, 0.0);
+    for (const std::uint8_t t : mine.type) counts[t] += 1;
+    counts[kNumParticleTypes] = static_cast<double>(mine.size());
+    const auto ranks = static_cast<std::size_t>(comm.size()), width = counts.size();
+    std::vector<double> all(ranks * width);
+    comm.all_gather(counts.data(), width, std::vector<std::size_t>(ranks, width), all.data());
+    for (std::size_t r = 0; r < ranks; ++r) {
+        const bool before = r < static_cast<std::size_t>(comm.rank());
+        for (int t = 0; t < kNumParticleTypes; ++t) {
+            const auto c = static_cast<std::uint64_t>(all[r * width + static_cast<std::size_t>(t)]);
+            s.totals[t] += c;
+            if (before) s.first[t] += c;
+        }
+        const auto n = static_cast<std::uint64_t>(all[r * width + kNumParticleTypes]);
+        s.count += n;
+        if (before) s.first_row += n;
+    }
+    return s;
+}
+
+// Every rank's turn to write into the file the first rank made, in rank order.
+template <class Write> void in_turn(const Communicator& comm, Write&& write)
+{
+    for (int r = 0; r < comm.size(); ++r) {
+        if (comm.rank() == r) write();
+        comm.barrier(); // the file closed before the next rank opens it
+    }
+}
+
+// The checksum's run of one array's bytes, every rank adding its share's in rank order.
+void add_in_turn(Checksum& sum, const void* data, std::size_t bytes, const Communicator& comm)
+{
+    for (int r = 0; r < comm.size(); ++r) {
+        if (comm.rank() == r) sum.add_piece(data, bytes);
+        comm.broadcast(&sum, sizeof sum, r);
+    }
+    sum.end_pieces();
+}
+
+// A matrix's shape as the gathered set has it (add_matrix adds rows and columns first).
+void add_shape(Checksum& sum, std::uint64_t rows, std::uint64_t cols)
+{
+    sum.add(static_cast<std::int64_t>(rows));
+    sum.add(static_cast<std::int64_t>(cols));
+}
+
+} // namespace
+
+ParticleSet share_in_id_order(const ParticleSet& local, const Communicator& comm)
+{
+    // Samples of this rank's IDs, evenly spaced in their order, each weighing the particles it
+    // stands for. An ID travels as the nearest double, whose order is the IDs' own (IDs that round
+    // to one double go to one rank).
+    std::vector<std::uint64_t> ids(local.id);
+    std::sort(ids.begin(), ids.end());
+    const std::size_t n = ids.size(), k = std::min(n, kIdSamplesPerRank);
+    std::vector<double> samples;
+    for (std::size_t i = 0; i < k; ++i) {
+        samples.push_back(static_cast<double>(ids[(2 * i + 1) * n / (2 * k)]));
+        samples.push_back(static_cast<double>(n) / static_cast<double>(k));
+    }
+    std::vector<std::size_t> counts;
+    const std::vector<double> all = comm.all_gather(samples, counts);
+    std::vector<std::pair<double, double>> weighted;
+    double total = 0;
+    for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
+        weighted.emplace_back(all[i], all[i + 1]);
+        total += all[i + 1];
+    }
+    std::sort(weighted.begin(), weighted.end());
+    // Rank r takes the IDs from the r-th of the ranks' equal shares of the samples' weight.
+    const int ranks = comm.size();
+    std::vector<double> splitters;
+    double passed = 0;
+    std::size_t j = 0;
+    for (int r = 1; r < ranks; ++r) {
+        const double wanted = total * r / ranks;
+        while (j < weighted.size() && passed + weighted[j].second <= wanted) passed += weighted[j++].second;
+        splitters.push_back(j < weighted.size() ? weighted[j].first : std::numeric_limits<double>::infinity());
+    }
+    std::vector<int> owner(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i)
+        owner[i] = static_cast<int>(
+            std::upper_bound(splitters.begin(), splitters.end(), static_cast<double>(local.id[i])) - splitters.begin());
+    return sorted_by_id(migrate(local, owner, comm));
+}
+
+void write_snapshot_from_domains(const std::string& path, const ParticleSet& local, const Communicator& comm)
+{
+    const Share s = share_of(local, comm);
+    // The first rank names the temporary; a run's stale ones (from a crash) go first.
+    const std::filesystem::path target(path);
+    std::string temporary = path + ".tmp." + std::to_string(::getpid());
+    std::uint64_t length = temporary.size();
+    comm.broadcast(&length, sizeof length, 0);
+    temporary.resize(length);
+    comm.broadcast(temporary.data(), length, 0);
+    if (comm.is_root()) {
+        remove_stale_temporaries(target.parent_path().string(), target.filename().string() + ".tmp.");
+        create_snapshot(temporary, s.particles, s.totals, s.forces);
+    }
+    comm.barrier();
+    in_turn(comm, [&] { write_snapshot_rows(temporary, s.particles, s.first); });
+    if (comm.is_root() && std::rename(temporary.c_str(), path.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error("cannot write " + path + ": cannot rename the finished file into place");
+    }
+    comm.barrier();
+}
+
+void write_checkpoint_from_domains(const std::string& path, const Checkpoint& c, const Communicator& comm)
+{
+    if (!c.integrator.fields.empty() || !c.integrator.arrays.empty())
+        throw std::logic_error("a checkpoint from domains holds no integrator fields or arrays");
+    const Share s = share_of(c.particles, comm);
+    const ParticleSet& mine = s.particles;
+    const std::string temporary = path + ".partial";
+    if (comm.is_root()) {
+        create_snapshot(temporary, mine, s.totals, s.forces);
+        add_checkpoint_group(temporary, c, s.count);
+    }
+    comm.barrier();
+    in_turn(comm, [&] {
+        write_snapshot_rows(temporary, mine, s.first);
+        write_memory_order_rows(temporary, mine.id, s.first_row);
+    });
+    // The checksum of the gathered set's arrays (core/checkpoint.cpp), each rank adding its share's
+    // bytes in turn, then the record.
+    const std::uint64_t n = s.count, with_forces = s.forces ? n : 0;
+    const auto doubles = [](std::size_t count) { return count * sizeof(double); };
+    Checksum sum;
+    add_shape(sum, 3, n);
+    add_in_turn(sum, mine.pos.data(), doubles(3 * mine.size()), comm);
+    add_shape(sum, 3, n);
+    add_in_turn(sum, mine.vel.data(), doubles(3 * mine.size()), comm);
+    add_shape(sum, n, 1);
+    add_in_turn(sum, mine.mass.data(), doubles(mine.size()), comm);
+    add_shape(sum, 3, with_forces);
+    add_in_turn(sum, mine.acc.data(), doubles(static_cast<std::size_t>(mine.acc.size())), comm);
+    add_shape(sum, with_forces, 1);
+    add_in_turn(sum, mine.pot.data(), doubles(static_cast<std::size_t>(mine.pot.size())), comm);
+    add_in_turn(sum, mine.id.data(), mine.id.size() * sizeof(std::uint64_t), comm);
+    add_in_turn(sum, mine.type.data(), mine.type.size(), comm);
+    if (comm.is_root()) {
+        try {
+            add_checkpoint_record(sum, c);
+            seal_checkpoint(temporary, sum.value());
+            std::filesystem::rename(temporary, path); // only a complete checkpoint replaces the last
+        } catch (...) {
+            std::remove(temporary.c_str());
+            throw;
+        }
+    }
+    comm.barrier();
+}
+
+} // namespace grove
