@@ -12,6 +12,7 @@
 #include "cli/run_simulation.hpp"
 #include "engines/engines.hpp"
 #include "integrators/block_leapfrog.hpp"
+#include "parallel/domain_files.hpp"
 
 namespace grove {
 
@@ -189,7 +190,7 @@ int command_run(int argc, char** argv)
     std::optional<Checkpoint> restart;
     std::vector<std::string> args(argv + 1, argv + argc);
     std::vector<std::pair<std::string, std::string>> overrides;
-    std::string restart_dir;
+    std::string restart_dir, restart_path;
     if (parsed->count("restart")) {
         for (const auto& kv : parsed->arguments()) {
             if (kv.key() == "restart") continue;
@@ -204,8 +205,8 @@ int command_run(int argc, char** argv)
         restart_dir = (*parsed)["restart"].as<std::string>();
         const fs::path cp = fs::path(restart_dir) / "checkpoint.hdf5";
         if (!fs::exists(cp)) throw std::runtime_error("no checkpoint at " + cp.string());
-        restart = read_checkpoint(cp.string());
-        args = with_options(restart->argv, overrides);
+        restart_path = cp.string();
+        args = with_options(read_checkpoint_record(restart_path).argv, overrides);
         std::vector<char*> c_argv{argv[0]};
         for (auto& a : args) c_argv.push_back(a.data());
         parsed = parse_command(options, static_cast<int>(c_argv.size()), c_argv.data());
@@ -215,12 +216,15 @@ int command_run(int argc, char** argv)
         // The cap goes into the command line that the checkpoint keeps, so that a restart takes
         // the run's own even if the default moves; a block run's checkpoint without it was made
         // before the cap existed, and goes on as it began, without one.
-        if (restart) config.integrator.eta_dyn = 0;
+        if (!restart_path.empty()) config.integrator.eta_dyn = 0;
         char value[32];
         std::snprintf(value, sizeof value, "%.17g", config.integrator.eta_dyn);
         config.argv.insert(config.argv.end(), {"--eta-dyn", value});
     }
-    if (restart) {
+    if (!restart_path.empty()) {
+        // On domains each rank reads its share of the particles; otherwise every rank all of them.
+        restart = config.domains ? read_checkpoint_on_domains(restart_path, Communicator::world())
+                                 : read_checkpoint(restart_path);
         config.output = restart_dir; // the directory as named now, wherever the run began
         config.cadence_changed =
             std::any_of(overrides.begin(), overrides.end(), [](const auto& o) { return o.first == "snapshot-every"; });

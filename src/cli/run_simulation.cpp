@@ -165,9 +165,9 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
             std::fflush(stdout);
         }
     }
-    // On domains: a restart's and a --target's set is whole on every rank; otherwise each rank read
-    // its part of the file.
-    if (config.domains && (restart_ || config.target))
+    // On domains: a --target's set is whole on every rank; otherwise each rank read its part of
+    // the file, or of the checkpoint.
+    if (config.domains && config.target && !restart_)
         p_ = own_domain(p_, comm_);
     else if (config.domains)
         move_to_domains(p_, comm_);

@@ -179,10 +179,9 @@ std::optional<CheckpointPlace> checkpoint_place(const std::string& path)
     return place;
 }
 
-Checkpoint read_checkpoint(const std::string& path)
+Checkpoint read_checkpoint_record(const std::string& path, std::optional<std::uint64_t>* sealed)
 {
     Checkpoint c;
-    const ParticleSet p = read_hdf5_snapshot(path);
     h5::Handle file = h5::open_file_read(path);
     if (!h5::has_link(file.id(), "Checkpoint")) throw std::runtime_error(path + ": not a grove checkpoint");
     h5::Handle g = h5::open_group(file.id(), "Checkpoint");
@@ -194,25 +193,6 @@ Checkpoint read_checkpoint(const std::string& path)
     c.has_start_time = h5::has_attribute(g.id(), "start_time");
     if (c.has_start_time) c.start_time = h5::read_attribute_doubles(g.id(), "start_time").at(0);
     c.diagnostics_bytes = static_cast<long long>(h5::read_attribute_doubles(g.id(), "diagnostics_bytes").at(0));
-    const std::vector<std::uint64_t> ids = h5::read_dataset_u64(g.id(), "memory_order_ids");
-    if (ids.size() != p.size()) throw std::runtime_error(path + ": checkpoint order does not match its particles");
-    std::unordered_map<std::uint64_t, Eigen::Index> where;
-    for (std::size_t i = 0; i < p.size(); ++i) where[p.id[i]] = static_cast<Eigen::Index>(i);
-    c.particles = p;
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-        const auto it = where.find(ids[k]);
-        if (it == where.end()) throw std::runtime_error(path + ": checkpoint order names an unknown particle");
-        const Eigen::Index i = it->second, o = static_cast<Eigen::Index>(k);
-        c.particles.pos.col(o) = p.pos.col(i);
-        c.particles.vel.col(o) = p.vel.col(i);
-        c.particles.mass[o] = p.mass[i];
-        c.particles.id[k] = p.id[static_cast<std::size_t>(i)];
-        c.particles.type[k] = p.type[static_cast<std::size_t>(i)];
-        if (p.has_forces()) {
-            c.particles.acc.col(o) = p.acc.col(i);
-            c.particles.pot[o] = p.pot[i];
-        }
-    }
     // Checkpoints before the field list named Hermite's state directly.
     std::vector<std::string> fields, counters;
     if (h5::has_attribute(g.id(), "state_fields")) {
@@ -222,7 +202,7 @@ Checkpoint read_checkpoint(const std::string& path)
         fields = {"jerk", "particle_time", "particle_step"};
         counters = {"block_steps", "particle_steps"};
     }
-    const auto n = static_cast<Eigen::Index>(ids.size());
+    const auto n = static_cast<Eigen::Index>(h5::dataset_shape(g.id(), "memory_order_ids").at(0));
     for (const std::string& name : fields) {
         if (name.empty()) continue;
         if (!h5::has_link(g.id(), name)) throw std::runtime_error(path + ": checkpoint field " + name + " is missing");
@@ -245,12 +225,59 @@ Checkpoint read_checkpoint(const std::string& path)
             c.integrator.counters.emplace_back(name,
                                                static_cast<long long>(h5::read_attribute_doubles(g.id(), name).at(0)));
     // Checkpoints written before the checksum have none to check.
-    if (h5::has_attribute(g.id(), "checksum") &&
-        h5::read_attribute_u64(g.id(), "checksum").at(0) != checkpoint_checksum(c))
+    if (sealed != nullptr)
+        *sealed = h5::has_attribute(g.id(), "checksum")
+                      ? std::optional<std::uint64_t>(h5::read_attribute_u64(g.id(), "checksum").at(0))
+                      : std::nullopt;
+    return c;
+}
+
+void check_sealed(const std::string& path, std::optional<std::uint64_t> sealed, std::uint64_t sum)
+{
+    if (sealed && *sealed != sum)
         throw std::runtime_error(path + ": the checkpoint's checksum does not match its contents: it was changed or "
                                         "damaged after it was written, and a run continued from it would not be the "
                                         "run it claims to continue");
+}
+
+Checkpoint read_checkpoint(const std::string& path)
+{
+    const ParticleSet p = read_hdf5_snapshot(path);
+    std::optional<std::uint64_t> sealed;
+    Checkpoint c = read_checkpoint_record(path, &sealed);
+    std::vector<std::uint64_t> ids;
+    {
+        h5::Handle file = h5::open_file_read(path);
+        h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+        ids = h5::read_dataset_u64(g.id(), "memory_order_ids");
+    }
+    if (ids.size() != p.size()) throw std::runtime_error(path + ": checkpoint order does not match its particles");
+    std::unordered_map<std::uint64_t, Eigen::Index> where;
+    for (std::size_t i = 0; i < p.size(); ++i) where[p.id[i]] = static_cast<Eigen::Index>(i);
+    c.particles = p;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        const auto it = where.find(ids[k]);
+        if (it == where.end()) throw std::runtime_error(path + ": checkpoint order names an unknown particle");
+        const Eigen::Index i = it->second, o = static_cast<Eigen::Index>(k);
+        c.particles.pos.col(o) = p.pos.col(i);
+        c.particles.vel.col(o) = p.vel.col(i);
+        c.particles.mass[o] = p.mass[i];
+        c.particles.id[k] = p.id[static_cast<std::size_t>(i)];
+        c.particles.type[k] = p.type[static_cast<std::size_t>(i)];
+        if (p.has_forces()) {
+            c.particles.acc.col(o) = p.acc.col(i);
+            c.particles.pot[o] = p.pot[i];
+        }
+    }
+    check_sealed(path, sealed, checkpoint_checksum(c));
     return c;
+}
+
+std::vector<std::uint64_t> read_memory_order_rows(const std::string& path, std::size_t first, std::size_t rows)
+{
+    h5::Handle file = h5::open_file_read(path);
+    h5::Handle g = h5::open_group(file.id(), "Checkpoint");
+    return h5::read_dataset_u64(g.id(), "memory_order_ids", first, rows);
 }
 
 } // namespace grove

@@ -49,6 +49,15 @@ void seal_checkpoint(const std::string& path, std::uint64_t checksum);
 class Checksum;
 void add_checkpoint_record(Checksum& sum, const Checkpoint& c);
 Checkpoint read_checkpoint(const std::string& path);
+// A checkpoint's all but its particles (c.particles empty), and where `sealed` is given the
+// checksum it was sealed with (none for one written before checksums); for a restart on domains,
+// whose ranks each read a share of the particles (parallel/domain_files.hpp), and for a restart
+// that needs its command line before it reads the rest.
+Checkpoint read_checkpoint_record(const std::string& path, std::optional<std::uint64_t>* sealed = nullptr);
+// Rows first .. first + rows - 1 of the memory order (the IDs in the order the run held them).
+std::vector<std::uint64_t> read_memory_order_rows(const std::string& path, std::size_t first, std::size_t rows);
+// Throws std::runtime_error naming the path where a checkpoint's checksum is not `sum`.
+void check_sealed(const std::string& path, std::optional<std::uint64_t> sealed, std::uint64_t sum);
 // Where a checkpoint's run stands, read from its attributes alone (no particles, no checksum):
 // the intervals done, and the tick within the next one where it was written there (else 0).
 // Nothing for an HDF5 file that is not a checkpoint.

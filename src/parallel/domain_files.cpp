@@ -88,6 +88,29 @@ void add_shape(Checksum& sum, std::uint64_t rows, std::uint64_t cols)
     sum.add(static_cast<std::int64_t>(cols));
 }
 
+// The checksum of the gathered set's arrays (core/checkpoint.cpp), each rank adding its share's
+// bytes in turn; every rank ends with it.
+Checksum sum_of_shares(const Share& s, const Communicator& comm)
+{
+    const ParticleSet& mine = s.particles;
+    const std::uint64_t n = s.count, with_forces = s.forces ? n : 0;
+    const auto doubles = [](std::size_t count) { return count * sizeof(double); };
+    Checksum sum;
+    add_shape(sum, 3, n);
+    add_in_turn(sum, mine.pos.data(), doubles(3 * mine.size()), comm);
+    add_shape(sum, 3, n);
+    add_in_turn(sum, mine.vel.data(), doubles(3 * mine.size()), comm);
+    add_shape(sum, n, 1);
+    add_in_turn(sum, mine.mass.data(), doubles(mine.size()), comm);
+    add_shape(sum, 3, with_forces);
+    add_in_turn(sum, mine.acc.data(), doubles(static_cast<std::size_t>(mine.acc.size())), comm);
+    add_shape(sum, with_forces, 1);
+    add_in_turn(sum, mine.pot.data(), doubles(static_cast<std::size_t>(mine.pot.size())), comm);
+    add_in_turn(sum, mine.id.data(), mine.id.size() * sizeof(std::uint64_t), comm);
+    add_in_turn(sum, mine.type.data(), mine.type.size(), comm);
+    return sum;
+}
+
 } // namespace
 
 ParticleSet share_in_id_order(const ParticleSet& local, const Communicator& comm)
@@ -168,23 +191,7 @@ void write_checkpoint_from_domains(const std::string& path, const Checkpoint& c,
         write_snapshot_rows(temporary, mine, s.first);
         write_memory_order_rows(temporary, mine.id, s.first_row);
     });
-    // The checksum of the gathered set's arrays (core/checkpoint.cpp), each rank adding its share's
-    // bytes in turn, then the record.
-    const std::uint64_t n = s.count, with_forces = s.forces ? n : 0;
-    const auto doubles = [](std::size_t count) { return count * sizeof(double); };
-    Checksum sum;
-    add_shape(sum, 3, n);
-    add_in_turn(sum, mine.pos.data(), doubles(3 * mine.size()), comm);
-    add_shape(sum, 3, n);
-    add_in_turn(sum, mine.vel.data(), doubles(3 * mine.size()), comm);
-    add_shape(sum, n, 1);
-    add_in_turn(sum, mine.mass.data(), doubles(mine.size()), comm);
-    add_shape(sum, 3, with_forces);
-    add_in_turn(sum, mine.acc.data(), doubles(static_cast<std::size_t>(mine.acc.size())), comm);
-    add_shape(sum, with_forces, 1);
-    add_in_turn(sum, mine.pot.data(), doubles(static_cast<std::size_t>(mine.pot.size())), comm);
-    add_in_turn(sum, mine.id.data(), mine.id.size() * sizeof(std::uint64_t), comm);
-    add_in_turn(sum, mine.type.data(), mine.type.size(), comm);
+    Checksum sum = sum_of_shares(s, comm);
     if (comm.is_root()) {
         try {
             add_checkpoint_record(sum, c);
@@ -196,6 +203,27 @@ void write_checkpoint_from_domains(const std::string& path, const Checkpoint& c,
         }
     }
     comm.barrier();
+}
+
+Checkpoint read_checkpoint_on_domains(const std::string& path, const Communicator& comm)
+{
+    std::optional<std::uint64_t> sealed;
+    Checkpoint c = read_checkpoint_record(path, &sealed);
+    if (!c.integrator.fields.empty() || !c.integrator.arrays.empty())
+        throw std::runtime_error(path + ": a checkpoint with integrator fields or arrays cannot go on on domains");
+    const std::uint64_t n = hdf5_particle_count(path);
+    const auto r = static_cast<std::uint64_t>(comm.rank()), k = static_cast<std::uint64_t>(comm.size());
+    Share s = share_of(read_hdf5_snapshot_part(path, n * r / k, n * (r + 1) / k), comm);
+    // A run on domains held its particles in ID order when it wrote them: the shares are the
+    // memory order's pieces.
+    if (read_memory_order_rows(path, s.first_row, s.particles.size()) != s.particles.id)
+        throw std::runtime_error(path + ": the checkpoint holds its particles in another order than their IDs', "
+                                        "not as a run on domains writes them");
+    Checksum sum = sum_of_shares(s, comm);
+    c.particles = std::move(s.particles);
+    add_checkpoint_record(sum, c);
+    check_sealed(path, sealed, sum.value());
+    return c;
 }
 
 } // namespace grove

@@ -29,4 +29,9 @@ void write_snapshot_from_domains(const std::string& path, const ParticleSet& loc
 // hold no per-particle fields or arrays (the shared leapfrog's holds none): std::logic_error.
 void write_checkpoint_from_domains(const std::string& path, const Checkpoint& c, const Communicator& comm);
 
+// A checkpoint of a run on domains, read on any number of ranks: c.particles is this rank's share
+// (share_in_id_order of a part of the file), the rest the whole record, its checksum checked as
+// read_checkpoint checks it (std::runtime_error naming the path).
+Checkpoint read_checkpoint_on_domains(const std::string& path, const Communicator& comm);
+
 } // namespace grove

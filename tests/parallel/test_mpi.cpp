@@ -241,7 +241,8 @@ ParticleSet scattered_ids(std::size_t count, std::uint64_t seed)
     return p;
 }
 
-TEST_CASE("files from domains: the snapshot and checkpoint one process writes of the set, checksum included",
+TEST_CASE("files from domains: the snapshot and checkpoint one process writes of the set, checksum included, "
+          "and read back in shares",
           "[domains]")
 {
     const Communicator& one = Communicator::world(); // one rank: the machinery of the turns and pieces
@@ -298,6 +299,31 @@ TEST_CASE("files from domains: the snapshot and checkpoint one process writes of
         CHECK(checksum(cp) == checksum(cp_gathered));
         CHECK(checksum(cp) == checkpoint_checksum(whole));
         CHECK_FALSE(std::filesystem::exists(cp + ".partial"));
+        // Read back on domains: this rank's share, the record whole, the checksum checked.
+        const Checkpoint shared = read_checkpoint_on_domains(cp, one);
+        CHECK(shared.particles.id == whole.particles.id);
+        CHECK(shared.particles.pos == whole.particles.pos);
+        CHECK(shared.particles.acc == whole.particles.acc);
+        CHECK(shared.argv == c.argv);
+        CHECK(shared.integrator.counters == c.integrator.counters);
+        // A changed velocity, or a memory order that is not the IDs', is refused.
+        {
+            auto file = h5::open_file_rw(cp);
+            auto g = h5::open_group(file.id(), "PartType1");
+            const std::vector<double> v = h5::read_dataset_doubles(g.id(), "Velocities", 0, 1);
+            const double changed[3] = {v[0] + 1, v[1], v[2]};
+            h5::write_rows(g.id(), "Velocities", 0, changed, 1);
+        }
+        CHECK_THROWS_WITH(read_checkpoint_on_domains(cp, one), Catch::Contains(cp) && Catch::Contains("checksum"));
+        write_checkpoint(cp, whole);
+        {
+            auto file = h5::open_file_rw(cp);
+            auto g = h5::open_group(file.id(), "Checkpoint");
+            std::vector<std::uint64_t> ids = h5::read_dataset_u64(g.id(), "memory_order_ids");
+            std::swap(ids[0], ids[1]);
+            h5::write_rows(g.id(), "memory_order_ids", 0, ids.data(), ids.size());
+        }
+        CHECK_THROWS_WITH(read_checkpoint_on_domains(cp, one), Catch::Contains("another order than their IDs"));
     }
     // An integrator whose state has a field per particle cannot write from domains.
     Checkpoint hermite;
