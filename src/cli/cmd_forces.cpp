@@ -14,8 +14,11 @@
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
 #include "engines/engines.hpp"
+#include "parallel/distributed_diagnostics.hpp"
 #include "parallel/distributed_engine.hpp"
+#include "parallel/domain_files.hpp"
 #include "parallel/domain_tree.hpp"
+#include "parallel/domains.hpp"
 
 namespace grove {
 
@@ -121,8 +124,48 @@ void add_neighbours(ParticleSet& p, const ForcesConfig& c, const EngineConfig& c
                      overflowed, c.max_neighbours, c.neighbour_radius);
 }
 
+// On domains each rank reads its part of the file, evaluates the forces of its domain's particles
+// and writes them in turn into one file (parallel/domain_files.hpp): no rank holds more than its
+// share. The file holds each type's particles in ID order.
+int run_forces_on_domains(const ForcesConfig& c)
+{
+    const Communicator& comm = Communicator::world();
+    const std::uint64_t n = snapshot_particle_count(c.input);
+    check_memory_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine));
+    check_device_plan(Workload::forces, planned_domain_particles(n, comm.size()), "grove forces on " + c.input,
+                      engines().resolve(c.engine.engine), c.engine.gpu_memory, c.engine.device);
+    const auto r = static_cast<std::uint64_t>(comm.rank()), k = static_cast<std::uint64_t>(comm.size());
+    const ParticleSet part = read_snapshot_part(c.input, n * r / k, n * (r + 1) / k, c.units);
+    EngineConfig config = c.engine;
+    if (!c.G_given) config.gravity.G = part.units.G;
+    auto engine = make_domain_tree_engine(make_force_engine(config), config, comm);
+    const auto start = std::chrono::steady_clock::now();
+    ParticleSet mine;
+    Forces forces;
+    compute_own_domain(*engine, part, mine, forces, comm);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Never a file of NaN with exit 0: a force that came out non-finite stops the job.
+    for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
+        if (!forces.acc.col(i).allFinite() || !std::isfinite(forces.pot[i]))
+            throw std::runtime_error("the force on particle " + std::to_string(mine.id[static_cast<std::size_t>(i)]) +
+                                     " came out non-finite (engine " + engine->name() + "); nothing was written");
+    mine.acc = forces.acc;
+    mine.pot = forces.pot;
+    for (const auto& [key, value] : c.recorded) mine.run_parameters[key] = value;
+    mine.run_parameters["forces.engine_used"] = engine->name();
+    write_snapshot_from_domains(c.output, mine, comm);
+    const Diagnostics d = compute_diagnostics(mine, mine.pot, comm);
+    if (!comm.is_root()) return 0;
+    std::printf("%s: %llu particles in %.3f s", engine->name().c_str(), static_cast<unsigned long long>(n), seconds);
+    for (const auto& [phase, s] : engine->last_phase_times()) std::printf("  %s %.3f", phase.c_str(), s);
+    std::printf("\nenergy T %.10g  W %.10g  E %.10g  2T/|W| %.6f\nwrote %s\n", d.kinetic, d.potential, d.total,
+                d.virial_ratio, c.output.c_str());
+    return 0;
+}
+
 int run_forces(const ForcesConfig& c)
 {
+    if (c.domains) return run_forces_on_domains(c);
     const std::size_t n = snapshot_particle_count(c.input);
     check_memory_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine));
     check_device_plan(Workload::forces, n, "grove forces on " + c.input, engines().resolve(c.engine.engine),
@@ -134,16 +177,9 @@ int run_forces(const ForcesConfig& c)
     std::unique_ptr<ForceEngine> engine;
     Forces forces;
     auto start = std::chrono::steady_clock::now();
-    if (c.domains) {
-        auto domains = make_domain_tree_engine(make_force_engine(config), config, comm);
-        start = std::chrono::steady_clock::now();
-        compute_on_domains(*domains, p, forces, comm);
-        engine = std::move(domains);
-    } else {
-        engine = distribute(make_force_engine(config), comm); // one process: the engine itself
-        start = std::chrono::steady_clock::now();
-        engine->compute(p.pos, p.mass, p.type, forces);
-    }
+    engine = distribute(make_force_engine(config), comm); // one process: the engine itself
+    start = std::chrono::steady_clock::now();
+    engine->compute(p.pos, p.mass, p.type, forces);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Never a file of NaN with exit 0: a force that came out non-finite stops the command.
     for (Eigen::Index i = 0; i < forces.pot.size(); ++i)

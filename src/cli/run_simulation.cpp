@@ -469,11 +469,20 @@ void Run::summary() const
 
 int run_simulation(const RunConfig& config, std::optional<Checkpoint> restart)
 {
-    const std::size_t n = restart ? restart->particles.size() : snapshot_particle_count(config.input);
+    std::size_t n = restart ? restart->particles.size() : snapshot_particle_count(config.input);
+    const Communicator& comm = Communicator::world();
+    if (config.domains && restart) { // each rank read its share
+        double total = static_cast<double>(n);
+        comm.sum(&total, 1);
+        n = static_cast<std::size_t>(total);
+    }
     const EngineConfig& engine = config.integrator.engine;
+    // The host holds every rank's particles (one host's ranks all of them); on domains each GPU
+    // holds a rank's.
     check_memory_plan(Workload::run, n, "grove run", engines().resolve(engine.engine), config.integrator.integrator,
                       engine.resident && !config.domains);
-    check_device_plan(config.integrator.integrator == "leapfrog" ? Workload::run : Workload::forces, n, "grove run",
+    check_device_plan(config.integrator.integrator == "leapfrog" ? Workload::run : Workload::forces,
+                      config.domains ? planned_domain_particles(n, comm.size()) : n, "grove run",
                       engines().resolve(engine.engine), engine.gpu_memory, engine.device);
     Run run(config, std::move(restart));
     return run.execute();

@@ -291,6 +291,15 @@ std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceE
     return std::make_unique<DomainTreeEngine>(std::move(engine), tree_params(config), config.gravity, comm);
 }
 
+void compute_own_domain(DomainTreeEngine& engine, const ParticleSet& part, ParticleSet& mine, Forces& out,
+                        const Communicator& comm)
+{
+    const HilbertDomains domains = HilbertDomains::cut(part.pos, {}, comm);
+    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
+    mine = migrate(part, domains.owners(part.pos), comm);
+    engine.compute_with(engine.criterion(), mine.pos, mine.mass, TypesRef(mine.type), out);
+}
+
 void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm)
 {
     compute_on_domains(engine, engine.criterion(), p, out, comm);

@@ -137,8 +137,13 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
 std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceEngine> engine,
                                                           const EngineConfig& config, const Communicator& comm);
 
-// Forces on a set that every rank holds whole (grove forces under mpirun): each rank takes an equal
-// slab, the slabs move to their domains, the engine computes, and every rank gets every
+// Forces on every rank's `part` of a set (its part of a file): the parts move to their domains,
+// `mine` becomes this rank's domain (as migrate orders it) and `out` its forces.
+void compute_own_domain(DomainTreeEngine& engine, const ParticleSet& part, ParticleSet& mine, Forces& out,
+                        const Communicator& comm);
+
+// Forces on a set that every rank holds whole (grove accuracy under mpirun): each rank takes an
+// equal slab, the slabs move to their domains, the engine computes, and every rank gets every
 // force back in the set's order.
 void compute_on_domains(DomainTreeEngine& engine, const ParticleSet& p, Forces& out, const Communicator& comm);
 // The same under `criterion` (DomainTreeEngine::compute_with).

@@ -512,6 +512,13 @@ void move_to_domains(ParticleSet& local, const Communicator& comm, const std::ve
     local = sorted_by_id(migrate(local, domains.owners(local.pos), comm));
 }
 
+std::size_t planned_domain_particles(std::size_t n, int ranks)
+{
+    const auto k = static_cast<std::size_t>(std::max(ranks, 1));
+    const std::size_t share = (n + k - 1) / k;
+    return k == 1 ? n : std::min(n, share + share / 4);
+}
+
 std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm)
 {
     const HilbertDomains domains = HilbertDomains::cut(pos, {}, comm);

@@ -333,6 +333,16 @@ TEST_CASE("files from domains: the snapshot and checkpoint one process writes of
                     std::logic_error);
 }
 
+TEST_CASE("a rank of a run on domains plans its GPU for its share and a quarter more", "[domains]")
+{
+    CHECK(planned_domain_particles(1000, 1) == 1000);
+    CHECK(planned_domain_particles(1000, 4) == 312);
+    CHECK(planned_domain_particles(std::size_t{1} << 29, 4) == (std::size_t{1} << 27) + (std::size_t{1} << 25));
+    CHECK(planned_domain_particles(10, 3) == 5); // a share of 4 and one more
+    CHECK(planned_domain_particles(3, 8) == 1);
+    CHECK(planned_domain_particles(0, 4) == 0);
+}
+
 TEST_CASE("mpirun -np 3 grove run --decomposition domains writes sparse IDs in order, and a restart on 2 reads them",
           "[mpi][slow]")
 {
