@@ -291,11 +291,27 @@ std::unique_ptr<DomainTreeEngine> make_domain_tree_engine(std::unique_ptr<ForceE
     return std::make_unique<DomainTreeEngine>(std::move(engine), tree_params(config), config.gravity, comm);
 }
 
+namespace {
+
+// A single evaluation's domains, cut in the cube moved by a draw from the particles' bounds as a
+// run's are (and as one process's frame moves at every build): in the cube itself a galaxy's
+// centre lies on a corner of every coarse cell, whose pieces err more. The engine's trees take
+// the frame.
+HilbertDomains cut_for_evaluation(DomainTreeEngine& engine, PositionsRef pos, const Communicator& comm)
+{
+    const KeyFrame frame = moved_domains_cube(pos, comm);
+    HilbertDomains domains = HilbertDomains::cut(pos, {}, comm, nullptr, &frame);
+    engine.set_domains_frame(frame);
+    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
+    return domains;
+}
+
+} // namespace
+
 void compute_own_domain(DomainTreeEngine& engine, const ParticleSet& part, ParticleSet& mine, Forces& out,
                         const Communicator& comm)
 {
-    const HilbertDomains domains = HilbertDomains::cut(part.pos, {}, comm);
-    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
+    const HilbertDomains domains = cut_for_evaluation(engine, part.pos, comm);
     mine = migrate(part, domains.owners(part.pos), comm);
     engine.compute_with(engine.criterion(), mine.pos, mine.mass, TypesRef(mine.type), out);
 }
@@ -314,8 +330,7 @@ void compute_on_domains(DomainTreeEngine& engine, const OpeningCriterion& criter
     const ParticleSet slab = particle_range(p, begin, end);
     std::vector<double> origin(end - begin); // the index in p, exact in a double below 2^53
     for (std::size_t i = begin; i < end; ++i) origin[i - begin] = static_cast<double>(i);
-    const HilbertDomains domains = HilbertDomains::cut(slab.pos, {}, comm);
-    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
+    const HilbertDomains domains = cut_for_evaluation(engine, slab.pos, comm);
     const ParticleSet mine = migrate(slab, domains.owners(slab.pos), comm, {&origin});
     Forces local;
     engine.compute_with(criterion, mine.pos, mine.mass, TypesRef(mine.type), local);
