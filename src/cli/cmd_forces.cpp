@@ -124,6 +124,33 @@ void add_neighbours(ParticleSet& p, const ForcesConfig& c, const EngineConfig& c
                      overflowed, c.max_neighbours, c.neighbour_radius);
 }
 
+// The forces into p, with what made them. Never a file of NaN with exit 0: a force that came out
+// non-finite stops the command (on domains, the job).
+void take_forces(ParticleSet& p, const Forces& forces, const ForcesConfig& c, const std::string& engine)
+{
+    for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
+        if (!forces.acc.col(i).allFinite() || !std::isfinite(forces.pot[i]))
+            throw std::runtime_error("the force on particle " + std::to_string(p.id[static_cast<std::size_t>(i)]) +
+                                     " came out non-finite (engine " + engine + "); nothing was written");
+    p.acc = forces.acc;
+    p.pot = forces.pot;
+    for (const auto& [key, value] : c.recorded) p.run_parameters[key] = value;
+    p.run_parameters["forces.engine_used"] = engine;
+}
+
+void report(const ForceEngine& engine, std::uint64_t n, double seconds, const Diagnostics& d, const std::string& output)
+{
+    std::printf("%s: %llu particles in %.3f s", engine.name().c_str(), static_cast<unsigned long long>(n), seconds);
+    for (const auto& [phase, s] : engine.last_phase_times()) std::printf("  %s %.3f", phase.c_str(), s);
+    std::printf("\nenergy T %.10g  W %.10g  E %.10g  2T/|W| %.6f\nwrote %s\n", d.kinetic, d.potential, d.total,
+                d.virial_ratio, output.c_str());
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // On domains each rank reads its part of the file, evaluates the forces of its domain's particles
 // and writes them in turn into one file (parallel/domain_files.hpp): no rank holds more than its
 // share. The file holds each type's particles in ID order.
@@ -143,23 +170,11 @@ int run_forces_on_domains(const ForcesConfig& c)
     ParticleSet mine;
     Forces forces;
     compute_own_domain(*engine, part, mine, forces, comm);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Never a file of NaN with exit 0: a force that came out non-finite stops the job.
-    for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
-        if (!forces.acc.col(i).allFinite() || !std::isfinite(forces.pot[i]))
-            throw std::runtime_error("the force on particle " + std::to_string(mine.id[static_cast<std::size_t>(i)]) +
-                                     " came out non-finite (engine " + engine->name() + "); nothing was written");
-    mine.acc = forces.acc;
-    mine.pot = forces.pot;
-    for (const auto& [key, value] : c.recorded) mine.run_parameters[key] = value;
-    mine.run_parameters["forces.engine_used"] = engine->name();
+    const double seconds = seconds_since(start);
+    take_forces(mine, forces, c, engine->name());
     write_snapshot_from_domains(c.output, mine, comm);
     const Diagnostics d = compute_diagnostics(mine, mine.pot, comm);
-    if (!comm.is_root()) return 0;
-    std::printf("%s: %llu particles in %.3f s", engine->name().c_str(), static_cast<unsigned long long>(n), seconds);
-    for (const auto& [phase, s] : engine->last_phase_times()) std::printf("  %s %.3f", phase.c_str(), s);
-    std::printf("\nenergy T %.10g  W %.10g  E %.10g  2T/|W| %.6f\nwrote %s\n", d.kinetic, d.potential, d.total,
-                d.virial_ratio, c.output.c_str());
+    if (comm.is_root()) report(*engine, n, seconds, d, c.output);
     return 0;
 }
 
@@ -174,31 +189,16 @@ int run_forces(const ForcesConfig& c)
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = p.units.G;
     const Communicator& comm = Communicator::world();
-    std::unique_ptr<ForceEngine> engine;
+    const std::unique_ptr<ForceEngine> engine = distribute(make_force_engine(config), comm); // one process: itself
+    const auto start = std::chrono::steady_clock::now();
     Forces forces;
-    auto start = std::chrono::steady_clock::now();
-    engine = distribute(make_force_engine(config), comm); // one process: the engine itself
-    start = std::chrono::steady_clock::now();
     engine->compute(p.pos, p.mass, p.type, forces);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Never a file of NaN with exit 0: a force that came out non-finite stops the command.
-    for (Eigen::Index i = 0; i < forces.pot.size(); ++i)
-        if (!forces.acc.col(i).allFinite() || !std::isfinite(forces.pot[i]))
-            throw std::runtime_error("the force on particle " + std::to_string(p.id[static_cast<std::size_t>(i)]) +
-                                     " came out non-finite (engine " + engine->name() + "); nothing was written");
-    p.acc = forces.acc;
-    p.pot = forces.pot;
+    const double seconds = seconds_since(start);
+    take_forces(p, forces, c, engine->name());
     if (c.neighbours) add_neighbours(p, c, config);
-    for (const auto& [key, value] : c.recorded) p.run_parameters[key] = value;
-    p.run_parameters["forces.engine_used"] = engine->name();
     if (!comm.is_root()) return 0; // every rank holds the result; the first writes it
     write_snapshot(c.output, p);
-
-    const Diagnostics d = compute_diagnostics(p, p.pot);
-    std::printf("%s: %zu particles in %.3f s", engine->name().c_str(), p.size(), seconds);
-    for (const auto& [phase, s] : engine->last_phase_times()) std::printf("  %s %.3f", phase.c_str(), s);
-    std::printf("\nenergy T %.10g  W %.10g  E %.10g  2T/|W| %.6f\nwrote %s\n", d.kinetic, d.potential, d.total,
-                d.virial_ratio, c.output.c_str());
+    report(*engine, p.size(), seconds, compute_diagnostics(p, p.pot), c.output);
     return 0;
 }
 
