@@ -162,12 +162,23 @@ void write_snapshot_from_domains(const std::string& path, const ParticleSet& loc
     comm.broadcast(&length, sizeof length, 0);
     temporary.resize(length);
     comm.broadcast(temporary.data(), length, 0);
-    if (comm.is_root()) {
-        remove_stale_temporaries(target.parent_path().string(), target.filename().string() + ".tmp.");
-        create_snapshot(temporary, s.particles, s.totals, s.forces);
-    }
+    // A rank whose write fails ends the job (parallel/communicator.hpp); the first rank's own
+    // failures leave no temporary behind, the others' one that the next write removes.
+    const auto or_remove = [&](auto&& write) {
+        try {
+            write();
+        } catch (...) {
+            if (comm.is_root()) std::remove(temporary.c_str());
+            throw;
+        }
+    };
+    if (comm.is_root())
+        or_remove([&] {
+            remove_stale_temporaries(target.parent_path().string(), target.filename().string() + ".tmp.");
+            create_snapshot(temporary, s.particles, s.totals, s.forces);
+        });
     comm.barrier();
-    in_turn(comm, [&] { write_snapshot_rows(temporary, s.particles, s.first); });
+    in_turn(comm, [&] { or_remove([&] { write_snapshot_rows(temporary, s.particles, s.first); }); });
     if (comm.is_root() && std::rename(temporary.c_str(), path.c_str()) != 0) {
         std::remove(temporary.c_str());
         throw std::runtime_error("cannot write " + path + ": cannot rename the finished file into place");
