@@ -352,6 +352,7 @@ void create_snapshot(const std::string& path, const ParticleSet& header, const T
 
 void write_snapshot_rows(const std::string& path, const ParticleSet& part, const TypeCounts& first)
 {
+    if (part.size() == 0) return; // a process with none
     part.validate("cannot write " + path);
     if (!part.extra.empty()) throw std::invalid_argument("write_snapshot_rows: a part with extra columns");
     try {
