@@ -283,9 +283,11 @@ int Run::end_of_interval(long long s)
     const bool log_due = s % plan_.log_every == 0 || last || snapshot_due;
     // Every finished run ends with a checkpoint, so that it can be extended (--restart DIR
     // --t-end T2).
-    const bool checkpoint_due = last || stop_signal ||
-                                (plan_.checkpoint_steps > 0 && s % plan_.checkpoint_steps == 0) ||
-                                seconds_since(last_checkpoint_) > plan_.checkpoint_every;
+    // The wall clock's part decided for every rank by any rank's reading, as a signal is: on
+    // domains every rank writes its share, and a rank that wrote alone would wait forever.
+    const bool clock_due = comm_.max(seconds_since(last_checkpoint_) > plan_.checkpoint_every ? 1 : 0) != 0;
+    const bool checkpoint_due =
+        last || stop_signal || (plan_.checkpoint_steps > 0 && s % plan_.checkpoint_steps == 0) || clock_due;
     // A line's sums where the particles are: a resident integrator's device makes them without
     // bringing every particle here (before anything below brings them).
     std::optional<Diagnostics> made_there;

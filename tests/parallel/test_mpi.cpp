@@ -405,7 +405,9 @@ TEST_CASE("mpirun -np 8 grove run --decomposition domains of 5 particles: ranks 
         run(kMpirun + "-np 8 " + exe + " run " + in + " -o " + many + args + " --decomposition domains --t-end 0.03",
             &log) == 0);
     INFO(log);
-    REQUIRE(run(kMpirun + "-np 8 " + exe + " run --restart " + many + " --t-end 0.05", &log) == 0);
+    // Checkpoints by the wall clock, due at about every step: the ranks write them together.
+    REQUIRE(run(kMpirun + "-np 8 " + exe + " run --restart " + many + " --t-end 0.05 --checkpoint-every 1e-4", &log) ==
+            0);
     REQUIRE(run(exe + " run " + in + " -o " + one + args + " --t-end 0.05", &log) == 0);
     // Fewer particles than a leaf holds: every force a direct sum on both sides, the domains' in
     // another order (the other ranks' particles come as LETs), so they agree to the rounding.
