@@ -119,7 +119,8 @@ void RunOutputs::snapshot_from_domains(const ParticleSet& local, const Communica
     const std::string path = snapshot_name(dir_, snapshot_index_++);
     const auto start = WallClock::now();
     if (writer_) snapshots_->wait(); // HDF5 is one thread's
-    write_snapshot_from_domains(path, local, comm);
+    const std::string temporary = write_snapshot_rows_from_domains(path, local, comm);
+    if (writer_) snapshots_->seal(temporary, path); // onto the disk beside the next steps
     io_seconds_ += seconds_since(start);
 }
 

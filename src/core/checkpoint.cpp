@@ -127,7 +127,7 @@ void add_checkpoint_group(const std::string& path, const Checkpoint& c, std::siz
         h5::write_attribute(g.id(), "state_arrays", join(array_names));
     }
     g.reset();
-    h5::finish_file(file, path);
+    h5::close_file(file, path); // seal_checkpoint puts it on the disk
 }
 
 void write_memory_order_rows(const std::string& path, const std::vector<std::uint64_t>& ids, std::size_t first)
@@ -136,7 +136,7 @@ void write_memory_order_rows(const std::string& path, const std::vector<std::uin
     h5::Handle g = h5::open_group(file.id(), "Checkpoint");
     h5::write_rows(g.id(), "memory_order_ids", first, ids.data(), ids.size());
     g.reset();
-    h5::finish_file(file, path);
+    h5::close_file(file, path);
 }
 
 void seal_checkpoint(const std::string& path, std::uint64_t checksum)

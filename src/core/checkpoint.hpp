@@ -40,8 +40,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& c);
 // snapshot made by create_snapshot and write_snapshot_rows: add_checkpoint_group adds c's group
 // (all but its particles, whose time, units and run parameters c.particles gives) with the memory
 // order sized for `count` particles, which write_memory_order_rows fills from row `first` with
-// each process's IDs; seal_checkpoint writes the checksum last. The checksum is the particles'
-// arrays (pos, vel, mass, acc, pot as matrices, then the IDs and the types) and then what
+// each process's IDs; seal_checkpoint writes the checksum last and puts the file on the disk. The checksum is the
+// particles' arrays (pos, vel, mass, acc, pot as matrices, then the IDs and the types) and then what
 // add_checkpoint_record adds of c.
 void add_checkpoint_group(const std::string& path, const Checkpoint& c, std::size_t count);
 void write_memory_order_rows(const std::string& path, const std::vector<std::uint64_t>& ids, std::size_t first);

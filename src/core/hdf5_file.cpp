@@ -168,10 +168,20 @@ hid_t Handle::release()
     return std::exchange(id_, H5I_INVALID_HID);
 }
 
-void finish_file(Handle& file, const std::string& path)
+void close_file(Handle& file, const std::string& path)
 {
     checked(H5Fflush(file.id(), H5F_SCOPE_GLOBAL), "cannot write " + path + " (flush failed: disk full?)", 0);
     checked(H5Fclose(file.release()), "cannot write " + path + " (close failed: disk full?)", 0);
+}
+
+void finish_file(Handle& file, const std::string& path)
+{
+    close_file(file, path);
+    sync_file(path);
+}
+
+void sync_file(const std::string& path)
+{
     const int fd = ::open(path.c_str(), O_RDONLY);
     if (fd < 0 || ::fsync(fd) != 0) {
         const std::string why = std::strerror(errno);

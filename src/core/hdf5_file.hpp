@@ -47,6 +47,10 @@ Handle open_file_rw(const std::string& path); // an existing file, for adding gr
 // a full disk or a failed write is an exception here and never a file that only looks complete.
 // `file` may hold no other open objects of the file; `path` is the file's name on disk.
 void finish_file(Handle& file, const std::string& path);
+// Its two halves: flushed and closed (the data in the system's cache, where another process
+// opening the file sees it), then fsynced (on the disk).
+void close_file(Handle& file, const std::string& path);
+void sync_file(const std::string& path);
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);
 bool has_link(hid_t parent, const std::string& name);

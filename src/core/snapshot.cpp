@@ -344,7 +344,7 @@ void create_snapshot(const std::string& path, const ParticleSet& header, const T
         write_header(file.id(), header, counts);
         for (int t = 0; t < kNumParticleTypes; ++t)
             if (counts[t] > 0) create_particle_datasets(file.id(), t, counts[t], forces, {});
-        h5::finish_file(file, path);
+        h5::close_file(file, path);
     } catch (const std::exception& e) {
         throw std::runtime_error("cannot write " + path + ": " + e.what());
     }
@@ -359,8 +359,20 @@ void write_snapshot_rows(const std::string& path, const ParticleSet& part, const
         auto file = h5::open_file_rw(path);
         const auto by_type = indices_by_type(part);
         for (int t = 0; t < kNumParticleTypes; ++t) write_particle_rows(file.id(), part, by_type[t], t, first[t]);
-        h5::finish_file(file, path);
+        h5::close_file(file, path);
     } catch (const std::exception& e) {
+        throw std::runtime_error("cannot write " + path + ": " + e.what());
+    }
+}
+
+void seal_snapshot(const std::string& temporary, const std::string& path)
+{
+    try {
+        h5::sync_file(temporary);
+        if (std::rename(temporary.c_str(), path.c_str()) != 0)
+            throw std::runtime_error("cannot rename the finished file into place");
+    } catch (const std::exception& e) {
+        std::remove(temporary.c_str());
         throw std::runtime_error("cannot write " + path + ": " + e.what());
     }
 }

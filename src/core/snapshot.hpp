@@ -25,10 +25,13 @@ void write_snapshot(const std::string& path, const ParticleSet& particles);
 // create_snapshot makes the file, with `header`'s time, units and run parameters and every dataset
 // sized for counts[t] particles of type t (with forces or without); write_snapshot_rows then writes
 // `part`'s particles of each type t, in their order, from row first[t] of that type's datasets
-// (forces only into a file made with them). Throw std::runtime_error naming the path.
+// (forces only into a file made with them). Both leave the file closed but not yet on the disk:
+// seal_snapshot puts it there and renames it into place (removing it where that fails). Throw
+// std::runtime_error naming the path.
 using TypeCounts = std::array<std::uint64_t, kNumParticleTypes>;
 void create_snapshot(const std::string& path, const ParticleSet& header, const TypeCounts& counts, bool forces);
 void write_snapshot_rows(const std::string& path, const ParticleSet& part, const TypeCounts& first);
+void seal_snapshot(const std::string& temporary, const std::string& path);
 
 // Reads a snapshot written by grove or a GADGET-style file from another code (single or double
 // precision, masses in MassTable, optional datasets missing; a snapshot split over files

@@ -121,17 +121,28 @@ void SnapshotWriter::give_back(ParticleSet& particles)
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
-void SnapshotWriter::start_thread(const std::string& path)
+template <class Write> void SnapshotWriter::in_background(Write&& write)
 {
-    thread_ = std::thread([this, path] {
+    thread_ = std::thread([this, write] {
         const auto begin = WallClock::now();
         try {
-            write_snapshot(path, copy_);
+            write();
         } catch (...) {
             error_ = std::current_exception();
         }
         write_seconds_ += seconds_since(begin);
     });
+}
+
+void SnapshotWriter::start_thread(const std::string& path)
+{
+    in_background([this, path] { write_snapshot(path, copy_); });
+}
+
+void SnapshotWriter::seal(const std::string& temporary, const std::string& path)
+{
+    wait();
+    in_background([temporary, path] { seal_snapshot(temporary, path); });
 }
 
 } // namespace grove

@@ -34,6 +34,9 @@ class SnapshotWriter {
     // Waits for a borrowed write and returns its arrays to `particles`; then throws the write's
     // error, if it failed. Nothing where none is borrowed.
     void give_back(ParticleSet& particles);
+    // Starts seal_snapshot(temporary, path) (a file that processes wrote, put on the disk and
+    // renamed) after the previous write has finished. Throws that write's error, if it failed.
+    void seal(const std::string& temporary, const std::string& path);
     // Waits for the write in flight; throws its error, if it failed.
     void wait();
 
@@ -44,6 +47,7 @@ class SnapshotWriter {
 
   private:
     void start_thread(const std::string& path); // the write of copy_
+    template <class Write> void in_background(Write&& write);
     std::thread thread_;
     std::exception_ptr error_;
     ParticleSet copy_;      // what the thread in flight writes

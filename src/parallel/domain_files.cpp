@@ -152,7 +152,8 @@ ParticleSet share_in_id_order(const ParticleSet& local, const Communicator& comm
     return sorted_by_id(migrate(local, owner, comm));
 }
 
-void write_snapshot_from_domains(const std::string& path, const ParticleSet& local, const Communicator& comm)
+std::string write_snapshot_rows_from_domains(const std::string& path, const ParticleSet& local,
+                                             const Communicator& comm)
 {
     const Share s = share_of(local, comm);
     // The first rank names the temporary; a run's stale ones (from a crash) go first.
@@ -179,10 +180,13 @@ void write_snapshot_from_domains(const std::string& path, const ParticleSet& loc
         });
     comm.barrier();
     in_turn(comm, [&] { or_remove([&] { write_snapshot_rows(temporary, s.particles, s.first); }); });
-    if (comm.is_root() && std::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::remove(temporary.c_str());
-        throw std::runtime_error("cannot write " + path + ": cannot rename the finished file into place");
-    }
+    return temporary;
+}
+
+void write_snapshot_from_domains(const std::string& path, const ParticleSet& local, const Communicator& comm)
+{
+    const std::string temporary = write_snapshot_rows_from_domains(path, local, comm);
+    if (comm.is_root()) seal_snapshot(temporary, path);
     comm.barrier();
 }
 

@@ -23,6 +23,10 @@ ParticleSet share_in_id_order(const ParticleSet& local, const Communicator& comm
 // renamed when every rank's rows are in). Every rank calls it; a rank whose write fails throws
 // std::runtime_error naming the path (and the job ends with it, parallel/communicator.hpp).
 void write_snapshot_from_domains(const std::string& path, const ParticleSet& local, const Communicator& comm);
+// The same but the last step: every rank's rows are in the temporary it returns, which the first
+// rank seals (core/snapshot.hpp: seal_snapshot; a run's writer does it in the background).
+std::string write_snapshot_rows_from_domains(const std::string& path, const ParticleSet& local,
+                                             const Communicator& comm);
 
 // The checkpoint of every rank's c.particles with c's record (the first rank's), as
 // write_checkpoint writes it of the gathered set, checksum included. The integrator's state must

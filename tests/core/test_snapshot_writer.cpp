@@ -90,3 +90,32 @@ TEST_CASE("a failed background write is rethrown and leaves no file", "[snapshot
     writer.wait();
     CHECK(fs::exists(dir / "fine.hdf5"));
 }
+
+TEST_CASE("a file that processes wrote in parts is sealed in the background: on the disk, then in place",
+          "[snapshot][writer]")
+{
+    namespace fs = std::filesystem;
+    const ParticleSet p = test::random_particles(300, 5);
+    const std::string path = test::scratch_path("sealed.hdf5"), temporary = path + ".tmp.1";
+    fs::remove(path);
+    TypeCounts counts{};
+    counts[1] = p.size();
+    create_snapshot(temporary, p, counts, false);
+    write_snapshot_rows(temporary, particle_range(p, 0, 100), {});
+    TypeCounts later{};
+    later[1] = 100;
+    write_snapshot_rows(temporary, particle_range(p, 100, 300), later);
+    SnapshotWriter writer;
+    writer.seal(temporary, path);
+    writer.wait();
+    CHECK_FALSE(fs::exists(temporary));
+    const ParticleSet back = read_snapshot(path);
+    CHECK(back.pos == p.pos);
+    CHECK(back.id == p.id);
+    // A temporary that is not there: the error comes with the next call, and nothing is in place.
+    const std::string missing = test::scratch_path("sealed_missing.hdf5");
+    fs::remove(missing);
+    writer.seal(missing + ".tmp.2", missing);
+    CHECK_THROWS_WITH(writer.wait(), Catch::Contains(missing));
+    CHECK_FALSE(fs::exists(missing));
+}
