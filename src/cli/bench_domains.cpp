@@ -249,7 +249,7 @@ int bench_domain_step(const BenchConfig& c)
     if (c.timestep != "shared")
         throw std::runtime_error("grove bench step --decomposition domains times shared steps (--timestep shared)");
     ParticleSet p = own_share(c.model, c.n, world);
-    move_to_domains(p, world);
+    const DomainKeys cut = move_to_domains(p, world);
     // tree-gpu's steps live on each rank's GPU, which builds each next tree while it evaluates.
     const bool lookahead = c.lookahead && c.rebuild_every == 1 && engines().resolve(c.engine) == "tree-gpu";
     IntegratorConfig ic = step_config(c, p, dt, eps, lookahead);
@@ -265,7 +265,7 @@ int bench_domain_step(const BenchConfig& c)
             return made;
         },
         nullptr);
-    if (world.size() > 1) domains->set_domain_keys(own_keys_of_cut(p.pos, world)); // as a run starts
+    if (world.size() > 1) domains->set_domain_keys(cut); // as a run starts
     integrator->start(p);
     Forces first;
     first.acc = p.acc;

@@ -167,10 +167,11 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     }
     // On domains: a --target's set is whole on every rank; otherwise each rank read its part of
     // the file, or of the checkpoint.
+    DomainKeys cut;
     if (config.domains && config.target && !restart_)
-        p_ = own_domain(p_, comm_);
+        p_ = own_domain(p_, comm_, &cut);
     else if (config.domains)
-        move_to_domains(p_, comm_);
+        cut = move_to_domains(p_, comm_);
     integrator_ = make_integrator(
         ic_, engines(),
         [&](std::unique_ptr<ForceEngine> engine) -> std::unique_ptr<ForceEngine> {
@@ -185,7 +186,7 @@ Run::Run(const RunConfig& config, std::optional<Checkpoint> restart)
     // The cut the particles were just given, whose cells the domains' trees open as larger
     // (tree/cut_cells.hpp), as each follow hands its own on: a restart's first step is then the
     // uninterrupted run's, whose last follow cut the same particles the same way.
-    if (domains_ && comm_.size() > 1) domains_->set_domain_keys(own_keys_of_cut(p_.pos, comm_));
+    if (domains_ && comm_.size() > 1) domains_->set_domain_keys(cut);
     // The directory is made only now, so that refused settings leave none behind. Under mpirun
     // every rank computes; the first one alone owns the directory and writes.
     outputs_ = std::make_unique<RunOutputs>(config.output, comm_.is_root(), restart_.has_value());

@@ -489,7 +489,7 @@ template <class Keep> std::vector<std::size_t> by_id(const ParticleSet& p, Keep&
 
 } // namespace
 
-ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
+ParticleSet own_domain(const ParticleSet& all, const Communicator& comm, DomainKeys* keys)
 {
     const std::size_t n = all.size(), ranks = static_cast<std::size_t>(comm.size()),
                       me = static_cast<std::size_t>(comm.rank());
@@ -498,6 +498,7 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm)
     const HilbertDomains domains = HilbertDomains::cut(
         all.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)), {}, comm);
     const std::vector<int> owner = domains.owners(all.pos);
+    if (keys) *keys = {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
 }
 
@@ -506,10 +507,11 @@ ParticleSet sorted_by_id(const ParticleSet& p)
     return select_particles(p, by_id(p, [](std::size_t) { return true; }));
 }
 
-void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost)
+DomainKeys move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost)
 {
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost, comm);
     local = sorted_by_id(migrate(local, domains.owners(local.pos), comm));
+    return {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
 }
 
 std::size_t planned_domain_particles(std::size_t n, int ranks)
@@ -517,12 +519,6 @@ std::size_t planned_domain_particles(std::size_t n, int ranks)
     const auto k = static_cast<std::size_t>(std::max(ranks, 1));
     const std::size_t share = (n + k - 1) / k;
     return k == 1 ? n : std::min(n, share + share / 4);
-}
-
-std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm)
-{
-    const HilbertDomains domains = HilbertDomains::cut(pos, {}, comm);
-    return {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
 }
 
 bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double work, bool move_frame)

@@ -84,23 +84,23 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
 // The particles of `p` in ID order.
 ParticleSet sorted_by_id(const ParticleSet& p);
 
-// This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order.
-ParticleSet own_domain(const ParticleSet& all, const Communicator& comm);
+// This rank's keys (first .. end - 1) in a cut of the domains, which a domain's tree takes
+// (DomainTreeEngine::set_domain_keys).
+using DomainKeys = std::pair<std::uint64_t, std::uint64_t>;
+
+// This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order; where
+// `keys` is given, the cut's keys of this rank.
+ParticleSet own_domain(const ParticleSet& all, const Communicator& comm, DomainKeys* keys = nullptr);
 
 // The same from any split of the set over the ranks (each rank's part of a file): every rank
-// ends with what own_domain would give it. With `cost` (one value per particle), the domains are
-// cut to equal cost instead (HilbertDomains::cut).
-void move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
+// ends with what own_domain would give it, and gets the same keys. With `cost` (one value per
+// particle), the domains are cut to equal cost instead (HilbertDomains::cut).
+DomainKeys move_to_domains(ParticleSet& local, const Communicator& comm, const std::vector<double>& cost = {});
 
 // The particles one rank of a run on `ranks` domains holds, for its GPU's memory plan: its share
 // of n and a quarter more, for domains cut to equal work rather than counts (at 2^26 on four GPUs
 // they held 0.8 to 1.2 times the mean) and for the LETs it receives.
 std::size_t planned_domain_particles(std::size_t n, int ranks);
-
-// This rank's keys (first .. end - 1) in the cut to equal counts that move_to_domains and
-// own_domain make of these particles: a cut depends on every rank's particles, not on which rank
-// holds them, so it can be made again after the move.
-std::pair<std::uint64_t, std::uint64_t> own_keys_of_cut(PositionsRef pos, const Communicator& comm);
 
 // The domains following the particles between the steps of a run: a run holds one, whose key
 // and list buffers keep their memory from step to step (at 10^7 particles a rank, an array of
