@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -10,9 +11,11 @@
 #include <vector>
 
 #include "core/checksum.hpp"
+#include "core/key_ranges.hpp"
 #include "core/snapshot.hpp"
 #include "core/stale_files.hpp"
 #include "parallel/domains.hpp"
+#include "tree/hilbert.hpp"
 
 namespace grove {
 
@@ -116,39 +119,30 @@ Checksum sum_of_shares(const Share& s, const Communicator& comm)
 ParticleSet share_in_id_order(const ParticleSet& local, const Communicator& comm)
 {
     // Samples of this rank's IDs, evenly spaced in their order, each weighing the particles it
-    // stands for. An ID travels as the nearest double, whose order is the IDs' own (IDs that round
-    // to one double go to one rank).
+    // stands for: every rank cuts the same ranges from all of them (core/key_ranges.hpp), as the
+    // GPUs cut their domains' keys. The largest ID there is samples as one below (a sample lies
+    // below the keys' end): its particles go to the last rank either way.
+    constexpr std::uint64_t kEnd = std::numeric_limits<std::uint64_t>::max();
     std::vector<std::uint64_t> ids(local.id);
     std::sort(ids.begin(), ids.end());
     const std::size_t n = ids.size(), k = std::min(n, kIdSamplesPerRank);
-    std::vector<double> samples;
-    for (std::size_t i = 0; i < k; ++i) {
-        samples.push_back(static_cast<double>(ids[(2 * i + 1) * n / (2 * k)]));
-        samples.push_back(static_cast<double>(n) / static_cast<double>(k));
+    std::vector<WeightedKey> mine;
+    for (std::size_t i = 0; i < k; ++i)
+        mine.push_back({std::min(ids[(2 * i + 1) * n / (2 * k)], kEnd - 1), static_cast<double>(n) / k});
+    const auto* bytes = reinterpret_cast<const char*>(mine.data());
+    std::vector<std::vector<char>> all;
+    comm.all_to_all(std::vector<std::vector<char>>(static_cast<std::size_t>(comm.size()),
+                                                   std::vector<char>(bytes, bytes + mine.size() * sizeof(WeightedKey))),
+                    all);
+    std::vector<WeightedKey> samples;
+    for (const std::vector<char>& theirs : all) {
+        const std::size_t at = samples.size();
+        samples.resize(at + theirs.size() / sizeof(WeightedKey));
+        if (!theirs.empty()) std::memcpy(samples.data() + at, theirs.data(), theirs.size());
     }
-    std::vector<std::size_t> counts;
-    const std::vector<double> all = comm.all_gather(samples, counts);
-    std::vector<std::pair<double, double>> weighted;
-    double total = 0;
-    for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
-        weighted.emplace_back(all[i], all[i + 1]);
-        total += all[i + 1];
-    }
-    std::sort(weighted.begin(), weighted.end());
-    // Rank r takes the IDs from the r-th of the ranks' equal shares of the samples' weight.
-    const int ranks = comm.size();
-    std::vector<double> splitters;
-    double passed = 0;
-    std::size_t j = 0;
-    for (int r = 1; r < ranks; ++r) {
-        const double wanted = total * r / ranks;
-        while (j < weighted.size() && passed + weighted[j].second <= wanted) passed += weighted[j++].second;
-        splitters.push_back(j < weighted.size() ? weighted[j].first : std::numeric_limits<double>::infinity());
-    }
+    const std::vector<std::uint64_t> first = key_ranges_from_samples(std::move(samples), comm.size(), kEnd);
     std::vector<int> owner(local.size());
-    for (std::size_t i = 0; i < local.size(); ++i)
-        owner[i] = static_cast<int>(
-            std::upper_bound(splitters.begin(), splitters.end(), static_cast<double>(local.id[i])) - splitters.begin());
+    for (std::size_t i = 0; i < local.size(); ++i) owner[i] = key_range_owner(first.data(), comm.size(), local.id[i]);
     return sorted_by_id(migrate(local, owner, comm));
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -228,7 +229,7 @@ TEST_CASE("the domains follow a rank's work only where it is a count: finite and
     CHECK_THROWS_AS(follower.follow(local, one, HUGE_VAL), std::invalid_argument);
 }
 
-// Particles of several types whose IDs are sparse, large and in no order.
+// Particles of several types whose IDs are sparse, large (up to the largest) and in no order.
 ParticleSet scattered_ids(std::size_t count, std::uint64_t seed)
 {
     ParticleSet p = numbered(count, 1);
@@ -237,6 +238,7 @@ ParticleSet scattered_ids(std::size_t count, std::uint64_t seed)
         p.id[i] = (std::uint64_t{1} << 40) + 977 * i + rng() % 977;
         p.type[i] = static_cast<std::uint8_t>(1 + rng() % 3);
     }
+    p.id[count / 2] = std::numeric_limits<std::uint64_t>::max(); // the largest ID there is
     std::shuffle(p.id.begin(), p.id.end(), rng);
     return p;
 }
