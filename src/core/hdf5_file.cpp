@@ -69,6 +69,31 @@ template <class T> std::vector<T> read_attribute_numeric(hid_t object, const std
 }
 
 // The rows [first, first + rows) of a dataset (every row where rows is npos), all columns.
+// Rows first .. first + rows - 1 of dataset `set`, every column, selected in `space` (its
+// dataspace): their memory space (none for no rows) and the dataset's columns. Throws where the
+// rows lie outside it.
+struct Rows {
+    Handle memory;
+    hsize_t columns = 1;
+};
+
+Rows select_rows(hid_t set, hid_t space, std::size_t first, std::size_t rows)
+{
+    const int rank = H5Sget_simple_extent_ndims(space);
+    hsize_t dims[2] = {0, 1};
+    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space, dims, nullptr) < 0 || first + rows > dims[0])
+        throw Error("rows " + std::to_string(first) + ".." + std::to_string(first + rows) + " lie outside dataset " +
+                    object_name(set));
+    Rows selected;
+    selected.columns = rank == 2 ? dims[1] : 1;
+    if (rows == 0) return selected;
+    const hsize_t start[2] = {first, 0}, count[2] = {rows, selected.columns};
+    checked(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+            "cannot select rows of dataset " + object_name(set), 0);
+    selected.memory = Handle(H5Screate_simple(rank, count, nullptr), H5Sclose);
+    return selected;
+}
+
 template <class T>
 std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type, std::size_t first = 0,
                                     std::size_t rows = static_cast<std::size_t>(-1))
@@ -88,19 +113,10 @@ std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t
                     "cannot read dataset " + object_name(set.id()), 0);
         return values;
     }
-    const int rank = H5Sget_simple_extent_ndims(space.id());
-    hsize_t dims[2] = {0, 1};
-    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.id(), dims, nullptr) < 0 || first + rows > dims[0])
-        throw Error("rows " + std::to_string(first) + ".." + std::to_string(first + rows) + " lie outside dataset " +
-                    object_name(set.id()));
-    const hsize_t columns = rank == 2 ? dims[1] : 1;
-    std::vector<T> values(rows * columns);
+    const Rows selected = select_rows(set.id(), space.id(), first, rows);
+    std::vector<T> values(rows * selected.columns);
     if (values.empty()) return values;
-    const hsize_t start[2] = {first, 0}, count[2] = {rows, columns};
-    checked(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-            "cannot select rows of dataset " + object_name(set.id()), 0);
-    Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
-    checked(H5Dread(set.id(), mem_type, memory.id(), space.id(), H5P_DEFAULT, values.data()),
+    checked(H5Dread(set.id(), mem_type, selected.memory.id(), space.id(), H5P_DEFAULT, values.data()),
             "cannot read dataset " + object_name(set.id()), 0);
     return values;
 }
@@ -131,16 +147,8 @@ void write_rows_raw(hid_t parent, const std::string& name, hid_t type, std::size
                        "dataset " + name + " is missing in " + object_name(parent)),
                H5Dclose);
     Handle space(H5Dget_space(set.id()), H5Sclose);
-    const int rank = H5Sget_simple_extent_ndims(space.id());
-    hsize_t dims[2] = {0, 1};
-    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.id(), dims, nullptr) < 0 || first + rows > dims[0])
-        throw Error("rows " + std::to_string(first) + ".." + std::to_string(first + rows) + " lie outside dataset " +
-                    object_name(set.id()));
-    const hsize_t start[2] = {first, 0}, count[2] = {rows, rank == 2 ? dims[1] : 1};
-    checked(H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-            "cannot select rows of dataset " + object_name(set.id()), 0);
-    Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
-    checked(H5Dwrite(set.id(), type, memory.id(), space.id(), H5P_DEFAULT, data),
+    const Rows selected = select_rows(set.id(), space.id(), first, rows);
+    checked(H5Dwrite(set.id(), type, selected.memory.id(), space.id(), H5P_DEFAULT, data),
             "cannot write dataset " + object_name(set.id()), 0);
 }
 
