@@ -1,7 +1,6 @@
 // grove forces FILE -o OUT: accelerations and potentials with any engine, written as a snapshot;
 // with --neighbours also each particle's nearest neighbour and, within a radius, its neighbours.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -13,6 +12,7 @@
 #include "core/memory_plan.hpp"
 #include "core/snapshot.hpp"
 #include "core/snapshot_formats.hpp"
+#include "core/wall_clock.hpp"
 #include "engines/engines.hpp"
 #include "parallel/distributed_diagnostics.hpp"
 #include "parallel/distributed_engine.hpp"
@@ -146,11 +146,6 @@ void report(const ForceEngine& engine, std::uint64_t n, double seconds, const Di
                 d.virial_ratio, output.c_str());
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // On domains each rank reads its part of the file, evaluates the forces of its domain's particles
 // and writes them in turn into one file (parallel/domain_files.hpp): no rank holds more than its
 // share. The file holds each type's particles in ID order.
@@ -166,7 +161,7 @@ int run_forces_on_domains(const ForcesConfig& c)
     EngineConfig config = c.engine;
     if (!c.G_given) config.gravity.G = part.units.G;
     auto engine = make_domain_tree_engine(make_force_engine(config), config, comm);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     ParticleSet mine;
     Forces forces;
     compute_own_domain(*engine, part, mine, forces, comm);
@@ -190,7 +185,7 @@ int run_forces(const ForcesConfig& c)
     if (!c.G_given) config.gravity.G = p.units.G;
     const Communicator& comm = Communicator::world();
     const std::unique_ptr<ForceEngine> engine = distribute(make_force_engine(config), comm); // one process: itself
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     Forces forces;
     engine->compute(p.pos, p.mass, p.type, forces);
     const double seconds = seconds_since(start);
