@@ -84,6 +84,11 @@ void TreeGpuResident::load(const ParticleSet& p, TypesRef types)
     // earlier step's order.
     cur_ = 0;
     const auto n = p.size();
+    if (n == 0 && ranks_ && ranks_->ranks() > 1)
+        throw std::runtime_error("tree-gpu: the domain of rank " + std::to_string(ranks_->rank()) + " of " +
+                                 std::to_string(ranks_->ranks()) +
+                                 " holds no particles; tree-gpu's steps on domains need particles in every domain: "
+                                 "run on fewer ranks, or with --engine tree-cpu, whose domains may be empty");
     if (n == 0) throw std::invalid_argument("tree-gpu: no particles to evolve");
     if (n > static_cast<std::size_t>(INT32_MAX / 2)) throw std::runtime_error("tree-gpu: at most 2^30 particles");
     if (!p.has_forces()) throw std::logic_error("tree-gpu: a resident store starts from particles with forces");
