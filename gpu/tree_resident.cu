@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
+
+#include <omp.h>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -68,6 +71,7 @@ TreeGpuResident::TreeGpuResident(TreeGpuEngine::Impl& engine) : e_(engine)
 
 TreeGpuResident::~TreeGpuResident()
 {
+    drop_lookahead();
     cudaStreamSynchronize(copy_);
     cudaStreamSynchronize(e_.stream);
     for (cudaEvent_t ev : ev_) cudaEventDestroy(ev);
@@ -223,6 +227,7 @@ void TreeGpuResident::evaluate_start(ParticleSet& p, TypesRef types)
 
 void TreeGpuResident::unload()
 {
+    drop_lookahead();
     if (loaded_ || staged_) {
         CUDA_CHECK(cudaStreamSynchronize(copy_));
         CUDA_CHECK(cudaStreamSynchronize(e_.stream));
@@ -233,10 +238,49 @@ void TreeGpuResident::unload()
 
 void TreeGpuResident::build_next_structure()
 {
+    finish_lookahead();
+    run_lookahead();
+    report_lookahead();
+}
+
+void TreeGpuResident::run_lookahead()
+{
     build_times_.clear();
     const auto t0 = WallClock::now();
     stage_from_sorted_keys();
     lookahead_seconds_ = seconds_since(t0);
+}
+
+void TreeGpuResident::report_lookahead()
+{
+    lookahead_report_seconds_ = lookahead_seconds_;
+    lookahead_report_ = build_times_;
+}
+
+void TreeGpuResident::start_lookahead()
+{
+    finish_lookahead();
+    // A core stays with this thread, which queues the ticks' kernels and waits for them.
+    const int team = std::max(1, omp_get_max_threads() - 1);
+    lookahead_task_.post([this, team] {
+        omp_set_num_threads(team);
+        run_lookahead();
+    });
+}
+
+void TreeGpuResident::finish_lookahead()
+{
+    if (!lookahead_task_.pending()) return;
+    lookahead_task_.wait();
+    report_lookahead();
+}
+
+void TreeGpuResident::drop_lookahead() noexcept
+{
+    try {
+        lookahead_task_.wait();
+    } catch (...) { // the state goes with it
+    }
 }
 
 void TreeGpuResident::reserve_chunks()
@@ -256,6 +300,7 @@ void TreeGpuResident::reserve_chunks()
 
 bool TreeGpuResident::stage_from_device_keys(const Prediction& pred)
 {
+    finish_lookahead(); // the keys and the staging buffers are the build's until it is done
     CUDA_CHECK(cudaEventRecord(ev_[kPredicted], e_.stream)); // the positions pred reads are made
     launch_key_sort(pred);
     return stage_from_sorted_keys();
@@ -339,6 +384,7 @@ void TreeGpuResident::stage(const Octree& t, bool with_order)
 
 void TreeGpuResident::apply_staged()
 {
+    finish_lookahead();
     // A structure staged before particles crossed between domains takes their new number (kick()).
     if (staged_info_.particles != n_) throw std::logic_error("tree-gpu: a staged structure of another particle count");
     const auto n = static_cast<std::size_t>(n_);
@@ -801,8 +847,9 @@ void TreeGpuResident::collect_times(bool sorted)
     times.emplace_back("other", std::max(0.0, seconds_since(step_start_) - phases));
     // Beside the GPU's phases; what they took beyond them is in "other".
     times.emplace_back("keys and sort", ms_sort * 1e-3);
-    times.emplace_back("look-ahead build", lookahead_seconds_);
-    times.insert(times.end(), build_times_.begin(), build_times_.end());
+    times.emplace_back("look-ahead build", std::exchange(lookahead_report_seconds_, 0.0));
+    times.insert(times.end(), lookahead_report_.begin(), lookahead_report_.end());
+    lookahead_report_.clear();
     e_.times = times;
 }
 

@@ -26,6 +26,7 @@
 
 #include <Eigen/Core>
 
+#include "core/background_task.hpp"
 #include "core/device_particles.hpp"
 #include "core/device_time_bins.hpp"
 #include "core/force_engine.hpp"
@@ -222,8 +223,18 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
 
     // The steps' sums without potentials get them (from the last step's lists), once.
     void make_potentials();
-    // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work).
+    // stage_from_sorted_keys() timed, its parts in build_times_ (beside the GPU's work), and
+    // those times reported with the step's phases.
     void build_next_structure();
+    // The same build on lookahead_task_, beside this tick's lists and the ticks after it, which
+    // refit the live tree and need the staged structure only at the next rebuild (block ticks).
+    void start_lookahead();
+    // Waits for a build start_lookahead() began (rethrowing its error) and reports its times.
+    void finish_lookahead();
+    // Waits for such a build, its error and its structure dropped with the state.
+    void drop_lookahead() noexcept;
+    void run_lookahead(); // the build, timed (build_next_structure without the report)
+    void report_lookahead();
     // The structure of the next tree from the keys of `pred` sorted on the device now (its order
     // staged there too), built on the host and staged: a loaded state's first, or one after a
     // look-ahead that failed. False where a predicted position is not finite.
@@ -289,6 +300,12 @@ class TreeGpuResident final : public DeviceParticles, public DeviceTimeBins {
     WallClock::time_point step_start_;
     double lookahead_seconds_ = 0;
     PhaseTimes build_times_; // the parts of the look-ahead build, beside the GPU
+    // The last look-ahead build's times, reported by the next collect_times(): a block tick's build
+    // ends in the ticks after it, and is reported by the tick that waits for it.
+    double lookahead_report_seconds_ = 0;
+    PhaseTimes lookahead_report_;
+    // Where a block tick builds the next structure. Its thread keeps its OpenMP team between builds.
+    BackgroundTask lookahead_task_;
 
     // Device state (order: the current tree's).
     // The accelerations are the engine's sums of the last evaluation (d_sorted: float, G apart,
@@ -466,6 +483,7 @@ template <class Op> void TreeGpuResident::guarded(Op&& op)
         op();
     } catch (...) {
         // The waits ignore errors, which the exception already reports.
+        drop_lookahead();
         cudaStreamSynchronize(copy_);
         cudaStreamSynchronize(e_.stream);
         loaded_ = staged_ = fresh_ = forces_due_ = kick_due_ = failed_ = bins_active_ = false;

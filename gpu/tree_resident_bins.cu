@@ -149,7 +149,8 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
                                                                   body_.data(), flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
-        double still = dt; // the drift the gather below makes
+        double still = dt;                     // the drift the gather below makes
+        if (rebuild_tick_) finish_lookahead(); // the structure built beside the ticks since the last rebuild
         if (rebuild_tick_ && !staged_) {
             // No structure built ahead (the first tick, or a look-ahead that failed): build one
             // from the drifted positions themselves.
@@ -270,12 +271,9 @@ BinCounts TreeGpuResident::close(bool reopen)
             return;
         }
         if (!kick_due_) throw std::logic_error("tree-gpu: close() without the tick's forces");
-        if (rebuild_tick_) { // the next structure, built on the host while the GPU walks
-            build_next_structure();
-        } else {
-            build_times_.clear();
-            lookahead_seconds_ = 0;
-        }
+        // The next structure, built on the host while the GPU walks and the ticks until the next
+        // rebuild refit the live tree (the next rebuild tick's drift() waits for it).
+        if (rebuild_tick_) start_lookahead();
         Forces unused; // the forces stay on the device
         e_.finish(*evaluation_, unused);
         evaluation_.reset();
