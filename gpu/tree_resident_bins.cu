@@ -149,8 +149,9 @@ void TreeGpuResident::drift(double dt, Tick tick, long long due)
                                                                   body_.data(), flags_.data());
             gpu::check_launch("drift_kernel", e_.stream);
         };
-        double still = dt;                     // the drift the gather below makes
-        if (rebuild_tick_) finish_lookahead(); // the structure built beside the ticks since the last rebuild
+        double still = dt; // the drift the gather below makes
+        // A rebuild takes the structure built beside the ticks since the last rebuild.
+        if (rebuild_tick_) finish_lookahead();
         if (rebuild_tick_ && !staged_) {
             // No structure built ahead (the first tick, or a look-ahead that failed): build one
             // from the drifted positions themselves.
