@@ -68,7 +68,6 @@ template <class T> std::vector<T> read_attribute_numeric(hid_t object, const std
     return values;
 }
 
-// The rows [first, first + rows) of a dataset (every row where rows is npos), all columns.
 // Rows first .. first + rows - 1 of dataset `set`, every column, selected in `space` (its
 // dataspace): their memory space (none for no rows) and the dataset's columns. Throws where the
 // rows lie outside it.
@@ -94,6 +93,7 @@ Rows select_rows(hid_t set, hid_t space, std::size_t first, std::size_t rows)
     return selected;
 }
 
+// The rows [first, first + rows) of a dataset (every row where rows is npos), all columns.
 template <class T>
 std::vector<T> read_dataset_numeric(hid_t parent, const std::string& name, hid_t mem_type, std::size_t first = 0,
                                     std::size_t rows = static_cast<std::size_t>(-1))

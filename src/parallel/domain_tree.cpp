@@ -302,7 +302,7 @@ HilbertDomains cut_for_evaluation(DomainTreeEngine& engine, PositionsRef pos, co
     const KeyFrame frame = moved_domains_cube(pos, comm);
     HilbertDomains domains = HilbertDomains::cut(pos, {}, comm, nullptr, &frame);
     engine.set_domains_frame(frame);
-    engine.set_domain_keys({domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)});
+    engine.set_domain_keys(domains.domain_keys(comm.rank()));
     return domains;
 }
 

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "core/engine_registry.hpp"
@@ -23,6 +22,7 @@
 #include "core/rank_exchange.hpp"
 #include "core/tree_engine.hpp"
 #include "parallel/communicator.hpp"
+#include "parallel/domains.hpp"
 #include "tree/acceleration_estimate.hpp"
 #include "tree/build.hpp"
 #include "tree/key_frame.hpp"
@@ -87,7 +87,7 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     void set_domains_frame(const std::optional<KeyFrame>& frame) { frame_ = frame; }
     // This rank's keys in the last cut (first .. end - 1), whose cells the trees open as larger
     // (tree/cut_cells.hpp); none known: no cell is.
-    void set_domain_keys(const std::pair<std::uint64_t, std::uint64_t>& keys) { domain_keys_ = keys; }
+    void set_domain_keys(const DomainKeys& keys) { domain_keys_ = keys; }
     // Seconds per particle of this rank's last compute(), the exchange aside: what its particles
     // cost, from which the next domains are cut (parallel/domains.hpp).
     double last_cost_per_particle() const { return cost_per_particle_; }
@@ -129,7 +129,7 @@ class DomainTreeEngine final : public ForceEngine, public TreeEngine {
     double cost_per_particle_ = 0;
     std::size_t last_n_ = 0;
     std::optional<KeyFrame> frame_;
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> domain_keys_;
+    std::optional<DomainKeys> domain_keys_;
 };
 
 // The engine for a configuration: a tree engine made by `make` (the registry's factory) with its

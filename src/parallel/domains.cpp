@@ -498,7 +498,7 @@ ParticleSet own_domain(const ParticleSet& all, const Communicator& comm, DomainK
     const HilbertDomains domains = HilbertDomains::cut(
         all.pos.middleCols(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(end - begin)), {}, comm);
     const std::vector<int> owner = domains.owners(all.pos);
-    if (keys) *keys = {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
+    if (keys) *keys = domains.domain_keys(comm.rank());
     return select_particles(all, by_id(all, [&](std::size_t i) { return owner[i] == comm.rank(); }));
 }
 
@@ -511,7 +511,7 @@ DomainKeys move_to_domains(ParticleSet& local, const Communicator& comm, const s
 {
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost, comm);
     local = sorted_by_id(migrate(local, domains.owners(local.pos), comm));
-    return {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
+    return domains.domain_keys(comm.rank());
 }
 
 std::size_t planned_domain_particles(std::size_t n, int ranks)
@@ -535,7 +535,7 @@ bool DomainFollower::follow(ParticleSet& local, const Communicator& comm, double
     const KeyFrame moved = moving ? moved_domains_cube(local.pos, comm) : KeyFrame{};
     const HilbertDomains domains = HilbertDomains::cut(local.pos, cost_, comm, &keys_, moving ? &moved : nullptr);
     const KeyFrame& cube = domains.frame();
-    own_keys_ = {domains.first_key(comm.rank()), domains.first_key(comm.rank() + 1)};
+    own_keys_ = domains.domain_keys(comm.rank());
     // One domain's tree keeps its own frame (there is no cut to match).
     const bool same_cube =
         comm.size() == 1 || (followed_ && std::equal(cube.lo, cube.lo + 3, cube_.lo) && cube.side == cube_.side);

@@ -27,6 +27,10 @@ KeyFrame domains_cube(PositionsRef pos, const Communicator& comm);
 // errors of a grid that stays put do not add up step after step.
 KeyFrame moved_domains_cube(PositionsRef pos, const Communicator& comm);
 
+// A rank's keys (first .. end - 1) in a cut of the domains, which its domain's tree takes
+// (DomainTreeEngine::set_domain_keys).
+using DomainKeys = std::pair<std::uint64_t, std::uint64_t>;
+
 class HilbertDomains {
   public:
     // Called by every rank with its own particles and their costs (empty: 1 each; else one
@@ -46,6 +50,7 @@ class HilbertDomains {
     // The rank owning a key: the r with first_key(r) <= key < first_key(r + 1).
     int owner(std::uint64_t key) const;
     std::uint64_t first_key(int rank) const { return first_key_[static_cast<std::size_t>(rank)]; }
+    DomainKeys domain_keys(int rank) const { return {first_key(rank), first_key(rank + 1)}; }
     std::vector<int> owners(PositionsRef pos) const;
     // The same from the keys cut() gave for these particles.
     std::vector<int> owners_of_keys(const std::vector<std::uint64_t>& keys, std::size_t count) const;
@@ -83,10 +88,6 @@ ParticleSet select_particles(const ParticleSet& p, const std::vector<std::size_t
 
 // The particles of `p` in ID order.
 ParticleSet sorted_by_id(const ParticleSet& p);
-
-// This rank's keys (first .. end - 1) in a cut of the domains, which a domain's tree takes
-// (DomainTreeEngine::set_domain_keys).
-using DomainKeys = std::pair<std::uint64_t, std::uint64_t>;
 
 // This rank's domain of a set that every rank holds whole, cut to equal counts, in ID order; where
 // `keys` is given, the cut's keys of this rank.
@@ -153,11 +154,11 @@ class DomainFollower {
     bool follow(ParticleSet& local, const Communicator& comm, double work = 0, bool move_frame = false);
     const KeyFrame& frame() const { return cube_; } // the last cut's
     // This rank's keys in the last cut: first .. end - 1.
-    std::pair<std::uint64_t, std::uint64_t> own_keys() const { return own_keys_; }
+    DomainKeys own_keys() const { return own_keys_; }
 
   private:
     KeyFrame cube_; // the last cut's
-    std::pair<std::uint64_t, std::uint64_t> own_keys_{0, 0};
+    DomainKeys own_keys_{0, 0};
     bool followed_ = false; // whether there was one
     std::vector<std::uint64_t> keys_;
     std::vector<double> cost_;
