@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -23,7 +24,6 @@ SnapshotWriter::SnapshotWriter(bool reserve_core)
 
 SnapshotWriter::~SnapshotWriter()
 {
-    if (thread_.joinable()) thread_.join();
     if (threads_before_ > 0) omp_set_num_threads(threads_before_);
 }
 
@@ -80,9 +80,14 @@ void swap_arrays(ParticleSet& a, ParticleSet& b)
 void SnapshotWriter::wait()
 {
     const auto start = WallClock::now();
-    if (thread_.joinable()) thread_.join();
+    std::exception_ptr error;
+    try {
+        task_.wait();
+    } catch (...) {
+        error = std::current_exception();
+    }
     wait_seconds_ += seconds_since(start);
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    if (error) std::rethrow_exception(error);
 }
 
 void SnapshotWriter::write(const std::string& path, const ParticleSet& particles)
@@ -113,24 +118,29 @@ void SnapshotWriter::write_borrowed(const std::string& path, ParticleSet& partic
 void SnapshotWriter::give_back(ParticleSet& particles)
 {
     if (!borrowed_) return;
-    const auto start = WallClock::now();
-    if (thread_.joinable()) thread_.join();
-    wait_seconds_ += seconds_since(start);
+    std::exception_ptr error; // the arrays come back first
+    try {
+        wait();
+    } catch (...) {
+        error = std::current_exception();
+    }
     swap_arrays(copy_, particles);
     borrowed_ = false;
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    if (error) std::rethrow_exception(error);
 }
 
 template <class Write> void SnapshotWriter::in_background(Write&& write)
 {
-    thread_ = std::thread([this, write] {
+    task_.post([this, write] {
         const auto begin = WallClock::now();
+        std::exception_ptr error;
         try {
             write();
         } catch (...) {
-            error_ = std::current_exception();
+            error = std::current_exception();
         }
         write_seconds_ += seconds_since(begin);
+        if (error) std::rethrow_exception(error);
     });
 }
 

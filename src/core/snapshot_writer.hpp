@@ -4,10 +4,9 @@
 // here, so every other HDF5 call of the process must wait() first.
 #pragma once
 
-#include <exception>
 #include <string>
-#include <thread>
 
+#include "core/background_task.hpp"
 #include "core/particles.hpp"
 
 namespace grove {
@@ -48,12 +47,11 @@ class SnapshotWriter {
   private:
     void start_thread(const std::string& path); // the write of copy_
     template <class Write> void in_background(Write&& write);
-    std::thread thread_;
-    std::exception_ptr error_;
     ParticleSet copy_;      // what the thread in flight writes
     bool borrowed_ = false; // copy_'s arrays are a caller's (write_borrowed)
     double copy_seconds_ = 0, wait_seconds_ = 0, write_seconds_ = 0;
     int threads_before_ = 0; // the OpenMP team size before a reservation, 0 without one
+    BackgroundTask task_;    // the writes, one at a time; last, so that it ends first (its job reads copy_)
 };
 
 } // namespace grove
